@@ -1,0 +1,59 @@
+"""GELU Explorer's computation core: activations, the tanh steps, the GPT-2 block, tensor files.
+
+No Streamlit here.  torch-heavy parts (``FeedForward``, ``load_tensors``) are
+imported on first use, so the explorer pages start without importing torch.
+"""
+
+from gelu_core.activations import (
+    ACTIVATIONS,
+    APPROXIMATIONS,
+    GELU_FORMS,
+    SIGMOID_COEF,
+    SQRT_2_OVER_PI,
+    TANH_COEF,
+    Activation,
+    elu,
+    elu_grad,
+    gelu,
+    gelu_gate,
+    gelu_grad,
+    get_activation,
+    leaky_relu,
+    leaky_relu_grad,
+    relu,
+    relu_grad,
+    sigmoid,
+    sigmoid_grad,
+    silu,
+    silu_grad,
+    softplus,
+    softplus_grad,
+    tanh,
+    tanh_grad,
+)
+from gelu_core.steps import Step, tanh_steps
+
+_LAZY = {
+    "FeedForward": "gelu_core.ffn",
+    "parameter_count": "gelu_core.ffn",
+    "load_tensors": "gelu_core.tensor_io",
+    "TensorFileError": "gelu_core.tensor_io",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'gelu_core' has no attribute {name!r}")
+
+
+__all__ = [
+    "ACTIVATIONS", "APPROXIMATIONS", "GELU_FORMS", "SIGMOID_COEF", "SQRT_2_OVER_PI", "TANH_COEF",
+    "Activation", "FeedForward", "Step", "TensorFileError",
+    "elu", "elu_grad", "gelu", "gelu_gate", "gelu_grad", "get_activation",
+    "leaky_relu", "leaky_relu_grad", "load_tensors", "parameter_count",
+    "relu", "relu_grad", "sigmoid", "sigmoid_grad", "silu", "silu_grad",
+    "softplus", "softplus_grad", "tanh", "tanh_grad", "tanh_steps",
+]

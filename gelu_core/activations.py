@@ -1,0 +1,361 @@
+"""GELU, ReLU and the activations a learner meets next, with their derivatives.
+
+Every function takes a float, a numpy array or a torch tensor and returns the
+same kind (see ``_backend.evaluate``).  Formulas are evaluated in float64 in
+forms that never subtract nearly equal numbers:
+
+* exact GELU is ``0.5 * x * erfc(-x / sqrt(2))`` (as ``jax.nn.gelu``), never
+  ``0.5 * x * (1 + erf(x / sqrt(2)))``, which returns 0 for x below about -6
+  in float32 and -10 in float64;
+* the tanh gate ``0.5 * (1 + tanh(u))`` is evaluated as ``sigmoid(2u)``, the
+  same number without the ``1 + tanh`` cancellation;
+* sigmoid itself uses ``exp(-|t|)`` so that it never overflows.
+
+Conventions: relu'(0) = 0 and leaky_relu'(0) = negative_slope (the left
+derivative, as PyTorch's autograd gives); gelu(-inf) = 0, gelu(+inf) = +inf.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from gelu_core._backend import evaluate
+
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # 0.7978845608028654
+TANH_COEF = 0.044715  # cubic coefficient of the tanh approximation (Hendrycks & Gimpel, 2016)
+SIGMOID_COEF = 1.702  # x * sigmoid(1.702 x), the paper's cheaper approximation
+INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+APPROXIMATIONS = ("none", "tanh", "sigmoid")
+
+
+# ---------------------------------------------------------------- formulas
+# Each ``_f(ops, x)`` receives float64 x and the numpy or torch namespace.
+
+def _sigmoid(ops, t):
+    e = ops.exp(-ops.abs(t))  # in (0, 1]: never overflows
+    return ops.where(t >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _sigmoid_pair(ops, t):
+    """sigmoid(t) * sigmoid(-t), without 1 - sigmoid(t) cancelling."""
+    e = ops.exp(-ops.abs(t))
+    return e / ((1.0 + e) * (1.0 + e))
+
+
+def _at_infinity(ops, x, y, at_minus_inf, at_plus_inf):
+    """Patch the limits where inf * 0 would give NaN."""
+    y = ops.where(ops.isinf(x) & (x < 0), at_minus_inf, y)
+    return ops.where(ops.isinf(x) & (x > 0), at_plus_inf, y)
+
+
+def _tanh_inner(x):
+    """u = sqrt(2/pi) * (x + 0.044715 x^3)."""
+    return SQRT_2_OVER_PI * (x + TANH_COEF * (x * x * x))
+
+
+def _gate(ops, x, approximate):
+    if approximate == "none":
+        return 0.5 * ops.erfc(-x * INV_SQRT_2)  # Phi(x)
+    if approximate == "tanh":
+        return _sigmoid(ops, 2.0 * _tanh_inner(x))  # == 0.5 * (1 + tanh(u))
+    return _sigmoid(ops, SIGMOID_COEF * x)
+
+
+def _gelu(ops, x, approximate):
+    return _at_infinity(ops, x, x * _gate(ops, x, approximate), 0.0, x)
+
+
+def _gelu_grad(ops, x, approximate):
+    gate = _gate(ops, x, approximate)
+    if approximate == "none":
+        slope_of_gate = INV_SQRT_2PI * ops.exp(-0.5 * (x * x))  # phi(x)
+    elif approximate == "tanh":
+        u = _tanh_inner(x)
+        du = SQRT_2_OVER_PI * (1.0 + 3.0 * TANH_COEF * (x * x))
+        slope_of_gate = 2.0 * du * _sigmoid_pair(ops, 2.0 * u)
+    else:
+        slope_of_gate = SIGMOID_COEF * _sigmoid_pair(ops, SIGMOID_COEF * x)
+    return _at_infinity(ops, x, gate + x * slope_of_gate, 0.0, 1.0)
+
+
+def _nan_kept(ops, x, y):
+    return ops.where(ops.isnan(x), x, y)
+
+
+def _relu(ops, x):
+    return _nan_kept(ops, x, ops.where(x > 0, x, 0.0))
+
+
+def _relu_grad(ops, x):
+    one = ops.ones_like(x)
+    return _nan_kept(ops, x, ops.where(x > 0, one, 0.0 * one))
+
+
+def _leaky_relu(ops, x, negative_slope):
+    return ops.where(x > 0, x, negative_slope * x)
+
+
+def _leaky_relu_grad(ops, x, negative_slope):
+    one = ops.ones_like(x)
+    return _nan_kept(ops, x, ops.where(x > 0, one, negative_slope * one))
+
+
+def _elu(ops, x, alpha):
+    return ops.where(x > 0, x, alpha * ops.expm1(ops.where(x > 0, 0.0, x)))
+
+
+def _elu_grad(ops, x, alpha):
+    return _nan_kept(ops, x, ops.where(x > 0, 1.0, alpha * ops.exp(ops.where(x > 0, 0.0, x))))
+
+
+def _softplus(ops, x):
+    return ops.where(x > 0, x, 0.0) + ops.log1p(ops.exp(-ops.abs(x)))
+
+
+def _tanh(ops, x):
+    return ops.tanh(x)
+
+
+def _tanh_grad(ops, x):
+    e = ops.exp(-2.0 * ops.abs(x))  # sech^2 x = 4 e / (1 + e)^2, no 1 - tanh^2 cancellation
+    return 4.0 * e / ((1.0 + e) * (1.0 + e))
+
+
+def _silu(ops, x):
+    return _at_infinity(ops, x, x * _sigmoid(ops, x), 0.0, x)
+
+
+def _silu_grad(ops, x):
+    s = _sigmoid(ops, x)
+    return _at_infinity(ops, x, s + x * _sigmoid_pair(ops, x), 0.0, 1.0)
+
+
+# ---------------------------------------------------------------- public API
+
+def _check(approximate: str) -> str:
+    if approximate not in APPROXIMATIONS:
+        raise ValueError(f"approximate must be one of {APPROXIMATIONS}, got {approximate!r}")
+    return approximate
+
+
+def gelu(x, approximate: str = "none"):
+    """GELU(x) = x * gate(x); ``approximate`` as in PyTorch, plus ``"sigmoid"``.
+
+    none:    x * Phi(x) = 0.5 x erfc(-x / sqrt 2)
+    tanh:    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    sigmoid: x * sigmoid(1.702 x)
+
+    >>> round(gelu(-1.0, approximate="tanh"), 4)
+    -0.1588
+    """
+    return evaluate(_gelu, x, _check(approximate))
+
+
+def gelu_gate(x, approximate: str = "none"):
+    """The multiplier alone: Phi(x), 0.5 (1 + tanh(u)) or sigmoid(1.702 x), in [0, 1].
+
+    >>> round(gelu_gate(2.0), 5)
+    0.97725
+    """
+    return evaluate(_gate, x, _check(approximate))
+
+
+def gelu_grad(x, approximate: str = "none"):
+    """d/dx GELU(x) = gate(x) + x * gate'(x); exact form: Phi(x) + x phi(x).
+
+    >>> round(gelu_grad(2 ** 0.5), 6)
+    1.128904
+    """
+    return evaluate(_gelu_grad, x, _check(approximate))
+
+
+def relu(x):
+    """ReLU(x) = max(0, x).
+
+    >>> relu(-1.0), relu(2.0)
+    (0.0, 2.0)
+    """
+    return evaluate(_relu, x)
+
+
+def relu_grad(x):
+    """ReLU'(x): 1 for x > 0, else 0 (convention: relu'(0) = 0, as torch autograd).
+
+    >>> relu_grad(0.0)
+    0.0
+    """
+    return evaluate(_relu_grad, x)
+
+
+def sigmoid(x):
+    """sigmoid(x) = 1 / (1 + exp(-x))."""
+    return evaluate(_sigmoid, x)
+
+
+def sigmoid_grad(x):
+    """sigmoid'(x) = sigmoid(x) sigmoid(-x)."""
+    return evaluate(_sigmoid_pair, x)
+
+
+def tanh(x):
+    """tanh(x)."""
+    return evaluate(_tanh, x)
+
+
+def tanh_grad(x):
+    """tanh'(x) = sech^2(x) = 1 - tanh^2(x)."""
+    return evaluate(_tanh_grad, x)
+
+
+def silu(x):
+    """SiLU / Swish: x * sigmoid(x)."""
+    return evaluate(_silu, x)
+
+
+def silu_grad(x):
+    """SiLU'(x) = sigmoid(x) + x sigmoid(x) sigmoid(-x)."""
+    return evaluate(_silu_grad, x)
+
+
+def leaky_relu(x, negative_slope: float = 0.01):
+    """x for x > 0, else negative_slope * x."""
+    return evaluate(_leaky_relu, x, float(negative_slope))
+
+
+def leaky_relu_grad(x, negative_slope: float = 0.01):
+    """1 for x > 0, else negative_slope (convention at 0: negative_slope)."""
+    return evaluate(_leaky_relu_grad, x, float(negative_slope))
+
+
+def elu(x, alpha: float = 1.0):
+    """x for x > 0, else alpha * (exp(x) - 1)."""
+    return evaluate(_elu, x, float(alpha))
+
+
+def elu_grad(x, alpha: float = 1.0):
+    """1 for x > 0, else alpha * exp(x)."""
+    return evaluate(_elu_grad, x, float(alpha))
+
+
+def softplus(x):
+    """softplus(x) = log(1 + exp(x)), a smooth ReLU."""
+    return evaluate(_softplus, x)
+
+
+def softplus_grad(x):
+    """softplus'(x) = sigmoid(x)."""
+    return evaluate(_sigmoid, x)
+
+
+# ---------------------------------------------------------------- registry
+
+@dataclass(frozen=True)
+class Activation:
+    """One entry of the registry: the function, its derivative and how to show it."""
+
+    name: str
+    label: str
+    fn: Callable[..., Any]
+    grad: Callable[..., Any]
+    latex: str
+    description: str
+    params: dict[str, float] = field(default_factory=dict)
+    param_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def __call__(self, x, **params):
+        return self.fn(x, **{**self.params, **params})
+
+    def derivative(self, x, **params):
+        return self.grad(x, **{**self.params, **params})
+
+    def module(self, **params):
+        """The torch ``nn.Module`` a framework would use: PyTorch's own kernel where it has one."""
+        from gelu_core._modules import activation_module
+
+        return activation_module(self.name, **{**self.params, **params})
+
+
+def _gelu_entry(name, approximate, label, latex, description):
+    return Activation(
+        name=name,
+        label=label,
+        fn=lambda x: gelu(x, approximate),
+        grad=lambda x: gelu_grad(x, approximate),
+        latex=latex,
+        description=description,
+    )
+
+
+ACTIVATIONS: dict[str, Activation] = {
+    a.name: a
+    for a in (
+        Activation(
+            "relu", "ReLU", relu, relu_grad,
+            r"\mathrm{ReLU}(x) = \max(0, x)",
+            "A hard rule: negatives become 0, positives pass unchanged.",
+        ),
+        _gelu_entry(
+            "gelu", "none", "GELU (exact)",
+            r"\mathrm{GELU}(x) = x\,\Phi(x) = \tfrac{1}{2}\,x\,\operatorname{erfc}\!\left(-\tfrac{x}{\sqrt{2}}\right)",
+            "x times the chance that a standard-normal sample falls below x.",
+        ),
+        _gelu_entry(
+            "gelu_tanh", "tanh", "GELU (tanh, GPT-2)",
+            r"\tfrac{1}{2}\,x\left(1 + \tanh\!\left[\sqrt{2/\pi}\,\left(x + 0.044715\,x^{3}\right)\right]\right)",
+            "The cheaper approximation used by GPT-2 and chapter 4 of the book.",
+        ),
+        _gelu_entry(
+            "gelu_sigmoid", "sigmoid", "GELU (sigmoid)",
+            r"x\,\sigma(1.702\,x)",
+            "The cheapest approximation: a sigmoid gate squeezed to match Phi.",
+        ),
+        Activation(
+            "sigmoid", "Sigmoid", sigmoid, sigmoid_grad,
+            r"\sigma(x) = \frac{1}{1 + e^{-x}}",
+            "Squashes any number into (0, 1); the classic gate of early networks.",
+        ),
+        Activation(
+            "tanh", "Tanh", tanh, tanh_grad,
+            r"\tanh(x) = \frac{e^{x} - e^{-x}}{e^{x} + e^{-x}}",
+            "Squashes into (-1, 1), centred on zero.",
+        ),
+        Activation(
+            "silu", "SiLU / Swish", silu, silu_grad,
+            r"\mathrm{SiLU}(x) = x\,\sigma(x)",
+            "GELU's close cousin: x gated by a sigmoid instead of Phi (Llama uses it).",
+        ),
+        Activation(
+            "leaky_relu", "Leaky ReLU", leaky_relu, leaky_relu_grad,
+            r"\mathrm{LeakyReLU}(x) = \max(0, x) + a\,\min(0, x)",
+            "ReLU that lets a fixed fraction a of each negative through.",
+            params={"negative_slope": 0.01},
+            param_ranges={"negative_slope": (0.0, 0.5)},
+        ),
+        Activation(
+            "elu", "ELU", elu, elu_grad,
+            r"\mathrm{ELU}(x) = \begin{cases} x & x > 0 \\ \alpha\,(e^{x} - 1) & x \le 0 \end{cases}",
+            "Smooth on the negative side, levelling off at -alpha.",
+            params={"alpha": 1.0},
+            param_ranges={"alpha": (0.1, 3.0)},
+        ),
+        Activation(
+            "softplus", "Softplus", softplus, softplus_grad,
+            r"\mathrm{softplus}(x) = \log\left(1 + e^{x}\right)",
+            "A smooth ReLU that never goes negative.",
+        ),
+    )
+}
+
+GELU_FORMS = {"none": "gelu", "tanh": "gelu_tanh", "sigmoid": "gelu_sigmoid"}
+
+
+def get_activation(name: str) -> Activation:
+    """Look an activation up by registry name, with a clear message for a wrong one."""
+    try:
+        return ACTIVATIONS[name]
+    except KeyError:
+        raise ValueError(f"unknown activation {name!r}; choose one of {', '.join(ACTIVATIONS)}") from None

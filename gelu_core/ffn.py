@@ -1,0 +1,72 @@
+"""The GPT-2 feed-forward block: Linear(d, 4d) -> activation -> Linear(4d, d)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from gelu_core.activations import get_activation
+
+
+class FeedForward(nn.Module):
+    """GPT-2's MLP, named as in GPT-2 (c_fc, c_proj); the activation owns no weights.
+
+    Shapes: (batch, tokens, d_model) -> (..., hidden) -> (..., d_model).
+    The activation is PyTorch's own kernel for the registry name (tanh GELU by
+    default, as GPT-2 and chapter 4), so the block computes what a framework does.
+    """
+
+    def __init__(
+        self,
+        d_model: int = 768,  # embedding dimension (GPT-2 small)
+        hidden: int | None = None,  # hidden width, 4 * d_model by default
+        activation: str = "gelu_tanh",  # any registry name
+        seed: int | None = None,  # seeds the weights, for reproducible demos
+        device: str | torch.device | None = None,
+        dtype: torch.dtype | None = None,
+    ):
+        super().__init__()
+        if d_model < 1:
+            raise ValueError(f"d_model must be a positive integer, got {d_model}")
+        hidden = 4 * d_model if hidden is None else hidden
+        if hidden < 1:
+            raise ValueError(f"hidden must be a positive integer, got {hidden}")
+        self.d_model, self.hidden, self.activation = d_model, hidden, activation
+        self.c_fc = nn.Linear(d_model, hidden, device=device, dtype=dtype)
+        self.act = get_activation(activation).module()
+        self.c_proj = nn.Linear(hidden, d_model, device=device, dtype=dtype)
+        if seed is not None:
+            self.reset_parameters(seed)
+
+    @torch.no_grad()
+    def reset_parameters(self, seed: int) -> None:
+        """nn.Linear's default init (uniform +-1/sqrt(fan_in)), drawn from a seeded generator."""
+        generator = torch.Generator(device="cpu").manual_seed(int(seed))
+        for layer in (self.c_fc, self.c_proj):
+            bound = layer.in_features ** -0.5
+            for p in (layer.weight, layer.bias):
+                values = torch.empty(p.shape, dtype=torch.float32).uniform_(-bound, bound, generator=generator)
+                p.copy_(values.to(p.device, p.dtype))
+
+    def with_activation(self, activation: str) -> "FeedForward":
+        """The same weights, another activation (weights shared, not copied)."""
+        other = FeedForward.__new__(FeedForward)
+        nn.Module.__init__(other)
+        other.d_model, other.hidden, other.activation = self.d_model, self.hidden, activation
+        other.c_fc, other.c_proj = self.c_fc, self.c_proj
+        other.act = get_activation(activation).module()
+        return other
+
+    def hidden_pre(self, x: torch.Tensor) -> torch.Tensor:
+        """(..., d_model) -> (..., hidden): what the activation receives."""
+        return self.c_fc(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.c_fc(x)  # (B, T, d) -> (B, T, 4d)
+        h = self.act(h)  # (B, T, 4d), shape kept, no weights
+        return self.c_proj(h)  # (B, T, 4d) -> (B, T, d)
+
+
+def parameter_count(module: nn.Module) -> int:
+    """Trainable parameters: 4,722,432 for FeedForward(768); 0 for any activation."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)

@@ -1,0 +1,6 @@
+"""approximations page (being built)."""
+
+import streamlit as st
+
+st.title("approximations")
+st.info("This page is being built.")

@@ -1,0 +1,6 @@
+"""gate page (being built)."""
+
+import streamlit as st
+
+st.title("gate")
+st.info("This page is being built.")

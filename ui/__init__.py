@@ -1,0 +1,1 @@
+"""Streamlit-free figure builders and shared page furniture (palette, labels, links)."""

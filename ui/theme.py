@@ -1,0 +1,95 @@
+"""One palette and one chart frame for every page.
+
+Each function keeps its colour everywhere (ReLU is always vermillion, exact
+GELU always blue, ...).  Colours are from the Okabe-Ito colour-blind-safe set
+and are mid-tones, readable on both the light and the dark theme; charts keep
+a transparent background so Streamlit's theme shows through.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+COLORS: dict[str, str] = {
+    "relu": "#D55E00",  # vermillion
+    "gelu": "#0072B2",  # blue: exact GELU, x * Phi(x)
+    "gelu_tanh": "#009E73",  # bluish green: GPT-2's tanh form
+    "gelu_sigmoid": "#CC79A7",  # reddish purple
+    "sigmoid": "#E69F00",  # orange
+    "tanh": "#56B4E9",  # sky blue
+    "silu": "#8E6BBF",  # violet
+    "leaky_relu": "#A0522D",  # sienna
+    "elu": "#7F8C8D",  # grey
+    "softplus": "#B8860B",  # dark goldenrod
+}
+NEUTRAL = "#8a94a6"  # axes, guides, reference lines: mid grey on either theme
+
+DASHES: dict[str, str] = {"relu": "solid", "gelu": "solid", "gelu_tanh": "dash", "gelu_sigmoid": "dot"}
+
+FONT_FAMILY = "Source Sans Pro, Inter, system-ui, sans-serif"
+
+
+def color(name: str) -> str:
+    """The colour of a registry activation (grey for anything unknown)."""
+    return COLORS.get(name, NEUTRAL)
+
+
+def base_figure(x_title: str, y_title: str, *, height: int = 420) -> go.Figure:
+    """An empty figure in the house style: labelled axes, zero lines, hover across traces."""
+    fig = go.Figure()
+    fig.update_layout(
+        height=height,
+        margin=dict(l=10, r=10, t=30, b=10),
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        font=dict(family=FONT_FAMILY, size=14),
+        hovermode="x unified",
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+        dragmode=False,
+    )
+    axis = dict(
+        zeroline=True,
+        zerolinecolor=NEUTRAL,
+        zerolinewidth=1,
+        gridcolor="rgba(138,148,166,0.25)",
+        linecolor=NEUTRAL,
+        tickfont=dict(size=13),
+    )
+    fig.update_xaxes(title_text=x_title, **axis)
+    fig.update_yaxes(title_text=y_title, **axis)
+    return fig
+
+
+def line(fig: go.Figure, x, y, *, name: str, key: str, width: float = 3, hover_format: str = ".4f") -> go.Figure:
+    """Add one activation's curve in its house colour and dash."""
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=y,
+            mode="lines",
+            name=name,
+            line=dict(color=color(key), width=width, dash=DASHES.get(key, "solid")),
+            hovertemplate=f"%{{y:{hover_format}}}<extra>{name}</extra>",
+            meta=key,
+        )
+    )
+    return fig
+
+
+def marker(fig: go.Figure, x: float, y: float, *, name: str, key: str, text: str | None = None) -> go.Figure:
+    """Mark one point (a probe, a minimum) in the colour of the curve it sits on."""
+    fig.add_trace(
+        go.Scatter(
+            x=[x],
+            y=[y],
+            mode="markers+text" if text else "markers",
+            name=name,
+            text=[text] if text else None,
+            textposition="top left",
+            marker=dict(color=color(key), size=12, line=dict(color="white", width=2)),
+            hovertemplate=f"x = %{{x:.4f}}<br>%{{y:.4f}}<extra>{name}</extra>",
+            showlegend=False,
+            meta=f"marker:{key}",
+        )
+    )
+    return fig

@@ -18,8 +18,9 @@ derivative, as PyTorch's autograd gives); gelu(-inf) = 0, gelu(+inf) = +inf.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from gelu_core._backend import evaluate
 

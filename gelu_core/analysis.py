@@ -59,7 +59,9 @@ def approximation_error(x, approximate: str):
 
 
 def worst_error(approximate: str, lo: float = 0.0, hi: float = 10.0) -> Point:
-    """Largest absolute error of an approximation on [lo, hi] (error is even in x: GELU(x) - GELU(-x) = x in every form).
+    """Largest absolute error of an approximation on [lo, hi].
+
+    The error is even in x (GELU(x) - GELU(-x) = x in every form), so [0, hi] covers both sides.
 
     >>> p = worst_error("tanh"); round(p.x, 2), f"{p.value:.2e}"
     (2.7, '4.73e-04')

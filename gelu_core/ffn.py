@@ -48,7 +48,7 @@ class FeedForward(nn.Module):
                 values = torch.empty(p.shape, dtype=torch.float32).uniform_(-bound, bound, generator=generator)
                 p.copy_(values.to(p.device, p.dtype))
 
-    def with_activation(self, activation: str) -> "FeedForward":
+    def with_activation(self, activation: str) -> FeedForward:
         """The same weights, another activation (weights shared, not copied)."""
         other = FeedForward.__new__(FeedForward)
         nn.Module.__init__(other)

@@ -76,8 +76,9 @@ def _gelu_grad(ops, x, approximate):
         slope_of_gate = INV_SQRT_2PI * ops.exp(-0.5 * (x * x))  # phi(x)
     elif approximate == "tanh":
         u = _tanh_inner(x)
-        du = SQRT_2_OVER_PI * (1.0 + 3.0 * TANH_COEF * (x * x))
-        slope_of_gate = 2.0 * du * _sigmoid_pair(ops, 2.0 * u)
+        du = SQRT_2_OVER_PI * (1.0 + 3.0 * TANH_COEF * (x * x))  # inf once x^2 overflows (|x| > 1.3e154)
+        pair = _sigmoid_pair(ops, 2.0 * u)  # 0 for |x| > 22, so the product is 0 there, never inf * 0
+        slope_of_gate = ops.where(pair > 0, 2.0 * du * pair, 0.0)
     else:
         slope_of_gate = SIGMOID_COEF * _sigmoid_pair(ops, SIGMOID_COEF * x)
     return _at_infinity(ops, x, gate + x * slope_of_gate, 0.0, 1.0)

@@ -1,0 +1,335 @@
+"""What the feed-forward lab measures: one input through GPT-2's block, two activations on the same weights.
+
+The block is ``c_proj(act(c_fc(x)))``.  ``c_fc`` runs once; each activation
+then gets the same hidden pre-activations ``h``, so every difference between
+the two outputs comes from the activation alone.  All sums are accumulated in
+float64; histogram counts are exact integers (torch.histc in chunks of 2**22
+elements, below float32's 2**24 limit for exact counting).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from gelu_core.activations import get_activation
+from gelu_core.ffn import FeedForward, parameter_count
+
+MAX_HIDDEN_ELEMENTS = 8 * 1024 * 3072  # (8, 1024, 3072): GPT-2 small's hidden layer for 8 full contexts
+HIST_BINS = 60  # bars per histogram: enough to see the shape, light to send
+MAX_POINTS = 2048  # most points per token-norm line sent to the browser
+DEMO_SHAPES = ((2, 3), (1, 16), (8, 1024))  # (batch, tokens) of the demo input
+_CHUNK = 1 << 22  # histc counts in float32: exact below 2**24 per call
+
+_INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+_threads_set = False
+
+
+class LabInputError(ValueError):
+    """An input the lab cannot run, with a message fit to show as it is."""
+
+
+class WidthMismatch(LabInputError):
+    """The input's last dimension is not the block's d_model; ``width`` is what the input has."""
+
+    def __init__(self, width: int, d_model: int):
+        self.width, self.d_model = width, d_model
+        super().__init__(
+            f"Each token of this input has {width:,} features, but the block expects d_model = {d_model:,}."
+        )
+
+
+def use_cpu_threads(threads: int | None = None) -> int:
+    """Give torch one intra-op thread per CPU this process may run on; done once per process."""
+    global _threads_set
+    if not _threads_set:
+        if threads is None:
+            threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        torch.set_num_threads(max(1, int(threads or 1)))
+        _threads_set = True
+    return torch.get_num_threads()
+
+
+def demo_input(d_model: int, seed: int, batch: int = 2, tokens: int = 3) -> torch.Tensor:
+    """A seeded (batch, tokens, d_model) standard-normal tensor: what LayerNorm hands GPT-2's MLP, roughly.
+
+    Drawn from its own generator seeded with ``seed + 1`` so it never repeats the weights' stream.
+    """
+    generator = torch.Generator(device="cpu").manual_seed(int(seed) + 1)
+    return torch.randn((batch, tokens, d_model), generator=generator, dtype=torch.float32)
+
+
+def as_tokens(x: torch.Tensor, d_model: int) -> torch.Tensor:
+    """(d,), (tokens, d) or (batch, tokens, d) -> (batch, tokens, d) float32, or LabInputError saying why not."""
+    if not isinstance(x, torch.Tensor):
+        raise LabInputError("The lab needs a tensor of numbers.")
+    if not (x.is_floating_point() or x.dtype in _INTEGER_DTYPES):
+        raise LabInputError(f"The lab needs real numbers; this tensor holds {str(x.dtype).removeprefix('torch.')}.")
+    if x.dim() == 0 or x.dim() > 3:
+        shape = tuple(x.shape)
+        raise LabInputError(
+            f"The lab takes one token (d,), a sequence (tokens, d) or a batch (batch, tokens, d); "
+            f"this tensor has shape {shape}."
+        )
+    if x.shape[-1] != d_model:
+        raise WidthMismatch(int(x.shape[-1]), d_model)
+    x = x.reshape((1,) * (3 - x.dim()) + tuple(x.shape))  # (batch, tokens, d)
+    if x.numel() == 0:
+        raise LabInputError(f"This tensor has shape {tuple(x.shape)}: it holds no tokens.")
+    hidden_elements = x.shape[0] * x.shape[1] * 4 * d_model
+    if hidden_elements > MAX_HIDDEN_ELEMENTS:
+        most = MAX_HIDDEN_ELEMENTS // (4 * d_model)
+        raise LabInputError(
+            f"This input has {x.shape[0] * x.shape[1]:,} tokens; the lab runs at most {most:,} tokens "
+            f"at d_model = {d_model:,} (about {MAX_HIDDEN_ELEMENTS * 4 // 2**20} MB of hidden activations)."
+        )
+    nonfinite = nonfinite_report(x)
+    if nonfinite:
+        raise LabInputError(nonfinite)
+    x32 = x.to(torch.float32).contiguous()  # the block runs in float32, as GPT-2 does
+    if not bool(torch.isfinite(x32).all()):
+        raise LabInputError("Some values are beyond float32's range (about ±3.4e38), where the block runs.")
+    return x32
+
+
+def nonfinite_report(x: torch.Tensor) -> str | None:
+    """None if every value is finite, else a sentence counting NaN, +inf and -inf and naming the first token hit.
+
+    One non-finite feature spoils its whole token: ``c_fc`` mixes all d features into each hidden value.
+    """
+    if not x.is_floating_point():
+        return None
+    finite = torch.isfinite(x)
+    if bool(finite.all()):
+        return None
+    nan = int(torch.isnan(x).sum())
+    pos = int(torch.isposinf(x).sum())
+    neg = int(torch.isneginf(x).sum())
+    parts = [f"{n:,} {word}" for n, word in ((nan, "NaN"), (pos, "+inf"), (neg, "-inf")) if n]
+    tokens = x.reshape(-1, x.shape[-1]) if x.dim() else x.reshape(1, 1)
+    bad_tokens = (~torch.isfinite(tokens)).any(dim=-1)
+    first = int(bad_tokens.nonzero()[0, 0])
+    index = np.unravel_index(first, tuple(x.shape[:-1])) if x.dim() > 1 else ()
+    where = f"token {tuple(int(i) for i in index)}" if index else "the token"
+    return (
+        f"The input holds {', '.join(parts)} ({int(bad_tokens.sum()):,} of {bad_tokens.numel():,} tokens affected; "
+        f"first: {where}). The block mixes every feature of a token into each hidden value, so one of these "
+        f"would spoil the whole token; replace them (e.g. with numpy.nan_to_num) and upload again."
+    )
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Counts of values in equal-width bins: ``counts[i]`` counts ``edges[i] <= v < edges[i + 1]`` (last bin closed)."""
+
+    edges: np.ndarray  # (bins + 1,) float64
+    counts: np.ndarray  # (bins,) int64
+
+    @property
+    def centers(self) -> np.ndarray:
+        return 0.5 * (self.edges[:-1] + self.edges[1:])
+
+
+def histogram(values: torch.Tensor, lo: float, hi: float, bins: int = HIST_BINS) -> Histogram:
+    """Exact integer counts over [lo, hi] in ``bins`` equal bins (torch.histc in chunks; widened if lo == hi)."""
+    lo, hi = float(lo), float(hi)
+    if hi <= lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    counts = torch.zeros(bins, dtype=torch.float64)
+    for chunk in values.detach().reshape(-1).split(_CHUNK):
+        counts += torch.histc(chunk.to(torch.float32), bins=bins, min=lo, max=hi).to(torch.float64)
+    return Histogram(np.linspace(lo, hi, bins + 1), counts.numpy().round().astype(np.int64))
+
+
+@dataclass(frozen=True)
+class ActivationResult:
+    """One activation applied to the block's hidden pre-activations h, and what came out."""
+
+    name: str  # registry name
+    label: str  # human label, e.g. "GELU (tanh, GPT-2)"
+    output: torch.Tensor  # (batch, tokens, d_model): c_proj(act(h))
+    token_norms: torch.Tensor  # (batch, tokens): L2 norm of each output token
+    zeroed: int  # negative pre-activations the activation set to exactly 0
+    negative_kept: float  # sum |act(h)| over h < 0, as a share of sum |h| over h < 0 (0 for ReLU)
+    positive_kept: float  # sum act(h) over h >= 0, as a share of sum h over h >= 0 (1 for ReLU)
+    post_hist: Histogram  # act(h), on edges shared with the other activation
+    post_min: float
+    post_max: float
+
+
+@dataclass(frozen=True)
+class FlowStep:
+    """One line of the shape flow: a layer, the shape it hands on, its trainable parameters."""
+
+    layer: str  # "c_fc", "activation", "c_proj"
+    op: str  # "Linear(768, 3072)", "GELU (tanh, GPT-2)"
+    shape: tuple[int, ...]  # output shape
+    params: int
+
+
+@dataclass(frozen=True)
+class LabResult:
+    """Everything the lab page shows for one input, one block and two activations."""
+
+    input_shape: tuple[int, ...]  # (batch, tokens, d_model) as run
+    flow: tuple[FlowStep, ...]
+    total_params: int
+    hidden_numel: int
+    negative_count: int  # h < 0
+    negative_share: float  # negative_count / hidden_numel
+    hidden_min: float
+    hidden_max: float
+    hidden_hist: Histogram
+    input_norms: torch.Tensor  # (batch, tokens)
+    a: ActivationResult  # the chosen activation (tanh GELU by default)
+    b: ActivationResult  # the comparison (ReLU by default)
+    max_abs_diff: float  # max |out_a - out_b|
+    mean_abs_diff: float  # mean |out_a - out_b|
+    mean_abs_output: float  # mean |out_a|: the scale the differences are read against
+
+
+def shape_flow(block: FeedForward, input_shape: tuple[int, ...], activation: str) -> tuple[FlowStep, ...]:
+    """(..., d) -> c_fc -> (..., hidden) -> activation -> (..., hidden) -> c_proj -> (..., d), with parameters."""
+    lead = tuple(input_shape[:-1])
+    return (
+        FlowStep("c_fc", f"Linear({block.d_model}, {block.hidden})", lead + (block.hidden,),
+                 parameter_count(block.c_fc)),
+        FlowStep("activation", get_activation(activation).label, lead + (block.hidden,),
+                 parameter_count(get_activation(activation).module())),
+        FlowStep("c_proj", f"Linear({block.hidden}, {block.d_model})", lead + (block.d_model,),
+                 parameter_count(block.c_proj)),
+    )
+
+
+def _total(t: torch.Tensor) -> float:
+    """Sum of a (..., hidden) tensor: float32 row sums (torch's cascade), then float64 across rows."""
+    return float(t.sum(dim=-1).sum(dtype=torch.float64))
+
+
+def run_lab(
+    block: FeedForward,
+    x: torch.Tensor,  # (batch, tokens, d_model), finite (see as_tokens)
+    activation: str = "gelu_tanh",
+    compare: str = "relu",
+    bins: int = HIST_BINS,
+) -> LabResult:
+    """Run x through the block with ``activation`` and with ``compare`` on the same weights, and measure both."""
+    if x.dim() != 3 or x.shape[-1] != block.d_model:
+        raise LabInputError(f"run_lab wants (batch, tokens, {block.d_model}); got {tuple(x.shape)}.")
+    x = x.to(block.c_fc.weight.dtype)
+    with torch.inference_mode():
+        h = block.hidden_pre(x)  # (B, T, d) -> (B, T, hidden)
+        h_min, h_max = (float(v) for v in torch.aminmax(h))
+        if not (np.isfinite(h_min) and np.isfinite(h_max)):
+            raise LabInputError(
+                "The hidden pre-activations overflowed float32 (values past 3.4e38): the input is too large "
+                "for this block. Scale it down and try again."
+            )
+        negative = h < 0
+        negative_count = int(torch.count_nonzero(negative))
+        scratch = torch.empty_like(h)  # one reused buffer for the masked sums
+        zero = torch.zeros((), dtype=h.dtype)
+        negative_in = -_total(torch.clamp(h, max=0.0, out=scratch))  # sum |h| over h < 0
+        positive_in = _total(torch.clamp(h, min=0.0, out=scratch))  # sum h over h >= 0
+        modules = {name: get_activation(name).module() for name in (activation, compare)}
+
+        partial = {}
+        for name, act in modules.items():
+            y = act(h)  # (B, T, hidden), shape kept
+            y_min, y_max = (float(v) for v in torch.aminmax(y))
+            torch.where(negative, y, zero, out=scratch)  # y where h < 0, else 0
+            negative_out = _total(scratch)  # signed sum of y over h < 0
+            zeroed = negative_count - int(torch.count_nonzero(scratch))  # h < 0 but y == 0 (or -0.0)
+            negative_abs_out = _total(scratch.abs_())
+            positive_out = _total(y) - negative_out  # sum of y over h >= 0
+            out = block.c_proj(y)  # (B, T, hidden) -> (B, T, d)
+            partial[name] = dict(
+                output=out,
+                zeroed=zeroed,
+                negative_kept=negative_abs_out / negative_in if negative_in > 0 else float("nan"),
+                positive_kept=positive_out / positive_in if positive_in > 0 else float("nan"),
+                post_min=y_min,
+                post_max=y_max,
+            )
+            del y
+        del scratch, negative
+        lo = min(p["post_min"] for p in partial.values())
+        hi = max(p["post_max"] for p in partial.values())
+        results = {}
+        for name, act in modules.items():
+            p = partial[name]
+            out = p["output"]
+            if not bool(torch.isfinite(out).all()):
+                raise LabInputError(
+                    "The block's output overflowed float32 for this input: it is too large. Scale it down."
+                )
+            results[name] = ActivationResult(
+                name=name,
+                label=get_activation(name).label,
+                token_norms=torch.linalg.vector_norm(out, dim=-1),  # (B, T)
+                post_hist=histogram(act(h), lo, hi, bins),  # recomputed: cheaper than holding two hiddens
+                **p,
+            )
+        out_a, out_b = results[activation].output, results[compare].output
+        diff = (out_a - out_b).abs()
+        return LabResult(
+            input_shape=tuple(x.shape),
+            flow=shape_flow(block, tuple(x.shape), activation),
+            total_params=parameter_count(block),
+            hidden_numel=h.numel(),
+            negative_count=negative_count,
+            negative_share=negative_count / h.numel(),
+            hidden_min=h_min,
+            hidden_max=h_max,
+            hidden_hist=histogram(h, h_min, h_max, bins),
+            input_norms=torch.linalg.vector_norm(x, dim=-1),
+            a=results[activation],
+            b=results[compare],
+            max_abs_diff=float(diff.max()),
+            mean_abs_diff=float(diff.mean(dtype=torch.float64)),
+            mean_abs_output=float(out_a.abs().mean(dtype=torch.float64)),
+        )
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A per-token series cut to at most ``max_points``: token positions, and mean / min / max per bucket."""
+
+    position: np.ndarray  # first flat token index of each bucket
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    bucket: int  # tokens per bucket (1: every token shown)
+
+
+def token_profile(norms: torch.Tensor, max_points: int = MAX_POINTS) -> Profile:
+    """Flatten (batch, tokens) in reading order; average consecutive tokens in buckets if there are too many."""
+    flat = norms.detach().reshape(-1).to(torch.float64).numpy()
+    bucket = max(1, -(-flat.size // max_points))  # ceil division
+    if bucket == 1:
+        return Profile(np.arange(flat.size), flat, flat, flat, 1)
+    pad = -flat.size % bucket
+    # the last bucket may be short: pad with NaN and let nan-aware reductions skip it
+    grid = np.concatenate([flat, np.full(pad, np.nan)]).reshape(-1, bucket)
+    return Profile(
+        np.arange(grid.shape[0]) * bucket, np.nanmean(grid, axis=1), np.nanmin(grid, axis=1),
+        np.nanmax(grid, axis=1), bucket,
+    )
+
+
+def array_bytes(t: torch.Tensor, fmt: str) -> bytes:
+    """A tensor as a file's bytes: "npy" (numpy.save) or "pt" (torch.save of the tensor alone)."""
+    buffer = io.BytesIO()
+    t = t.detach().cpu().contiguous()
+    if fmt == "npy":
+        np.save(buffer, t.numpy(), allow_pickle=False)
+    elif fmt == "pt":
+        torch.save(t.clone(), buffer)  # a plain tensor: loads with torch.load(..., weights_only=True)
+    else:
+        raise ValueError(f"fmt must be 'npy' or 'pt', got {fmt!r}")
+    return buffer.getvalue()

@@ -1,0 +1,162 @@
+"""A feed-forward block's weights from a state dict: GPT-2's names and layout, nn.Linear's, and a few others.
+
+Names recognised, as (first layer, second layer) under any dotted prefix:
+
+* ``c_fc`` / ``c_proj``: GPT-2 (``h.0.mlp.c_fc.weight``) and nanoGPT;
+* ``fc1`` / ``fc2``: the common hand-written MLP;
+* ``linear1`` / ``linear2``: ``torch.nn.TransformerEncoderLayer``;
+* ``dense_h_to_4h`` / ``dense_4h_to_h``: GPT-NeoX, Bloom, Megatron;
+* ``0`` / ``2``: an ``nn.Sequential(Linear, GELU, Linear)``, e.g. chapter 4's ``layers.0`` / ``layers.2``.
+
+Layout: ``nn.Linear`` stores (out, in); GPT-2's ``Conv1D`` stores (in, out), so
+Hugging Face's ``mlp.c_fc.weight`` is (768, 3072).  The two are told apart by
+shape: a bias, when present, has the layer's output size; without biases the
+hidden layer is taken to be the wider one (every GPT-style MLP expands).  Square
+weights without biases are read as nn.Linear, and say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from gelu_core.ffn import FeedForward
+
+NAME_PAIRS: tuple[tuple[str, str], ...] = (
+    ("c_fc", "c_proj"),
+    ("fc1", "fc2"),
+    ("linear1", "linear2"),
+    ("dense_h_to_4h", "dense_4h_to_h"),
+    ("0", "2"),
+)
+
+LINEAR, CONV1D = "nn.Linear (out, in)", "Conv1D (in, out), transposed on load"
+
+
+class WeightsError(ValueError):
+    """Weights that cannot make a feed-forward block, with a message fit to show as it is."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A place in a state dict that names a feed-forward block: ``prefix + first + ".weight"`` and so on."""
+
+    prefix: str  # "h.0.mlp." or ""
+    first: str  # "c_fc"
+    second: str  # "c_proj"
+
+    def name(self, layer: str, part: str) -> str:
+        return f"{self.prefix}{layer}.{part}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.prefix}{{{self.first}, {self.second}}}"
+
+
+@dataclass(frozen=True)
+class LoadedBlock:
+    """A block built from a file's weights, and how they were read."""
+
+    block: FeedForward  # float32, the file's weights (transposed if Conv1D)
+    candidate: Candidate
+    layout: str  # LINEAR or CONV1D
+    d_model: int
+    hidden: int
+    notes: tuple[str, ...]  # things a learner should know: biases missing, dtype cast, a guess
+
+
+def find_blocks(tensors: dict[str, torch.Tensor]) -> list[Candidate]:
+    """Every prefix under which a recognised pair of weight names both exist, in the file's order."""
+    found: list[Candidate] = []
+    for key in tensors:
+        for first, second in NAME_PAIRS:
+            tail = f"{first}.weight"
+            if not key.endswith(tail):
+                continue
+            prefix = key[: -len(tail)]
+            if prefix and not prefix.endswith("."):
+                continue  # "xfc1.weight" is not "fc1.weight"
+            candidate = Candidate(prefix, first, second)
+            if candidate.name(second, "weight") in tensors and candidate not in found:
+                found.append(candidate)
+    return found
+
+
+def _layout(w1: torch.Tensor, b1: torch.Tensor | None, name: str) -> tuple[str, str | None]:
+    """LINEAR or CONV1D for a first-layer weight (and its bias), plus a note when it is a guess."""
+    rows, cols = w1.shape
+    if b1 is not None and rows != cols:
+        if b1.shape[0] == rows:
+            return LINEAR, None
+        if b1.shape[0] == cols:
+            return CONV1D, None
+        raise WeightsError(f"{name}.bias has {b1.shape[0]:,} values; {name}.weight is {rows:,} x {cols:,}.")
+    if rows != cols:  # no bias to tell: the hidden layer is the wider side
+        return (LINEAR if rows > cols else CONV1D), "no biases: the wider side was taken as the hidden layer"
+    return LINEAR, "square weights: read as nn.Linear (out, in); a Conv1D file would need transposing"
+
+
+def load_block(
+    tensors: dict[str, torch.Tensor],
+    candidate: Candidate | None = None,
+    activation: str = "gelu_tanh",
+) -> LoadedBlock:
+    """Build a FeedForward from the file's weights under ``candidate`` (the only block found, if None)."""
+    if candidate is None:
+        found = find_blocks(tensors)
+        if not found:
+            pairs = ", ".join(f"{a}/{b}" for a, b in NAME_PAIRS)
+            raise WeightsError(
+                f"No feed-forward weights found. Expected two layers named like mlp.c_fc.weight and "
+                f"mlp.c_proj.weight (recognised pairs: {pairs})."
+            )
+        if len(found) > 1:
+            raise WeightsError(f"This file holds {len(found)} feed-forward blocks; choose one.")
+        candidate = found[0]
+    first, second = candidate.first, candidate.second
+    w1 = tensors.get(candidate.name(first, "weight"))
+    w2 = tensors.get(candidate.name(second, "weight"))
+    b1 = tensors.get(candidate.name(first, "bias"))
+    b2 = tensors.get(candidate.name(second, "bias"))
+    if w1 is None or w2 is None:
+        raise WeightsError(f"Both {candidate.name(first, 'weight')} and {candidate.name(second, 'weight')} are needed.")
+    notes: list[str] = []
+    for label, t in ((candidate.name(first, "weight"), w1), (candidate.name(second, "weight"), w2)):
+        if t.dim() != 2:
+            raise WeightsError(f"{label} should be a matrix; it has shape {tuple(t.shape)}.")
+    for label, t in ((candidate.name(first, "bias"), b1), (candidate.name(second, "bias"), b2)):
+        if t is not None and t.dim() != 1:
+            raise WeightsError(f"{label} should be a vector; it has shape {tuple(t.shape)}.")
+    if tuple(w2.shape) != tuple(w1.shape)[::-1]:
+        raise WeightsError(
+            f"The layers do not chain: {first}.weight is {tuple(w1.shape)} but {second}.weight is "
+            f"{tuple(w2.shape)} (expected {tuple(w1.shape)[::-1]})."
+        )
+    layout, guess = _layout(w1, b1, candidate.prefix + first)
+    if guess:
+        notes.append(guess)
+    if layout == CONV1D:
+        w1, w2 = w1.t(), w2.t()  # Conv1D (in, out) -> Linear (out, in)
+    hidden, d_model = w1.shape
+    if b1 is not None and b1.shape[0] != hidden:
+        raise WeightsError(f"{first}.bias has {b1.shape[0]:,} values; the hidden layer has {hidden:,}.")
+    if b2 is not None and b2.shape[0] != d_model:
+        raise WeightsError(f"{second}.bias has {b2.shape[0]:,} values; d_model is {d_model:,}.")
+    if b1 is None or b2 is None:
+        notes.append("a bias is missing from the file: it is set to zero")
+    parts = [w1, w2] + [b for b in (b1, b2) if b is not None]
+    if any(not t.is_floating_point() for t in parts):
+        raise WeightsError("Weights must be floating-point numbers.")
+    if any(not bool(torch.isfinite(t).all()) for t in parts):
+        raise WeightsError("The weights hold NaN or infinite values; the block cannot run on them.")
+    if any(t.dtype != torch.float32 for t in parts):
+        notes.append("weights converted to float32, the type the block runs in")
+
+    block = FeedForward(d_model=d_model, hidden=hidden, activation=activation)
+    with torch.no_grad():
+        block.c_fc.weight.copy_(w1)
+        block.c_proj.weight.copy_(w2)
+        block.c_fc.bias.copy_(b1 if b1 is not None else torch.zeros(hidden))
+        block.c_proj.bias.copy_(b2 if b2 is not None else torch.zeros(d_model))
+    return LoadedBlock(block, candidate, layout, d_model, hidden, tuple(notes))

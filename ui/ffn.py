@@ -1,0 +1,167 @@
+"""The feed-forward lab's figures and text: histograms as bars of precomputed counts, token norms, the shape flow.
+
+Streamlit-free and torch-free: builders take numpy arrays (a histogram's edges
+and counts, a token profile) so that no more than a few thousand numbers ever
+reach the browser, whatever the size of the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ui.theme import NEUTRAL, base_layout, color, quick_figure
+
+# registry name -> short label; the selectbox shows it and the URL holds it (?ffn_act=GELU+exact)
+ACT_LABELS: dict[str, str] = {
+    "gelu_tanh": "GELU tanh",
+    "gelu": "GELU exact",
+    "gelu_sigmoid": "GELU sigmoid",
+    "relu": "ReLU",
+    "silu": "SiLU",
+    "leaky_relu": "Leaky ReLU",
+    "elu": "ELU",
+    "softplus": "Softplus",
+    "sigmoid": "Sigmoid",
+    "tanh": "Tanh",
+}
+
+
+def count(n: int) -> str:
+    """An integer with thousands separators: 4722432 -> "4,722,432"."""
+    return f"{int(n):,}"
+
+
+def share(p: float, digits: int = 1) -> str:
+    """A fraction as a percentage with ``digits`` decimals; "n/a" when undefined (no values to share).
+
+    >>> share(0.50092), share(0.0), share(float("nan"))
+    ('50.1%', '0.0%', 'n/a')
+    """
+    if p != p:  # NaN
+        return "n/a"
+    return f"{100.0 * p:.{digits}f}%"
+
+
+def number(x: float, digits: int = 4) -> str:
+    """A measured value to 4 significant digits, a true minus sign: 0.05832 -> "0.05832", 1234.5 -> "1235".
+
+    >>> number(0.0583229), number(-0.30726), number(1234.5), number(3.2e-9)
+    ('0.05832', '−0.3073', '1234', '3.2e-09')
+    """
+    text = f"{x:.{digits}g}"
+    return "\u2212" + text[1:] if text.startswith("-") else text
+
+
+def shape(s: Sequence[int]) -> str:
+    """A tensor shape as Python prints it: (2, 3, 768); (768,) for one dimension."""
+    s = tuple(int(v) for v in s)
+    return str(s)
+
+
+def flow_text(input_shape: Sequence[int], flow: Sequence, total_params: int) -> str:
+    """The block as shapes and layers, one per line, parameter counts aligned (for a code block).
+
+    ``flow`` holds objects with ``layer``, ``op``, ``shape`` and ``params`` (gelu_core.lab.FlowStep).
+    """
+    shapes = [shape(input_shape)] + [shape(step.shape) for step in flow]
+    ops = [f"{'' if step.layer == 'activation' else step.layer + ' '}{step.op}" for step in flow]
+    width_shape = max(len(s) for s in shapes)
+    width_op = max(len(o) for o in ops)
+    lines = [f"{shapes[0]:<{width_shape}}  input"]
+    for step, op, out in zip(flow, ops, shapes[1:], strict=True):
+        noun = "parameter" if step.params == 1 else "parameters"
+        lines.append(f"  ↓ {op:<{width_op}}  {count(step.params):>9} {noun}")
+        lines.append(out)
+    lines[-1] = f"{lines[-1]:<{width_shape}}  output"
+    lines.append(f"  {'total':>{width_op + 2}}  {count(total_params):>9} parameters")
+    return "\n".join(lines)
+
+
+def _bars(edges: np.ndarray, counts: np.ndarray, mask: np.ndarray, *, name: str, bar_color: str,
+          opacity: float = 1.0, value_name: str = "h") -> dict:
+    lo, hi = edges[:-1][mask], edges[1:][mask]
+    return dict(
+        type="bar",
+        x=(0.5 * (lo + hi)).tolist(),
+        y=counts[mask].tolist(),
+        width=(hi - lo).tolist(),
+        name=name,
+        marker=dict(color=bar_color, line=dict(width=0)),
+        opacity=opacity,
+        customdata=np.stack([lo, hi], axis=-1).tolist(),
+        hovertemplate=(f"{value_name} in [%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]: %{{y:,}}"
+                       f"<extra>{name}</extra>"),
+    )
+
+
+def hidden_histogram(edges: np.ndarray, counts: np.ndarray, negative_share: float, *, height: int = 340) -> go.Figure:
+    """What the activation receives: counts of the hidden pre-activations h, the negative side in ReLU's colour."""
+    edges, counts = np.asarray(edges, dtype=np.float64), np.asarray(counts)
+    centers = 0.5 * (edges[:-1] + edges[1:])
+    negative = centers < 0
+    traces = [
+        _bars(edges, counts, negative, name=f"h < 0 ({share(negative_share)}): ReLU outputs 0",
+              bar_color=color("relu")),
+        _bars(edges, counts, ~negative, name="h ≥ 0", bar_color=NEUTRAL),
+    ]
+    layout = base_layout("hidden pre-activation h = c_fc(x)", "count", height=height)
+    layout.update(bargap=0, hovermode="closest")
+    return quick_figure(traces, layout)
+
+
+def post_histogram(edges: np.ndarray, counts_a: np.ndarray, counts_b: np.ndarray, *, key_a: str, label_a: str,
+                   key_b: str, label_b: str, log_y: bool = True, height: int = 340) -> go.Figure:
+    """Both activations' outputs on shared bins, overlaid; log counts so ReLU's pile of zeros leaves room."""
+    edges = np.asarray(edges, dtype=np.float64)
+    everything = np.ones(len(edges) - 1, dtype=bool)
+    traces = [
+        _bars(edges, np.asarray(counts_a), everything, name=label_a, bar_color=color(key_a), opacity=0.6,
+              value_name="act(h)"),
+    ]
+    if key_b != key_a:
+        traces.append(_bars(edges, np.asarray(counts_b), everything, name=label_b, bar_color=color(key_b),
+                            opacity=0.6, value_name="act(h)"))
+    layout = base_layout("activation output act(h)", "count (log scale)" if log_y else "count", height=height)
+    layout.update(barmode="overlay", bargap=0, hovermode="closest")
+    if log_y:
+        layout["yaxis"]["type"] = "log"
+    return quick_figure(traces, layout)
+
+
+def token_norms_figure(position: np.ndarray, series: Sequence[tuple[str, str, np.ndarray]], *, bucket: int,
+                       tokens: int, batch: int, height: int = 320) -> go.Figure:
+    """‖output‖ per token in reading order (batch 0 first); ``series`` is (label, key, values) per activation.
+
+    With ``bucket`` > 1 each point is the mean of that many consecutive tokens (the profile was cut to fit).
+    Dotted lines mark where each batch row starts.
+    """
+    position = np.asarray(position)
+    n = len(position)
+    mode = "lines+markers" if n <= 64 else "lines"
+    if bucket == 1:
+        b, t = np.divmod(position, tokens)
+        custom = np.stack([b, t], axis=-1).tolist()
+        where = "batch %{customdata[0]}, token %{customdata[1]}"
+    else:
+        custom = np.stack([position, position + bucket - 1], axis=-1).tolist()
+        where = "mean of tokens %{customdata[0]} to %{customdata[1]}"
+    traces = []
+    for label, key, values in series:
+        traces.append(dict(
+            type="scatter", x=position.tolist(), y=np.asarray(values, dtype=np.float64).tolist(), mode=mode,
+            name=label, meta=key, line=dict(color=color(key), width=2), marker=dict(size=7),
+            customdata=custom, hovertemplate=f"{where}: %{{y:.4g}}<extra>{label}</extra>",
+        ))
+    x_title = "token, in reading order" if bucket == 1 else f"token, in reading order (mean of each {bucket})"
+    layout = base_layout(x_title, "‖output‖ (L2 norm)", height=height)
+    layout.update(hovermode="closest")
+    if 1 < batch <= 32:
+        layout["shapes"] = [
+            dict(type="line", x0=row * tokens - 0.5, x1=row * tokens - 0.5, yref="paper", y0=0, y1=1,
+                 line=dict(color=NEUTRAL, width=1, dash="dot"))
+            for row in range(1, batch)
+        ]
+    return quick_figure(traces, layout)

@@ -38,6 +38,17 @@ _LAZY = {
     "parameter_count": "gelu_core.ffn",
     "load_tensors": "gelu_core.tensor_io",
     "TensorFileError": "gelu_core.tensor_io",
+    "LabInputError": "gelu_core.lab",
+    "WidthMismatch": "gelu_core.lab",
+    "as_tokens": "gelu_core.lab",
+    "demo_input": "gelu_core.lab",
+    "run_lab": "gelu_core.lab",
+    "token_profile": "gelu_core.lab",
+    "array_bytes": "gelu_core.lab",
+    "use_cpu_threads": "gelu_core.lab",
+    "WeightsError": "gelu_core.weights",
+    "find_blocks": "gelu_core.weights",
+    "load_block": "gelu_core.weights",
 }
 
 

@@ -36,9 +36,10 @@ LEAKY_SLOPES = (0.01, 0.2)
 
 
 # ---------------------------------------------------------------- the formulas, at DPS digits
-# Each returns (value, scale): scale is what an error is measured against.  It is the value itself,
-# except for derivatives of the form gate + x * gate', which cancel to 0 at a root (GELU' at x = -0.7518,
-# SiLU' at x = -1.2785): there no bound relative to the result is possible, so the scale is the larger term.
+# ``mp_table_row`` gives (value, scale): scale is what an error is measured in ulps of.  It is the value
+# itself, except for derivatives of the form gate + x * gate', which cancel to 0 at a root (GELU' at
+# x = -0.7518, SiLU' at x = -1.2785): no bound relative to the result is possible there, so the scale is
+# the largest of |gate + x gate'|, |gate| and |x gate'| (a correctly rounded sum is within 0.5 ulp of it).
 
 def _pair(t):
     """sigmoid(t) * sigmoid(-t) = e / (1 + e)^2 with e = exp(-|t|): no 1 - sigmoid cancellation."""
@@ -137,6 +138,77 @@ def mp_table_row(x):
     row["relu"] = (relu, relu)
     row["relu_grad"] = (mp.one if x > 0 else mp.zero,) * 2
     return row
+
+
+def _elu(alpha):
+    a = mp.mpf(alpha)
+    return lambda x: x if x > 0 else a * mp.expm1(x)
+
+
+def _leaky(slope):
+    a = mp.mpf(slope)
+    return lambda x: x if x > 0 else a * x
+
+
+# The functions themselves, at DPS digits, keyed like ``mp_table_row``: what mp.diff differentiates.
+MP_VALUES = {
+    **{f"gelu_{form}": (lambda x, f=form: mp_gelu(x, f)) for form in ("none", "tanh", "sigmoid")},
+    **{f"gate_{form}": (lambda x, f=form: mp_gate(x, f)) for form in ("none", "tanh", "sigmoid")},
+    "sigmoid": _sigmoid,
+    "tanh": mp.tanh,
+    "silu": lambda x: x * _sigmoid(x),
+    "softplus": lambda x: mp.log1p(mp.exp(x)),
+    "relu": lambda x: x if x > 0 else mp.zero,
+    **{f"elu_{a}": _elu(a) for a in ELU_ALPHAS},
+    **{f"leaky_relu_{a}": _leaky(a) for a in LEAKY_SLOPES},
+}
+
+# derivative key -> the key of the function it differentiates
+DERIVATIVE_OF = {
+    **{f"gelu_grad_{form}": f"gelu_{form}" for form in ("none", "tanh", "sigmoid")},
+    **{f"{n}_grad": n for n in ("sigmoid", "tanh", "silu", "softplus", "relu")},
+    **{f"elu_grad_{a}": f"elu_{a}" for a in ELU_ALPHAS},
+    **{f"leaky_relu_grad_{a}": f"leaky_relu_{a}" for a in LEAKY_SLOPES},
+}
+DERIVATIVE_OF["softplus_grad"] = "softplus"
+
+
+# ---------------------------------------------------------------- the bounds (ulps)
+
+# float64 bounds of the functions whose argument never reaches an exponent through x^2:
+# exp/expm1/log1p/tanh count 1 ulp each, every other operation 0.5, rounded up with a little room.
+OTHER_F64_BOUND = {
+    "sigmoid": 4,  # exp, 1 + e, 1 / (.)                       (measured max 1.5)
+    "sigmoid_grad": 6,  # exp, 1 + e, (.)^2, e / (.)           (measured max 3.0)
+    "softplus_grad": 4,  # = sigmoid                            (measured max 1.5)
+    "tanh": 2,  # the library's tanh                            (measured max 1.0)
+    "tanh_grad": 6,  # 4 e / (1 + e)^2 with e = exp(-2|x|)      (measured max 3.2)
+    "silu": 6,  # sigmoid, then x * (.)                         (measured max 2.4)
+    "silu_grad": 8,  # sigmoid + x * pair, in ulps of the larger term (measured max 3.7)
+    "softplus": 4,  # max(x, 0) + log1p(exp(-|x|))              (measured max 1.0)
+    "elu": 3,  # alpha * expm1(x)                               (measured max 1.1)
+    "elu_grad": 3,  # alpha * exp(x)                            (measured max 1.1)
+    "leaky_relu": 0.5,  # one multiplication: correctly rounded
+    "leaky_relu_grad": 0,  # exact
+    "relu": 0,
+    "relu_grad": 0,
+}
+
+
+def ulp_bound(name: str, dtype: str, x) -> np.ndarray:
+    """The contract, in ulps, for reference key ``name`` at inputs ``x`` (see the module docstring).
+
+    float32: 1 ulp for everything (computed in float64, rounded once).  float64: 8 (1 + x^2) for the GELU
+    forms, gates and derivatives (exp(-x^2 / 2) turns a rounding of x^2 into ~x^2 ulps), else
+    ``OTHER_F64_BOUND``.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if dtype == "float32":
+        return np.ones_like(x)
+    if name.startswith(("gelu_", "gate_")):
+        return 8.0 * (1.0 + x * x)
+    base = name.rsplit("_", 1)[0] if name.startswith(("elu", "leaky")) else name
+    return np.full_like(x, OTHER_F64_BOUND[base])
 
 
 # ---------------------------------------------------------------- ulps

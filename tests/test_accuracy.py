@@ -6,8 +6,8 @@ The contract (issue 2):
   tail: exp(-x^2 / 2) turns a rounding of x^2 into a relative error of about x^2 ulps.
 * GELU' and SiLU' cancel to 0 at a root (GELU' at x = -0.7518), where no bound relative to the result can
   hold; they are measured in ulps of the largest of |f'|, |gate| and |x gate'| (see ``reference.py``).
-* the other registry functions and derivatives take no x^2 into an exponent; their float64 bounds below
-  count the roundings of each formula (library exp/log1p/expm1/tanh within 1 ulp, each + - * / within 0.5).
+* the other registry functions and derivatives take no x^2 into an exponent; their float64 bounds
+  (``reference.OTHER_F64_BOUND``) count the roundings of each formula.
 
 References: ``tests/reference.py`` (mpmath, 50 digits, exact float inputs); for the dense float32 sweep,
 glibc's erfc and numpy's long double (independent of gelu_core's scipy/torch code paths).
@@ -51,37 +51,6 @@ for _slope in ref.LEAKY_SLOPES:
     CASES[f"leaky_relu_{_slope}"] = _case(ACTIVATIONS["leaky_relu"], negative_slope=_slope)
     CASES[f"leaky_relu_grad_{_slope}"] = _case(ACTIVATIONS["leaky_relu"].derivative, negative_slope=_slope)
 
-# float64 bounds (ulps) of the functions whose argument never reaches an exponent through x^2:
-# exp/expm1/log1p/tanh count 1 ulp each, every other operation 0.5, rounded up with a little room.
-OTHER_F64_BOUND = {
-    "sigmoid": 4,  # exp, 1 + e, 1 / (.)                       (measured max 1.5)
-    "sigmoid_grad": 6,  # exp, 1 + e, (.)^2, e / (.)           (measured max 3.0)
-    "softplus_grad": 4,  # = sigmoid                            (measured max 1.5)
-    "tanh": 2,  # the library's tanh                            (measured max 1.0)
-    "tanh_grad": 6,  # 4 e / (1 + e)^2 with e = exp(-2|x|)      (measured max 3.2)
-    "silu": 6,  # sigmoid, then x * (.)                         (measured max 2.4)
-    "silu_grad": 8,  # sigmoid + x * pair, in ulps of the larger term (measured max 3.7)
-    "softplus": 4,  # max(x, 0) + log1p(exp(-|x|))              (measured max 1.0)
-    "elu": 3,  # alpha * expm1(x)                               (measured max 1.1)
-    "elu_grad": 3,  # alpha * exp(x)                            (measured max 1.1)
-    "leaky_relu": 0.5,  # one multiplication: correctly rounded
-    "leaky_relu_grad": 0,  # exact
-    "relu": 0,
-    "relu_grad": 0,
-}
-
-
-def bound(name: str, dtype: str, x: np.ndarray) -> np.ndarray:
-    """The ulp bound of reference key ``name`` at the inputs ``x``."""
-    x = x.astype(np.float64)
-    if dtype == "float32":
-        return np.ones_like(x)  # within 1 ulp: computed in float64 and rounded once
-    if name.startswith(("gelu_", "gate_")):
-        return 8.0 * (1.0 + x * x)
-    base = name.rsplit("_", 1)[0] if name.startswith(("elu", "leaky")) else name
-    return np.full_like(x, OTHER_F64_BOUND[base])
-
-
 def run(fn, x: np.ndarray, backend: str) -> np.ndarray:
     """Call ``fn`` on the grid as a numpy array or as a CPU torch tensor; the result as numpy, same dtype."""
     if backend == "numpy":
@@ -98,11 +67,11 @@ def run(fn, x: np.ndarray, backend: str) -> np.ndarray:
 @pytest.mark.parametrize("name", list(CASES))
 def test_ulp_error_against_mpmath(name, backend, dtype):
     """Reference: mpmath at 50 digits over ~2000 float64 / ~1600 float32 inputs in [-38, 38], tails and
-    subnormals included.  Tolerance: ``bound`` (1 ulp in float32; 8 (1 + x^2) ulp for GELU in float64)."""
+    subnormals included.  Tolerance: ``reference.ulp_bound`` (1 ulp in float32; 8 (1 + x^2) ulp for GELU in float64)."""
     x = ref.grid(dtype)
     ours = run(CASES[name], x, backend)
     err = ref.table(dtype)[name].ulps(ours)
-    limit = bound(name, dtype, x)
+    limit = ref.ulp_bound(name, dtype, x)
     bad = ~(err <= limit)  # NaN counts as bad
     worst = int(np.nanargmax(np.where(np.isnan(err), np.inf, err / np.maximum(limit, 1e-300))))
     assert not bad.any(), (

@@ -49,6 +49,9 @@ _LAZY = {
     "WeightsError": "gelu_core.weights",
     "find_blocks": "gelu_core.weights",
     "load_block": "gelu_core.weights",
+    "framework_gelu": "gelu_core.frameworks",  # torch.nn.functional.gelu in float32/bfloat16/float16 vs float64
+    "zero_band": "gelu_core.frameworks",
+    "underflow_below": "gelu_core.frameworks",
 }
 
 

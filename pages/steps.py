@@ -1,6 +1,61 @@
-"""steps page (being built)."""
+"""Step by step: one number through GPT-2's tanh GELU, one small operation a line."""
 
+import numpy as np
 import streamlit as st
 
-st.title("steps")
-st.info("This page is being built.")
+from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
+from ui.steps import chart_range, full, six, step_table, steps_figure
+
+X_DEFAULT = 1.0
+X_LIMIT = 10.0  # exact input
+PICK_LIMIT = 6.0  # slider: a coarse pick, tenths
+CURVE_POINTS = 401
+
+st.title("Step by step")
+st.markdown(
+    "The tanh form looks dense only because several small operations share one line. "
+    "Pick a number and follow it through them, the way chapter 4's code computes it."
+)
+st.latex(ACTIVATIONS["gelu_tanh"].latex)
+
+
+def _picked():
+    """The slider is a coarse pick: copy it, rounded to its tenths, into the exact input."""
+    st.session_state["steps_x"] = round(float(st.session_state["steps_pick"]), 1)
+
+
+# The number input is the source of truth; the slider follows it (to the nearest tenth, within its range).
+pick_col, exact_col = st.columns([3, 1], vertical_alignment="bottom")
+with exact_col:
+    x = st.number_input(
+        "Exact x", -X_LIMIT, X_LIMIT, X_DEFAULT, 0.1, format="%.6g", key="steps_x", bind="query-params",
+        help=f"Type any number from −{X_LIMIT:g} to {X_LIMIT:g}; the slider follows to the nearest tenth.",
+    )
+coarse = min(max(round(x, 1), -PICK_LIMIT), PICK_LIMIT)
+if st.session_state.get("steps_pick", X_DEFAULT) != coarse:
+    st.session_state["steps_pick"] = coarse
+with pick_col:
+    st.slider("Pick x", -PICK_LIMIT, PICK_LIMIT, X_DEFAULT, 0.1, key="steps_pick", bind="query-params",
+              on_change=_picked)
+
+steps = tanh_steps(x)
+show_all = st.toggle("Show every digit (float64)", key="steps_full", bind="query-params")
+st.table(step_table(x, steps, full_precision=show_all), hide_index=True)
+st.caption("The last-but-one line is the gate; the last multiplies the input by it. "
+           "Values are rounded to six decimals, as in the source; the toggle shows the full float64 value.")
+
+tanh_value = steps[-1].value
+exact_value = gelu(x)
+c1, c2, c3 = st.columns(3)
+c1.metric("tanh form", six(tanh_value), help=full(tanh_value))
+c2.metric("exact  x·Φ(x)", six(exact_value), help=full(exact_value))
+c3.metric("difference (tanh − exact)", f"{tanh_value - exact_value:.3e}",
+          help="What the approximation costs at this x, in float64.")
+
+lo, hi = chart_range(x)
+grid = np.linspace(lo, hi, CURVE_POINTS)
+st.plotly_chart(
+    steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"),
+                 gelu_at_x=tanh_value, gate_at_x=steps[-2].value),
+    theme="streamlit", key="steps_chart",
+)

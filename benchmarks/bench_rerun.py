@@ -1,0 +1,171 @@
+"""Server-side rerun after a slider move, for every page of the app: median, p90, ratio to the 50 ms target.
+
+    python benchmarks/bench_rerun.py [--moves 30] [--page steps ...]
+
+For each page listed in app.py's st.navigation, AppTest opens the page and moves
+one slider back and forth (the key in ``SLIDER`` or, for a page not listed there,
+its first slider), timing each ``set_value(v).run()``.  Two figures per page:
+
+* page script: the time spent inside the page's own script (StreamlitPage.run,
+  timed by wrapping it): computing, building the figures, serialising them to the
+  messages the browser receives.  This is the part the page's author controls.
+* rerun, net: AppTest's whole rerun (app.py, its sidebar, the page, the script
+  runner) minus the same measured for a one-slider empty page run the same way.
+  What is left is what this page adds to a real server's rerun.
+
+The ratio column is (the larger of the two) / 50 ms; below 1 meets the target.
+Each move is a full rerun (AppTest does not rerun fragments alone; in a browser a
+control inside an st.fragment reruns only its fragment, so these are upper bounds).
+A page without a slider is listed as such and skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_MS = 50.0
+
+# The slider a teacher moves most on each page (url_path -> key); others: the first slider.
+SLIDER = {
+    "curves": "curves_x",
+    "gate": "gate_x",
+    "derivative": "derivative_nudge",
+    "approximations": "approx_range",
+    "steps": "steps_pick",
+}
+
+EMPTY_PAGE = """
+import streamlit as st
+st.slider("x", -3.0, 3.0, 1.0, 0.01, key="bench_x")
+"""
+
+
+def pages_of_app() -> list[tuple[str, str]]:
+    """(url_path, script path) of every st.Page in app.py, in menu order."""
+    text = (ROOT / "app.py").read_text()
+    found = re.findall(r'st\.Page\(\s*"([^"]+)"[^)]*?url_path="([^"]+)"', text)
+    return [(url, path) for path, url in found]
+
+
+def _page_timer():
+    """Wrap StreamlitPage.run so each call's duration lands in a list."""
+    from streamlit.navigation.page import StreamlitPage
+
+    times: list[float] = []
+    original = StreamlitPage.run
+
+    def timed(self):
+        t0 = time.perf_counter()
+        try:
+            return original(self)
+        finally:
+            times.append(time.perf_counter() - t0)
+
+    StreamlitPage.run = timed
+    return times
+
+
+def _values(slider, moves: int) -> list:
+    """Values to move to: small steps around the start, alternating direction, always in range."""
+    lo, hi, step = slider.min, slider.max, slider.step or (slider.max - slider.min) / 100
+    start = slider.value
+    span = max(step, (hi - lo) / 50)
+    out = []
+    for i in range(moves):
+        delta = span * (1 + i % 5) * (1 if i % 2 == 0 else -1)
+        if isinstance(start, (tuple, list)):
+            a, b = start
+            shift = max(lo - a, min(hi - b, delta))
+            out.append((a + shift, b + shift) if shift else (a + span, b) if b - a > 2 * span else (a, b - span))
+        else:
+            v = min(hi, max(lo, start + delta))
+            out.append(int(v) if isinstance(start, int) else v)
+    return out
+
+
+def _find_slider(at, key: str | None):
+    if key is not None:
+        try:
+            return at.slider(key=key)
+        except KeyError:
+            pass
+    return at.slider[0] if len(at.slider) else None
+
+
+def measure(script: str, page_path: str | None, key: str | None, moves: int, times: list[float]):
+    """Per move: (whole AppTest rerun, page script) in seconds; None if the page has no slider."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(script, default_timeout=120)
+    if page_path:
+        at.switch_page(page_path)
+    at.run()
+    if at.exception:
+        raise RuntimeError(f"{page_path or script} raised: {at.exception[0].message}")
+    slider = _find_slider(at, key)
+    if slider is None:
+        return None
+    key = slider.key
+    for v in _values(slider, 5):  # warm caches, imports and first-draw work
+        at.slider(key=key).set_value(v).run()
+    whole, page = [], []
+    for v in _values(slider, moves):
+        times.clear()
+        t0 = time.perf_counter()
+        at.slider(key=key).set_value(v).run()
+        whole.append(time.perf_counter() - t0)
+        page.append(sum(times))
+        if at.exception:
+            raise RuntimeError(f"{page_path} raised after a move: {at.exception[0].message}")
+    return whole, page, key
+
+
+def _p90(xs: list[float]) -> float:
+    return statistics.quantiles(xs, n=10)[-1] if len(xs) > 1 else xs[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--moves", type=int, default=30)
+    parser.add_argument("--page", action="append", help="url_path(s) to measure (default: all)")
+    args = parser.parse_args(argv)
+
+    sys.path.insert(0, str(ROOT))
+    times = _page_timer()
+    with tempfile.TemporaryDirectory() as tmp:
+        empty = Path(tmp) / "empty.py"
+        empty.write_text(EMPTY_PAGE)
+        whole, _, _ = measure(str(empty), None, "bench_x", args.moves, times)
+    baseline = statistics.median(whole) * 1e3
+    print(f"AppTest overhead (one-slider empty script): median {baseline:.1f} ms over {args.moves} moves")
+    print(f"target: {TARGET_MS:.0f} ms server-side per slider move\n")
+    header = f"{'page':<16}{'slider':<20}{'page script ms':>16}{'p90':>8}{'rerun net ms':>14}{'p90':>8}{'ratio':>8}"
+    print(header)
+    print("-" * len(header))
+    worst = 0.0
+    for url, path in pages_of_app():
+        if args.page and url not in args.page:
+            continue
+        result = measure(str(ROOT / "app.py"), path, SLIDER.get(url), args.moves, times)
+        if result is None:
+            print(f"{url:<16}{'(no slider)':<20}")
+            continue
+        whole, page, key = result
+        page_med, page_p90 = statistics.median(page) * 1e3, _p90(page) * 1e3
+        net_med, net_p90 = statistics.median(whole) * 1e3 - baseline, _p90(whole) * 1e3 - baseline
+        ratio = max(page_med, net_med) / TARGET_MS
+        worst = max(worst, ratio)
+        print(f"{url:<16}{key:<20}{page_med:>16.1f}{page_p90:>8.1f}{net_med:>14.1f}{net_p90:>8.1f}{ratio:>8.2f}")
+    print(f"\nworst ratio to target: {worst:.2f} ({'meets' if worst <= 1 else 'misses'} the {TARGET_MS:.0f} ms target)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

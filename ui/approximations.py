@@ -1,0 +1,175 @@
+"""Figures of the Approximations page: the three GELU forms, their error, and what PyTorch computes.
+
+Streamlit-free: arrays in, Plotly figures out, built on the theme's fast path
+(plain dicts, no plotly validation: tests validate with ``go.Figure(fig.to_dict())``).
+Error axes are logarithmic and cut at ``ERROR_FLOOR``: smaller errors, and the
+exact zeros a log axis cannot show (drawn as gaps), run off the bottom of the
+chart, and the chart says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
+
+FORM_KEYS = {"none": "gelu", "tanh": "gelu_tanh", "sigmoid": "gelu_sigmoid"}  # approximate -> palette key
+FORM_LABELS = {"none": "exact  x·Φ(x)", "tanh": "tanh form", "sigmoid": "sigmoid form"}
+ERROR_FLOOR = 1e-12
+
+# Number formats are not functions: each gets a colour of its own, none of the three GELU forms' colours.
+DTYPE_COLORS = {"float32": COLORS["sigmoid"], "bfloat16": COLORS["tanh"], "float16": COLORS["silu"]}
+
+
+class FrameworkRun(Protocol):
+    """What the framework builders read from ``gelu_core.frameworks.FrameworkGELU``."""
+
+    dtype: str
+    x: np.ndarray
+    exact: np.ndarray
+    torch_value: np.ndarray
+    ours: np.ndarray
+    torch_rel_error: np.ndarray
+    ours_rel_error: np.ndarray
+
+
+def _positive(y) -> np.ndarray:
+    """float64 copy with non-positive and non-finite values as NaN: a gap on a log axis, not a dive."""
+    y = np.array(y, dtype=np.float64)
+    y[~(np.isfinite(y) & (y > 0))] = np.nan
+    return y
+
+
+def _log_yaxis(layout: dict, top: float) -> None:
+    top = max(float(top), 10 * ERROR_FLOOR)
+    layout["yaxis"].update(type="log", range=[np.log10(ERROR_FLOOR), np.log10(top) + 0.5],
+                           exponentformat="power", zeroline=False)
+    layout.setdefault("annotations", []).append(dict(
+        text="axis cut at 10⁻¹²", xref="paper", yref="paper", x=1, y=0, xanchor="right", yanchor="bottom",
+        showarrow=False, font=dict(size=11, color=NEUTRAL),
+    ))
+
+
+def _hline(y: float, colour: str, *, dash: str = "dot", width: float = 1) -> dict:
+    return dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=y, y1=y, layer="below",
+                line=dict(color=colour, width=width, dash=dash))
+
+
+def _vline(x: float, colour: str) -> dict:
+    return dict(type="line", yref="paper", y0=0, y1=1, xref="x", x0=x, x1=x, layer="below",
+                line=dict(color=colour, width=1, dash="dot"))
+
+
+def _top(arrays) -> float:
+    finite = [a[np.isfinite(a)] for a in (np.asarray(a, dtype=np.float64) for a in arrays)]
+    finite = [a for a in finite if a.size]
+    return max((float(a.max()) for a in finite), default=ERROR_FLOOR)
+
+
+def forms_figure(x, values: Mapping[str, np.ndarray], *, height: int = 380) -> go.Figure:
+    """The exact, tanh and sigmoid GELU on one chart (``values`` maps approximate -> GELU(x))."""
+    traces = [line_trace(x, y, name=FORM_LABELS[a], key=FORM_KEYS[a], hover_format=".6f") for a, y in values.items()]
+    return quick_figure(traces, base_layout("x", "GELU(x)", height=height))
+
+
+def error_figure(
+    x,
+    errors: Mapping[str, np.ndarray],
+    *,
+    kind: str,
+    worst: Mapping[str, tuple[float, float]] | None = None,
+    height: int = 340,
+) -> go.Figure:
+    """|approximation − exact| (``kind="absolute"``) or that over |exact| (``"relative"``), log y.
+
+    ``errors`` maps approximate ("tanh", "sigmoid") -> error array.  ``worst`` maps
+    approximate -> (x, error) of the largest error: marked at −|x| and +|x|
+    where they fall inside the plotted range (the error is even in x).
+    """
+    if kind not in ("absolute", "relative"):
+        raise ValueError(f"kind must be 'absolute' or 'relative', got {kind!r}")
+    x = np.asarray(x, dtype=np.float64)
+    layout = base_layout("x", f"{kind} error", height=height)
+    traces = [
+        line_trace(x, _positive(err), name=FORM_LABELS[a], key=FORM_KEYS[a], hover_format=".3e")
+        for a, err in errors.items()
+    ]
+    lo, hi = float(x.min()), float(x.max())
+    for a, (at_x, value) in (worst or {}).items():
+        sides = [s * abs(at_x) for s in (-1.0, 1.0) if lo <= s * abs(at_x) <= hi]
+        if sides:
+            trace = marker_trace(sides, [value] * len(sides), name=f"largest error, {FORM_LABELS[a]}",
+                                 key=FORM_KEYS[a])
+            trace["hovertemplate"] = f"x = %{{x:.4f}}<br>%{{y:.3e}}<extra>largest, {a}</extra>"
+            traces.append(trace)
+    if kind == "relative":
+        layout["shapes"] = [_hline(1.0, NEUTRAL)]
+        layout["annotations"] = [dict(
+            x=1, y=0, xref="paper", yref="y", text="100 %", showarrow=False,
+            xanchor="right", yanchor="bottom", font=dict(size=11, color=NEUTRAL),
+        )]
+    _log_yaxis(layout, _top(errors.values()))
+    return quick_figure(traces, layout)
+
+
+def framework_figure(
+    runs: Sequence[FrameworkRun],
+    *,
+    ours: FrameworkRun | None = None,
+    roundoff: Mapping[str, float] | None = None,
+    cliff: tuple[str, float] | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """Relative error of torch's GELU per dtype against float64, with gelu_core's own rounding beside it.
+
+    ``ours``: one run whose ``ours_rel_error`` is drawn as "gelu_core <dtype>" in
+    exact GELU's colour, dashed.  ``roundoff`` maps dtype -> unit roundoff, a thin
+    dotted line in the dtype's colour: a correctly rounded result lies on or below
+    it (for normal numbers).  ``cliff`` = (dtype, a): torch returns 0 for every
+    x <= a; marked when a is inside the plotted range.
+    """
+    layout = base_layout("x", "relative error vs float64", height=height)
+    traces = []
+    for run in runs:
+        name = f"torch {run.dtype}"
+        traces.append(line_trace(run.x, _positive(run.torch_rel_error), name=name, key=run.dtype, width=2.5,
+                                 hover_format=".3e"))
+        traces[-1]["line"]["color"] = DTYPE_COLORS[run.dtype]
+        traces[-1]["meta"] = f"torch:{run.dtype}"
+    if ours is not None:
+        name = f"gelu_core {ours.dtype}"
+        traces.append(line_trace(ours.x, _positive(ours.ours_rel_error), name=name, key="gelu", width=2,
+                                 dash="dash", hover_format=".3e"))
+        traces[-1]["meta"] = f"ours:{ours.dtype}"
+    shapes = [_hline(1.0, NEUTRAL)]
+    shapes += [_hline(u, DTYPE_COLORS[d]) for d, u in (roundoff or {}).items()]
+    annotations = [dict(x=1, y=0, xref="paper", yref="y", text="100 %", showarrow=False, xanchor="right",
+                        yanchor="bottom", font=dict(size=11, color=NEUTRAL))]
+    if cliff is not None and runs:
+        dtype, at = cliff
+        if float(np.min(runs[0].x)) <= at <= float(np.max(runs[0].x)):
+            shapes.append(_vline(at, DTYPE_COLORS[dtype]))
+            annotations.append(dict(
+                x=at, y=1, xref="x", yref="paper", text=f"{dtype}: 0 for every x ≤ {at:.2f}", showarrow=False,
+                xanchor="right", yanchor="top", font=dict(size=12, color=DTYPE_COLORS[dtype]),
+            ))
+    layout["shapes"] = shapes
+    layout["annotations"] = annotations
+    _log_yaxis(layout, max(1.0, _top(r.torch_rel_error for r in runs)))
+    return quick_figure(traces, layout)
+
+
+def framework_table(runs: Sequence[FrameworkRun], *, ours: FrameworkRun | None = None) -> dict[str, list[float]]:
+    """Columns for a table at a few inputs: x, the float64 truth, and per dtype torch's value and relative error."""
+    first = runs[0]
+    table: dict[str, list[float]] = {"x": first.x.tolist(), "exact (float64)": first.exact.tolist()}
+    for run in runs:
+        table[f"torch {run.dtype}"] = run.torch_value.tolist()
+        table[f"rel. error {run.dtype}"] = run.torch_rel_error.tolist()
+    if ours is not None:
+        table[f"gelu_core {ours.dtype}"] = ours.ours.tolist()
+    return table

@@ -1,0 +1,103 @@
+"""Figures and tables of the Step-by-step page: one number through the tanh formula.
+
+Streamlit-free.  ``step_table`` writes each step the way the source text does
+("0.797885 × 1.044715"), six decimals, with full float64 digits on request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
+
+
+class StepLike(Protocol):
+    """What ``gelu_core.steps.Step`` gives: a label, a few words, a float64 value."""
+
+    label: str
+    expression: str
+    value: float
+
+
+def six(v: float) -> str:
+    """Six decimals, as the source prints them, with a real minus sign (kept on a tiny negative).
+
+    >>> six(0.8411919906), six(-0.15880800939), six(-1e-9)
+    ('0.841192', '−0.158808', '−0.000000')
+    """
+    return f"{v:.6f}".replace("-", "−")
+
+
+def full(v: float) -> str:
+    """All the digits a float64 has: the shortest text that reads back to the same number.
+
+    >>> full(0.1), full(-2.5e-300)
+    ('0.1', '−2.5e-300')
+    """
+    text = repr(float(v))
+    return "−" + text[1:] if text.startswith("-") else text
+
+
+def _worked(x: float, values: Sequence[float]) -> list[str]:
+    """Each step with the previous results filled in, as in the source's unfolded lines."""
+    cube, inner, c, u, t, gate, _ = values
+    return [
+        f"{six(x)}³",
+        f"{six(x)} + 0.044715 × {six(cube)}",
+        "√(2 / π)",
+        f"{six(c)} × {six(inner)}",
+        f"tanh({six(u)})",
+        f"0.5 × (1 + {six(t)})",
+        f"{six(x)} × {six(gate)}",
+    ]
+
+
+def step_table(x: float, steps: Sequence[StepLike], *, full_precision: bool = False) -> dict[str, list[str]]:
+    """Columns for the step table: what each step is, the numbers that go in, its value (6 decimals).
+
+    ``full_precision`` adds a column with every digit of the float64 value.
+    """
+    values = [s.value for s in steps]
+    if len(values) != 7:
+        raise ValueError(f"expected the 7 steps of gelu_core.tanh_steps, got {len(values)}")
+    table = {
+        "step": [s.label for s in steps],
+        "what happens": [s.expression for s in steps],
+        "with numbers": _worked(x, values),
+        "value": [six(v) for v in values],
+    }
+    if full_precision:
+        table["full precision"] = [full(v) for v in values]
+    return table
+
+
+def steps_figure(
+    x: float, grid, gelu_values, gate_values, *, gelu_at_x: float, gate_at_x: float, height: int = 360
+) -> go.Figure:
+    """The tanh GELU curve and its gate over ``grid``, with x marked on both."""
+    grid = np.asarray(grid, dtype=np.float64)
+    gate = line_trace(grid, gate_values, name="gate = 0.5·(1 + tanh u)", key="gate", width=2, dash="dot",
+                      hover_format=".6f")
+    traces = [line_trace(grid, gelu_values, name="GELU (tanh form)", key="gelu_tanh", hover_format=".6f"), gate]
+    for name, key, value in (("gate at x", "gate", gate_at_x), ("GELU at x", "gelu_tanh", gelu_at_x)):
+        trace = marker_trace(x, value, name=name, key=key)
+        trace["hovertemplate"] = f"x = %{{x:.6f}}<br>{six(value)}<extra>{name}</extra>"
+        traces.append(trace)
+    layout = base_layout("x", "value", height=height)
+    layout["xaxis"]["range"] = [float(grid.min()), float(grid.max())]
+    layout["shapes"] = [dict(type="line", xref="x", x0=x, x1=x, yref="paper", y0=0, y1=1, layer="below",
+                             line=dict(color=NEUTRAL, width=1, dash="dot"))]
+    return quick_figure(traces, layout)
+
+
+def chart_range(x: float, half_width: float = 4.0) -> tuple[float, float]:
+    """The x range of the chart: [-4, 4], stretched to keep x one unit inside.
+
+    >>> chart_range(1.0), chart_range(-7.5)
+    ((-4.0, 4.0), (-8.5, 4.0))
+    """
+    return min(-half_width, x - 1.0), max(half_width, x + 1.0)

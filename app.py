@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from ui.controls import PAGE_CONTROLS, link_params
 from ui.links import share_url
 
 st.set_page_config(page_title="GELU Explorer", page_icon=":material/function:", layout="wide")
@@ -28,8 +29,16 @@ with st.sidebar:
 
 page.run()
 
-# After the page ran, so its widgets have written their values into the URL.
+# After the page ran, so every widget of this view holds its value.
 with link_slot:
-    url = share_url(st.context.url, {k: st.query_params.get_all(k) for k in st.query_params})
-    st.caption("Link to exactly this view")
-    st.code(url, language=None, wrap_lines=True)
+    declared = PAGE_CONTROLS.get(page.url_path or "home")
+    if declared is not None:
+        # the page's declared controls, read from session state: right even where the browser has not yet
+        # reported its URL (AppTest, the first run after a move)
+        params = link_params(declared, st.session_state)
+    else:
+        # pages without a declaration: the bound widgets' values as the browser's URL reports them
+        params = {k: st.query_params.get_all(k) for k in st.query_params}
+    st.markdown("**Share this view**")
+    st.code(share_url(st.context.url, params), language=None, wrap_lines=True)
+    st.caption("The link holds every setting on this page; opening it brings back exactly what you see.")

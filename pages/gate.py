@@ -1,6 +1,52 @@
-"""gate page (being built)."""
+"""The gate: Φ(x) and its approximations, the bell curve it comes from, and a gate you can soften or harden."""
 
 import streamlit as st
 
-st.title("gate")
-st.info("This page is being built.")
+import gelu_core
+from ui.controls import GATE, fmt, percent
+from ui.gate import bell_figure, bouncer_readouts, gate_figure, generalised_figure
+
+st.title("The gate")
+st.markdown(
+    "GELU multiplies x by a **gate** between 0 and 1 that x computes for itself. The gate is no stored weight: "
+    "it is the chance that a number drawn from the standard bell curve lands **below x**."
+)
+st.latex(r"\begin{gathered} \mathrm{GELU}(x) = x \cdot \Phi(x) \\ \Phi(x) = P(Z \le x),\quad Z \sim \mathcal{N}(0, 1) "
+         r"\end{gathered}")
+
+st.markdown("**The bouncer.** Show him a card; he opens the door by the chance a bell-curve sample is below it.")
+for col, (x, gate) in zip(st.columns(len(bouncer_readouts())), bouncer_readouts(), strict=True):
+    col.metric(f"card {fmt(x, 0)}", f"{percent(gate)} open", help=f"Φ({fmt(x, 0)}) = {gate:.6f}")
+st.caption("He never slams the door: even a card of −3 gets a sliver, and even 2 is not waved through completely.")
+
+x = st.slider(**GATE["x"].kwargs())
+gate_x = gelu_core.gelu_gate(x)
+a, b, c = st.columns(3)
+a.metric(f"gate Φ({fmt(x, 2)})", percent(gate_x), help=f"{gate_x:.6f}")
+b.metric(f"GELU({fmt(x, 2)}) = x · Φ(x)", fmt(gelu_core.gelu(x)))
+c.metric(f"ReLU({fmt(x, 2)})", fmt(gelu_core.relu(x)), help="ReLU's gate is 1 for x > 0 and 0 otherwise.")
+
+bell, curves = st.columns(2)
+with bell:
+    st.markdown("**Where the gate comes from**: the shaded area under the bell curve.")
+    st.plotly_chart(bell_figure(x), theme="streamlit", config={"displayModeBar": False})
+with curves:
+    st.markdown("**The gate itself**, exact and the two cheaper look-alikes.")
+    st.plotly_chart(gate_figure(x), theme="streamlit", config={"displayModeBar": False})
+st.latex(r"\begin{gathered} \Phi(x) \approx \tfrac12\left(1 + \tanh u\right), \\ "
+         r"u = \sqrt{2/\pi}\,(x + 0.044715\,x^3) \\ \Phi(x) \approx \sigma(1.702\,x) \end{gathered}")
+
+st.subheader("Soften or harden the gate")
+st.markdown(
+    "Replace the standard bell curve with one centred at μ and σ wide. A wide bell gives a lazy gate; as σ "
+    "shrinks the gate sharpens, and at **σ = 0** it becomes a hard step: with μ = 0, x · gate is exactly ReLU."
+)
+st.latex(r"\begin{gathered} \mathrm{gate}(x;\,\mu,\sigma) = \Phi\!\left(\frac{x - \mu}{\sigma}\right) \\ "
+         r"\sigma = 0:\;\; \mathrm{gate} = \begin{cases} 1 & x > \mu \\ 0 & x \le \mu \end{cases} \end{gathered}")
+m, s = st.columns(2)
+mu = m.slider(**GATE["mu"].kwargs())
+sigma = s.slider(**GATE["sigma"].kwargs())
+fig, gap = generalised_figure(mu, sigma)
+st.plotly_chart(fig, theme="streamlit", config={"displayModeBar": False})
+st.metric("Largest gap between x · gate and ReLU on −3 … 3", fmt(gap),
+          help="With μ = 0 the gap is 0.1700 · σ: it closes as σ goes to 0.")

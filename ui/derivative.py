@@ -1,0 +1,115 @@
+"""The Slopes page: GELU' against ReLU's step, GELU's minimum, the slope's extremes, the smoothness nudge."""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import numpy as np
+import plotly.graph_objects as go
+
+import gelu_core
+from gelu_core.analysis import Point, gelu_grad_extremes, gelu_minimum
+from ui.controls import FORM_TO_APPROXIMATE, fmt
+from ui.curves import gelu_key
+from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
+
+SLOPE_RANGE = (-4.0, 4.0)
+
+
+class Landmarks(NamedTuple):
+    """Where GELU' is zero (GELU's minimum) and where it is smallest and largest."""
+
+    minimum: Point  # x where GELU' = 0, value GELU(x)
+    steepest_down: Point  # x, GELU'(x)
+    steepest_up: Point
+
+
+class Nudge(NamedTuple):
+    """Slopes just left and right of 0: (at -h, at +h)."""
+
+    h: float
+    relu: tuple[float, float]
+    gelu: tuple[float, float]
+
+
+@functools.lru_cache(maxsize=8)
+def landmarks(form: str) -> Landmarks:
+    """GELU's minimum and slope extremes for a form (root finding, so computed once per form)."""
+    approximate = FORM_TO_APPROXIMATE[form]
+    lo, hi = gelu_grad_extremes(approximate)
+    return Landmarks(gelu_minimum(approximate), lo, hi)
+
+
+def nudge(form: str, h: float) -> Nudge:
+    """ReLU' and GELU' at -h and +h: ReLU's slope jumps from 0 to 1, GELU's barely moves."""
+    approximate = FORM_TO_APPROXIMATE[form]
+    return Nudge(
+        h,
+        (gelu_core.relu_grad(-h), gelu_core.relu_grad(h)),
+        (gelu_core.gelu_grad(-h, approximate), gelu_core.gelu_grad(h, approximate)),
+    )
+
+
+def relu_step(grid: np.ndarray) -> tuple[list, list]:
+    """ReLU' on the grid as two flat pieces with a gap at 0 (no vertical line where the slope is undefined)."""
+    y = gelu_core.relu_grad(grid)
+    cut = int(np.searchsorted(grid, 0.0, side="right"))  # grid[:cut] <= 0 < grid[cut:]
+    return grid[:cut].tolist() + [None] + grid[cut:].tolist(), y[:cut].tolist() + [None] + y[cut:].tolist()
+
+
+def _note(x: float, y: float, text: str, *, ax: int, ay: int) -> dict:
+    """A label with a thin arrow to the point it names (offsets in pixels)."""
+    return dict(x=x, y=y, xref="x", yref="y", text=text, showarrow=True, arrowhead=0, arrowwidth=1,
+                arrowcolor=NEUTRAL, ax=ax, ay=ay, font=dict(size=13))
+
+
+def slopes_figure(form: str, h: float, *, points: int = 401) -> go.Figure:
+    """GELU' (one form) and ReLU' with ReLU's jump drawn open/closed at 0, landmarks and the nudge marked."""
+    grid = np.linspace(*SLOPE_RANGE, points)  # holds 0 exactly, where relu'(0) = 0
+    key = gelu_key(form)
+    approximate = FORM_TO_APPROXIMATE[form]
+    marks = landmarks(form)
+    n = nudge(form, h)
+    step_x, step_y = relu_step(grid)
+    traces = [
+        line_trace(step_x, step_y, name="ReLU′", key="relu", hover_format=".0f"),
+        line_trace(grid, gelu_core.gelu_grad(grid, approximate), name=f"GELU′ ({form})", key=key),
+        marker_trace([-h, h], list(n.gelu), name=f"GELU′ at ±{h:g}", key=key, symbol="diamond", size=8),
+        marker_trace([-h, h], list(n.relu), name=f"ReLU′ at ±{h:g}", key="relu", symbol="diamond", size=8),
+        marker_trace(marks.minimum.x, 0.0, name="GELU′ = 0", key=key),
+        marker_trace([marks.steepest_down.x, marks.steepest_up.x],
+                     [marks.steepest_down.value, marks.steepest_up.value], name="GELU′ extremes", key=key),
+        # relu'(0) = 0 by convention (as torch autograd): closed dot at (0, 0), open circle at (0, 1); drawn last,
+        # on top of the nudge markers
+        marker_trace(0.0, 0.0, name="ReLU′(0) = 0 (convention)", key="relu", size=11),
+        marker_trace(0.0, 1.0, name="ReLU′ → 1 for x > 0", key="relu", symbol="circle-open", size=11),
+    ]
+    layout = base_layout("x", "slope", height=400)
+    layout["xaxis"]["range"] = list(SLOPE_RANGE)
+    layout["yaxis"]["range"] = [-0.35, 1.35]
+    layout["annotations"] = [
+        _note(marks.minimum.x, 0.0, f"GELU′ = 0 at {fmt(marks.minimum.x)}", ax=-75, ay=-40),
+        _note(marks.steepest_down.x, marks.steepest_down.value, f"{fmt(marks.steepest_down.value)}", ax=-30, ay=30),
+        _note(marks.steepest_up.x, marks.steepest_up.value, f"{fmt(marks.steepest_up.value)}", ax=25, ay=-25),
+    ]
+    return quick_figure(traces, layout)
+
+
+def gelu_minimum_figure(form: str, *, points: int = 401) -> go.Figure:
+    """GELU (one form) and ReLU with GELU's lowest point marked: where its slope crosses zero."""
+    grid = np.linspace(-3.0, 2.0, points)
+    key = gelu_key(form)
+    marks = landmarks(form)
+    traces = [
+        line_trace(grid, gelu_core.relu(grid), name="ReLU", key="relu"),
+        line_trace(grid, gelu_core.gelu(grid, approximate=FORM_TO_APPROXIMATE[form]), name=f"GELU ({form})",
+                   key=key),
+        marker_trace(marks.minimum.x, marks.minimum.value, name="GELU's minimum", key=key),
+    ]
+    layout = base_layout("x", "output", height=400)
+    layout["xaxis"]["range"] = [-3.0, 2.0]
+    layout["yaxis"]["range"] = [-0.4, 2.1]
+    layout["annotations"] = [_note(marks.minimum.x, marks.minimum.value,
+                                   f"minimum {fmt(marks.minimum.value)} at x = {fmt(marks.minimum.x)}", ax=-10, ay=-70)]
+    return quick_figure(traces, layout)

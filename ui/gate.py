@@ -1,0 +1,98 @@
+"""The Gate page: the gate curves, the bell curve whose left area is the gate, the generalised gate."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+import gelu_core
+from gelu_core.analysis import gaussian_gate
+from ui.controls import fmt, percent
+from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
+
+BOUNCER_XS = (2.0, 0.0, -3.0)  # the lesson's bouncer: card 2 is let in at ~97 %, 0 at half, -3 at ~0.1 %
+GATE_RANGE = (-4.0, 4.0)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def normal_pdf(x):
+    """The bell curve: phi(x) = exp(-x^2 / 2) / sqrt(2 pi), the density whose left area is Phi(x)."""
+    x = np.asarray(x, dtype=np.float64)
+    return INV_SQRT_2PI * np.exp(-0.5 * x * x)
+
+
+def bouncer_readouts() -> list[tuple[float, float]]:
+    """(x, Phi(x)) for the lesson's three cards."""
+    return [(x, gelu_core.gelu_gate(x)) for x in BOUNCER_XS]
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def gate_figure(x: float, *, points: int = 401) -> go.Figure:
+    """The three gates, Phi(x), 0.5 (1 + tanh(u)) and sigmoid(1.702 x), with the probe marked on Phi."""
+    grid = np.linspace(*GATE_RANGE, points)
+    traces = [
+        line_trace(grid, gelu_core.gelu_gate(grid), name="Φ(x), exact", key="gelu"),
+        line_trace(grid, gelu_core.gelu_gate(grid, approximate="tanh"), name="tanh gate", key="gelu_tanh"),
+        line_trace(grid, gelu_core.gelu_gate(grid, approximate="sigmoid"), name="sigmoid gate", key="gelu_sigmoid"),
+        marker_trace(x, gelu_core.gelu_gate(x), name=f"Φ({x:.2f})", key="gelu",
+                     text=percent(gelu_core.gelu_gate(x)), textposition="top left"),
+    ]
+    layout = base_layout("x", "gate: how open (0 to 1)", height=360)
+    layout["yaxis"]["range"] = [-0.05, 1.08]
+    return quick_figure(traces, layout)
+
+
+def bell_figure(x: float, *, points: int = 401) -> go.Figure:
+    """The standard normal density with the area left of x shaded: that area is the gate Phi(x)."""
+    grid = np.linspace(*GATE_RANGE, points)
+    left = np.append(grid[grid < x], x) if x > GATE_RANGE[0] else np.array([GATE_RANGE[0]])
+    gate = gelu_core.gelu_gate(x)
+    blue = COLORS["gelu"]
+    traces = [
+        dict(type="scatter", x=left, y=normal_pdf(left), mode="lines", fill="tozeroy", name=f"area = Φ({x:.2f})",
+             fillcolor=_rgba(blue, 0.35), line=dict(color=blue, width=0), hoverinfo="skip", meta="area"),
+        line_trace(grid, normal_pdf(grid), name="bell curve φ(x)", key="gelu", width=2.5),
+    ]
+    layout = base_layout("a standard-normal sample", "density", height=360)
+    layout["showlegend"] = False
+    layout["shapes"] = [dict(type="line", x0=x, x1=x, y0=0, y1=float(normal_pdf(x)),
+                             line=dict(color=blue, width=2))]
+    layout["annotations"] = [dict(
+        x=0.0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="top", showarrow=False, align="left",
+        text=f"area left of {fmt(x, 2)}<br>= Φ({fmt(x, 2)}) = <b>{percent(gate)}</b>", font=dict(size=14),
+    )]
+    layout["xaxis"]["range"] = list(GATE_RANGE)
+    layout["yaxis"]["range"] = [0, 0.45]
+    return quick_figure(traces, layout)
+
+
+def generalised(x, mu: float, sigma: float) -> np.ndarray:
+    """x · gate(x; mu, sigma), the gate being the CDF of N(mu, sigma^2) (sigma = 0: the hard step at mu)."""
+    x = np.asarray(x, dtype=np.float64)
+    return x * gaussian_gate(x, mu, sigma)
+
+
+def generalised_figure(mu: float, sigma: float, *, lo: float = -3.0, hi: float = 3.0,
+                       points: int = 601) -> tuple[go.Figure, float]:
+    """ReLU against x · gate(x; mu, sigma) and the gate itself; also the largest gap from ReLU on [lo, hi]."""
+    grid = np.linspace(lo, hi, points)
+    gate = gaussian_gate(grid, mu, sigma)
+    gated = grid * gate
+    relu = gelu_core.relu(grid)
+    is_gelu = mu == 0 and sigma == 1
+    traces = [
+        line_trace(grid, relu, name="ReLU", key="relu"),
+        line_trace(grid, gated, name="x · gate(x; μ, σ)" + (" = GELU" if is_gelu else ""), key="gelu"),
+        line_trace(grid, gate, name="gate(x; μ, σ)", key="gelu", width=1.5, dash="dot"),
+    ]
+    layout = base_layout("x", "output", height=360)
+    layout["shapes"] = [dict(type="line", x0=mu, x1=mu, yref="paper", y0=0, y1=1,
+                             line=dict(color=NEUTRAL, width=1, dash="dot"))]
+    gap = float(np.max(np.abs(gated - relu)))
+    return quick_figure(traces, layout), gap

@@ -44,10 +44,12 @@ import io
 import json
 import math
 import pickle
+import pickletools
 import re
 import struct
 import warnings
 import zipfile
+import zlib
 
 import numpy as np
 import torch
@@ -62,7 +64,10 @@ MAX_NDIM = 8  # dimensions of one tensor
 MAX_CSV_CELLS = 2**22  # numbers in a CSV table: 4,194,304, e.g. 5,461 rows of 768
 MAX_HEADER_BYTES = 2**20  # a safetensors JSON header (the library writes ~100 bytes a tensor)
 MAX_NPY_HEADER_BYTES = 10_000  # a .npy header (numpy's own limit; np.save writes ~128 bytes)
-MAX_PICKLE_BYTES = 2**20  # data.pkl inside a .pt (~100 bytes a tensor)
+MAX_PICKLE_BYTES = 2**18  # data.pkl inside a .pt: ~100 bytes a tensor, and read opcode by opcode twice
+# Calls a .pt's pickle may make (torch.save makes 2 a tensor): each costs torch's pure-Python
+# unpickler ~0.1 ms, and 5 bytes of pickle can repeat one, so a 1 MiB pickle could keep it busy 20 s.
+MAX_PICKLE_CALLS = 4 * MAX_TENSORS + 64
 MAX_ZIP_MEMBERS = MAX_TENSORS + 16  # a .pt has 6 bookkeeping records besides one per storage
 MAX_ZIP_DIRECTORY = 2**20  # bytes of zip central directory
 MAX_DEPTH = 16  # nesting of dicts in a .pt
@@ -308,9 +313,19 @@ def _read_torch(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple
         if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
             raise TensorFileError(f"This {label}file has compressed parts, which torch.save never writes.")
         if info.filename.endswith("/data.pkl") and info.file_size > MAX_PICKLE_BYTES:
-            raise TensorFileError(f"This {label}file's table of contents is over {MAX_PICKLE_BYTES // 2**20} MiB.")
+            raise TensorFileError(f"This {label}file's table of contents is over {MAX_PICKLE_BYTES // 1024} KiB.")
     if sum(info.file_size for info in infos) > len(data):
         raise TensorFileError(f"This {label}file declares more data than it holds.")
+    pickled = next(info for info in infos if re.fullmatch(r"[^/]+/data\.pkl", info.filename))
+    try:
+        calls = _pickle_calls(archive.read(pickled))
+    except TensorFileError:
+        raise
+    except Exception:  # genops: unknown opcode, truncated argument; zipfile: bad CRC
+        raise TensorFileError(f"This {label}file is damaged or not a complete torch.save file.") from None
+    if calls > MAX_PICKLE_CALLS:
+        raise TensorFileError(f"This {label}file's table of contents makes {calls:,} calls; the limit is "
+                              f"{MAX_PICKLE_CALLS:,}.")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -327,6 +342,14 @@ def _read_torch(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple
     for name, t in pairs:
         _check_torch_tensor(name, t, label, len(data))
     return [(name, t, None) for name, t in pairs]
+
+
+_CALL_OPCODES = {"REDUCE", "BUILD", "NEWOBJ", "NEWOBJ_EX", "INST", "OBJ"}
+
+
+def _pickle_calls(pickled: bytes) -> int:
+    """How many calls a pickle would make, read from its opcodes without running any of them."""
+    return sum(1 for opcode, _, _ in pickletools.genops(pickled) if opcode.name in _CALL_OPCODES)
 
 
 def _flatten(obj, prefix: str, out: list, depth: int, label: str) -> None:
@@ -495,7 +518,7 @@ def _read_npz(archive: zipfile.ZipFile, label: str) -> list[tuple[str, np.ndarra
                 array, source = _read_npy(stream, info.file_size, label)
         except TensorFileError:
             raise
-        except (zipfile.BadZipFile, EOFError, OSError, ValueError, struct.error, NotImplementedError):
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, struct.error, NotImplementedError):
             raise TensorFileError(f"This {label}file has a damaged member.") from None
         total += array.size
         _check_count(total, label)

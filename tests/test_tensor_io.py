@@ -1,0 +1,771 @@
+"""gelu_core.tensor_io against files made in the test: every good format, every hostile kind.
+
+References: a good file must give back exactly (torch.equal, tolerance 0) the
+tensor the test saved, widened to float32 where the loader widens; CSV text
+is compared with the float64 the test wrote with repr().  A hostile file must
+raise TensorFileError with a short safe message, within SECONDS and without a
+large allocation (peak resident memory and tracemalloc, bound PEAK_BYTES).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import re
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gelu_core import tensor_io
+from gelu_core.tensor_io import (
+    MAX_BYTES,
+    MAX_CSV_CELLS,
+    MAX_ELEMENTS,
+    MAX_TENSORS,
+    TensorFileError,
+    describe_nonfinite,
+    load_tensors,
+    load_tensors_with_notes,
+)
+from tests.tensor_corpus import (
+    csv_bytes,
+    deep_dict,
+    evil_pickles,
+    many_calls_pt,
+    npy_bytes,
+    npy_header_text,
+    npy_with_header,
+    npz_bytes,
+    replace_member,
+    safetensors_bytes,
+    safetensors_with_header,
+    torch_bytes,
+    torch_members,
+    zeros_deflated,
+    zip_bytes,
+)
+
+SECONDS = 5.0  # a refusal must come well within this (a safety bound, not a benchmark)
+PEAK_BYTES = 200 * 2**20  # allocation bound for hostile files
+MESSAGE_CHARS = 200
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _reset_peak_rss() -> bool:
+    """Reset the kernel's resident-memory high-water mark (Linux); False where that is not allowed."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def refused(data: bytes, filename: str = "file.bin", *, peak: int = PEAK_BYTES, trace: bool = True) -> str:
+    """The message of the TensorFileError that loading raises; checks time, memory and the message.
+
+    Memory: the resident high-water mark (Linux; sees torch's allocations too) and,
+    unless trace=False (tracemalloc slows pure-Python unpickling threefold), tracemalloc.
+    """
+    rss_ok = os.path.exists("/proc/self/status") and _reset_peak_rss()
+    rss_before = _status_kib("VmRSS") if rss_ok else 0
+    if trace:
+        tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(TensorFileError) as caught:
+            tensor_io._load(data, filename)  # without the last-resort net: a bug would show here
+    finally:
+        elapsed = time.perf_counter() - started
+        _, traced_peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()  # a no-op when not tracing
+    assert elapsed < SECONDS, f"refusal took {elapsed:.1f} s"
+    assert traced_peak < peak, f"traced allocations peaked at {traced_peak / 2**20:.0f} MiB"
+    if rss_ok:
+        grown = (_status_kib("VmHWM") - rss_before) * 1024
+        assert grown < peak, f"resident memory grew {grown / 2**20:.0f} MiB"
+    message = str(caught.value)
+    assert_safe_message(message)
+    return message
+
+
+def assert_safe_message(message: str) -> None:
+    assert 0 < len(message) <= MESSAGE_CHARS, message
+    assert "Traceback" not in message and "<" not in message and ">" not in message, message
+    assert "\n" not in message and "Error" not in message, message
+
+
+def assert_owned(tensors: dict[str, torch.Tensor], data: bytes) -> None:
+    """Contiguous float32/float64 CPU tensors, each the only user of its own storage, none inside data."""
+    pointers = set()
+    for tensor in tensors.values():
+        assert type(tensor) is torch.Tensor and tensor.device.type == "cpu"
+        assert tensor.dtype in (torch.float32, torch.float64)
+        assert tensor.is_contiguous() and tensor.storage_offset() == 0 and not tensor.requires_grad
+        storage = tensor.untyped_storage()
+        assert storage.nbytes() == tensor.numel() * tensor.element_size()
+        assert storage.data_ptr() not in pointers
+        pointers.add(storage.data_ptr())
+    tensor_io_buffer = np.frombuffer(data, dtype=np.uint8)
+    low = tensor_io_buffer.ctypes.data
+    for tensor in tensors.values():
+        assert not low <= tensor.data_ptr() < low + len(data), "a tensor is a view of the uploaded bytes"
+
+
+def loaded(data: bytes, filename: str) -> tuple[dict[str, torch.Tensor], list[str]]:
+    started = time.perf_counter()
+    tensors, notes = load_tensors_with_notes(data, filename)
+    assert time.perf_counter() - started < SECONDS
+    assert_owned(tensors, data)
+    for note in notes:
+        assert_safe_message(note)
+    return tensors, notes
+
+
+def same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Exact equality, NaN equal to NaN, and the same dtype and shape (tolerance 0)."""
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)) and \
+        torch.equal(torch.isnan(a), torch.isnan(b))
+
+
+@pytest.fixture(scope="module")
+def sample() -> torch.Tensor:
+    generator = torch.Generator().manual_seed(4)
+    return torch.randn(4, 6, 8, generator=generator)
+
+
+# ---------------------------------------------------------------------------------------------
+# Good files, every format: values equal exactly what the test saved
+# ---------------------------------------------------------------------------------------------
+
+
+def test_pt_single_tensor(sample):
+    tensors, notes = loaded(torch_bytes(sample), "x.pt")
+    assert list(tensors) == ["tensor"] and same(tensors["tensor"], sample) and notes == []
+
+
+def test_pt_nested_dict_flattened_with_dots(sample):
+    obj = {"model": {"c_fc": {"weight": sample, "bias": sample[0, 0]}}, "x": sample.double(), 3: sample[1]}
+    tensors, _ = loaded(torch_bytes(obj), "state.pth")
+    assert set(tensors) == {"model.c_fc.weight", "model.c_fc.bias", "x", "3"}
+    assert same(tensors["model.c_fc.weight"], sample)
+    assert same(tensors["model.c_fc.bias"], sample[0, 0].clone())
+    assert same(tensors["x"], sample.double())
+    assert same(tensors["3"], sample[1].clone())
+
+
+def test_pt_state_dict_and_parameters():
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(5, 3)
+    tensors, _ = loaded(torch_bytes(layer.state_dict()), "linear.pt")
+    assert same(tensors["weight"], layer.weight.detach()) and same(tensors["bias"], layer.bias.detach())
+    tensors, _ = loaded(torch_bytes({"p": layer.weight}), "param.pt")  # a Parameter comes back a plain tensor
+    assert same(tensors["p"], layer.weight.detach())
+
+
+def test_pt_views_come_back_owning_their_memory(sample):
+    base = sample.clone()
+    obj = {"t": base.t() if base.dim() == 2 else base.transpose(0, 2), "slice": base[1:3], "again": base,
+           "expanded": torch.ones(3).expand(4, 3)}
+    tensors, _ = loaded(torch_bytes(obj), "views.pt")
+    assert same(tensors["t"], obj["t"].contiguous())
+    assert same(tensors["slice"], base[1:3].clone())
+    assert same(tensors["again"], base)
+    assert same(tensors["expanded"], torch.ones(4, 3))
+    tensors["again"].zero_()  # writing one tensor leaves the others alone
+    assert same(tensors["slice"], base[1:3].clone())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_pt_half_precision_widened_exactly(sample, dtype):
+    tensors, notes = loaded(torch_bytes({"h": sample.to(dtype)}), "h.pt")
+    assert same(tensors["h"], sample.to(dtype).float())
+    assert any("widened to float32" in note for note in notes)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64])
+def test_pt_integers_cast_with_a_note(dtype):
+    values = torch.arange(-5, 120).to(dtype)
+    tensors, notes = loaded(torch_bytes(values), "ints.pt")
+    assert same(tensors["tensor"], values.float())
+    assert any("converted to float32" in note and str(dtype).removeprefix("torch.") in note for note in notes)
+
+
+@pytest.mark.parametrize("dtype", ["<f4", ">f4", "<f8", ">f8", "<f2", "<i4", ">i8", "|u1"])
+def test_npy_dtypes(dtype):
+    array = (np.arange(60).reshape(3, 4, 5) - 30).astype(dtype)
+    tensors, notes = loaded(npy_bytes(array), "a.npy")
+    expected = np.float64 if dtype.endswith("f8") else np.float32
+    assert list(tensors) == ["tensor"]
+    assert same(tensors["tensor"], torch.from_numpy(array.astype(expected)))
+    assert (dtype[1] in "iu") == any("converted to float32" in note for note in notes)
+
+
+def test_npy_fortran_order_scalar_and_nonfinite():
+    array = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    array[0, 1], array[2, 3] = np.nan, -np.inf
+    tensors, _ = loaded(npy_bytes(array), "f.npy")
+    assert same(tensors["tensor"], torch.from_numpy(np.ascontiguousarray(array)))
+    tensors, _ = loaded(npy_bytes(np.float64(2.5)), "s.npy")
+    assert tensors["tensor"].shape == () and tensors["tensor"].item() == 2.5
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_npz_several_arrays(compressed):
+    arrays = {"x": np.linspace(-3, 3, 24, dtype=np.float32).reshape(2, 3, 4), "w": np.eye(3),
+              "h": np.array([0.5, -1.25], dtype=np.float16)}
+    tensors, _ = loaded(npz_bytes(compressed, **arrays), "a.npz")
+    assert set(tensors) == {"x", "w", "h"}
+    assert same(tensors["x"], torch.from_numpy(arrays["x"]))
+    assert same(tensors["w"], torch.from_numpy(arrays["w"]))
+    assert same(tensors["h"], torch.from_numpy(arrays["h"].astype(np.float32)))
+
+
+def test_safetensors_dtypes(sample):
+    saved = {"f32": sample, "f64": sample.double(), "f16": sample.half(), "bf16": sample.bfloat16(),
+             "i64": torch.arange(-4, 4), "u8": torch.arange(200, 210, dtype=torch.uint8)}
+    tensors, notes = loaded(safetensors_bytes(saved), "m.safetensors")
+    assert set(tensors) == set(saved)
+    for name, tensor in saved.items():
+        widened = tensor if tensor.dtype in (torch.float32, torch.float64) else tensor.float()
+        assert same(tensors[name], widened), name
+    assert any("bfloat16" in note for note in notes) and any("int64" in note for note in notes)
+
+
+def test_csv_with_and_without_header():
+    table = np.random.default_rng(1).standard_normal((7, 5))
+    tensors, notes = loaded(csv_bytes(table), "t.csv")
+    assert same(tensors["tensor"], torch.from_numpy(table)) and notes == []
+    tensors, notes = loaded(csv_bytes(table, header=["a", "b", "c", "d", "e"]), "t.csv")
+    assert same(tensors["tensor"], torch.from_numpy(table)) and any("column names" in n for n in notes)
+
+
+@pytest.mark.parametrize("delimiter,newline", [("\t", "\n"), (";", "\r\n"), (",", "\r")])
+def test_csv_delimiters_and_line_endings(delimiter, newline):
+    table = np.arange(12, dtype=np.float64).reshape(4, 3) / 7
+    tensors, _ = loaded(csv_bytes(table, delimiter=delimiter, newline=newline), "t.csv")
+    assert same(tensors["tensor"], torch.from_numpy(table))
+
+
+def test_csv_nan_and_inf_are_values_and_a_column_is_2d():
+    tensors, _ = loaded(b"# exported\nx\n1.5\nnan\ninf\n-Infinity\n\"2\"\n", "t.csv")
+    expected = torch.tensor([[1.5], [float("nan")], [float("inf")], [float("-inf")], [2.0]], dtype=torch.float64)
+    assert same(tensors["tensor"], expected)
+    assert describe_nonfinite(tensors["tensor"]) == "1 NaN, 1 +inf, 1 −inf among 5 values"
+
+
+def test_content_decides_over_the_extension(sample):
+    tensors, notes = loaded(safetensors_bytes({"a": sample}), "renamed.npy")
+    assert same(tensors["a"], sample) and any("by its content" in note for note in notes)
+    tensors, notes = loaded(npy_bytes(sample.numpy()), "weights.pt")
+    assert same(tensors["tensor"], sample) and any("by its content" in note for note in notes)
+
+
+def test_weird_names_inside_files_are_cleaned(sample):
+    tensors, notes = loaded(safetensors_bytes({"<script>alert(1)</script>": sample, "a b": sample[0].clone()}),
+                             "x.safetensors")
+    assert all(re.fullmatch(r"[A-Za-z0-9_.\-]{1,100}", name) for name in tensors)
+    assert any("cleaned" in note for note in notes)
+    tensors, _ = loaded(npz_bytes(**{"x" * 500: np.ones(2, np.float32)}), "x.npz")
+    assert [len(name) for name in tensors] == [tensor_io.MAX_NAME]
+
+
+def test_empty_tensors_are_skipped_with_a_note(sample):
+    tensors, notes = loaded(torch_bytes({"a": sample, "empty": torch.zeros(0, 768)}), "x.pt")
+    assert list(tensors) == ["a"] and any("empty" in note for note in notes)
+
+
+def test_load_tensors_is_the_dict_alone(sample):
+    assert same(load_tensors(torch_bytes(sample), "x.pt")["tensor"], sample)
+    assert same(load_tensors(bytearray(npy_bytes(sample.numpy())), "x.npy")["tensor"], sample)
+
+
+def test_describe_nonfinite():
+    assert describe_nonfinite(torch.ones(3)) is None
+    t = torch.tensor([float("nan")] * 1500 + [float("-inf")] + [0.0])
+    assert describe_nonfinite(t) == "1,500 NaN, 1 −inf among 1,502 values"
+
+
+def test_caps_are_printable_numbers():
+    assert MAX_BYTES == 50 * 2**20 and MAX_ELEMENTS >= 8 * 1024 * 768 and MAX_TENSORS >= 149
+    assert MAX_ELEMENTS * 4 >= MAX_BYTES  # every float32 file under the byte cap fits the element cap
+    assert set(tensor_io.SUPPORTED) >= {".pt", ".pth", ".npy", ".npz", ".safetensors", ".csv"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Code-running pickles: refused, and the marker file is never created
+# ---------------------------------------------------------------------------------------------
+
+
+def test_no_pickle_runs_code(tmp_path):
+    marker = tmp_path / "marker"
+    files = evil_pickles(marker)
+    assert not marker.exists()
+    # the corpus is live ammunition: plain pickle.loads would create the marker
+    pickle.loads(files["OpenMarker-raw-p2"]).close()
+    assert marker.exists()
+    marker.unlink()
+    for key, data in files.items():
+        for filename in ("model.pt", "x.npy", "x.bin"):
+            message = refused(data, filename)
+            assert not marker.exists(), f"{key} as {filename} ran code"
+            expected = ("could run code", "old format", "Python objects", "not a torch.save", "not a .npy",
+                        "not in a format")
+            assert any(words in message for words in expected), (key, message)
+    assert "could run code" in refused(files["SystemMarker-torch-zip"], "m.pt")
+    assert "old format" in refused(files["ExecMarker-torch-legacy"], "m.pt")
+    assert "plain Python pickle" in refused(files["OpenMarker-raw-p5"], "m.pt")
+    assert "Python objects" in refused(files["OpenMarker-npy-object"], "m.npy")
+
+
+def test_legacy_torch_file_and_renamed_pickle_are_refused(sample):
+    assert "old format" in refused(torch_bytes(sample, _use_new_zipfile_serialization=False), "old.pt")
+    assert "plain Python pickle" in refused(pickle.dumps({"w": sample.numpy()}, protocol=4), "w.pt")
+
+
+# ---------------------------------------------------------------------------------------------
+# Not tensors
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("obj,words", [
+    ([torch.ones(2)], "a list"),
+    ((torch.ones(2),), "a tuple"),
+    ("hello", "text"),
+    (7, "a number"),
+    (None, "None"),
+    ({"w": torch.ones(2), "step": 3}, "a number at 'step'"),
+    ({"w": torch.ones(2), "cfg": {"lr": 0.1}}, "a number at 'cfg.lr'"),
+    ({"w": [torch.ones(2)]}, "a list at 'w'"),
+    ({torch.ones(1).dtype: torch.ones(2)}, "keys are not names"),
+    (deep_dict(30), "nests dicts"),
+    ({}, "no values"),
+])
+def test_not_tensors(obj, words):
+    message = refused(torch_bytes(obj), "x.pt")
+    assert words in message, message
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda: torch.ones(3, dtype=torch.bool), "true/false"),
+    (lambda: torch.ones(3, dtype=torch.complex64), "complex"),
+    (lambda: torch.ones(3).to_sparse(), "sparse"),
+    (lambda: torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.qint8), "quantized"),
+    (lambda: torch.ones(3, device="meta"), "no data"),
+    (lambda: torch.ones([1] * 9), "9 dimensions"),
+    (lambda: {"a": torch.ones(2), "b": torch.ones(2, dtype=torch.float8_e4m3fn)}, "dtype float8_e4m3fn"),
+    (lambda: {f"t{i}": torch.ones(1)[:] for i in range(MAX_TENSORS + 1)}, "more than"),
+])
+def test_unusual_torch_tensors(make, words):
+    message = refused(torch_bytes(make()), "x.pt")
+    assert words in message, message
+
+
+def test_torchscript_is_refused():
+    buffer = io.BytesIO()
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), buffer)
+    assert "TorchScript" in refused(buffer.getvalue(), "m.pt")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sizes: zero-stride views, element caps, zip bombs
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.zeros(1).expand(10**9),
+    lambda: torch.zeros(1).as_strided((10**6, 10**6), (0, 0)),
+    lambda: torch.zeros(4).as_strided((2**40, 4), (0, 1)),
+    lambda: {"a": torch.zeros(1).expand(MAX_ELEMENTS), "b": torch.zeros(1).expand(8)},  # each fits, not together
+    lambda: {f"v{i}": torch.zeros(1).expand(2**16) for i in range(MAX_ELEMENTS // 2**16 + 1)},
+])
+def test_zero_stride_views_claiming_many_elements(make):
+    data = torch_bytes(make())
+    assert len(data) < 2**20  # a few bytes of storage
+    assert "the limit is" in refused(data, "bomb.pt")
+
+
+def test_pt_storage_claim_larger_than_its_record(sample):
+    entries = torch_members(torch_bytes(sample))
+    pickled = next(e["data"] for e in entries if e["name"].endswith("data.pkl"))
+    # the storage's element count is the BININT1 before TUPLE in the persistent id ('K', 192, 't')
+    lying = pickled.replace(b"K\xc0t", b"J\x00\x00\x00\x40t")  # 192 -> 2**30 elements (4 GiB)
+    assert lying != pickled
+    data = __import__("tests.tensor_corpus", fromlist=["zip_bytes"]).zip_bytes(
+        replace_member(entries, "data.pkl", data=lying))
+    assert "damaged" in refused(data, "lie.pt")
+
+
+def test_pt_with_compressed_members_is_refused(sample):
+    entries = [dict(entry, method=8) for entry in torch_members(torch_bytes({"x": sample}))]
+    assert "compressed" in refused(zip_bytes(entries), "x.pt")
+
+
+def test_pt_deflate_bomb_member_is_refused_before_inflating():
+    entries = torch_members(torch_bytes(torch.zeros(4)))
+    bomb = zeros_deflated(2**30)  # 1 GiB of zeros in ~1 MB
+    entries = replace_member(entries, "data/0", method=8, compressed=bomb, size=2**30, crc=0)
+    assert "compressed" in refused(zip_bytes(entries), "x.pt")
+
+
+def test_pt_declared_sizes_larger_than_the_file(sample):
+    entries = replace_member(torch_members(torch_bytes(sample)), "data/0", size=10**9, compress_size=10**9)
+    assert "more data than it holds" in refused(zip_bytes(entries), "x.pt")
+
+
+def test_pt_pickle_making_many_calls_is_refused_before_unpickling():
+    # 5 bytes a call: 200,000 tensor rebuilds would keep torch's pure-Python unpickler busy ~15 s
+    assert "calls; the limit is" in refused(many_calls_pt(50_000), "x.pt", trace=False)
+
+
+def test_pt_pickle_of_cheap_opcodes_is_quick():
+    entries = torch_members(torch_bytes(torch.ones(1)))
+    pickled = next(e["data"] for e in entries if e["name"].endswith("data.pkl"))
+    filler = b"N" * (tensor_io.MAX_PICKLE_BYTES - len(pickled) - 10)  # NONE pushed 250,000 times
+    refused(zip_bytes(replace_member(entries, "data.pkl", data=pickled[:-1] + filler + b".")), "x.pt", trace=False)
+
+
+def test_pt_huge_pickle_is_refused(sample):
+    entries = torch_members(torch_bytes(sample))
+    entries = replace_member(entries, "data.pkl", data=next(
+        e["data"] for e in entries if e["name"].endswith("data.pkl")) + b" " * tensor_io.MAX_PICKLE_BYTES)
+    assert "table of contents" in refused(zip_bytes(entries), "x.pt")
+
+
+def test_npz_deflate_bomb_declared_size():
+    payload = zeros_deflated(2**28)  # 256 MiB of zeros, honestly declared
+    header = npy_header_text("<f4", (2**26,)).encode()
+    member = {"name": "x.npy", "method": 8, "compressed": _deflate_prefixed(header, payload),
+              "size": len(header) + 10 + 2**28, "crc": 0}
+    assert "would unpack to" in refused(zip_bytes([member]), "bomb.npz")
+
+
+def test_npz_member_declaring_small_inflating_huge():
+    # declares 4,096 float32s (16 kB) and a matching header, but the stream inflates to 256 MiB
+    header = npy_with_header(npy_header_text("<f4", (4096,)))
+    stream = _deflate_prefixed(header, zeros_deflated(2**28))
+    member = {"name": "x.npy", "method": 8, "compressed": stream, "size": len(header) + 4 * 4096,
+              "crc": 0x12345678}
+    message = refused(zip_bytes([member]), "sneaky.npz", peak=64 * 2**20)
+    assert "damaged" in message
+
+
+def test_npz_overlapping_members_bomb():
+    # many central-directory entries that all point at one deflated kernel (a non-recursive zip bomb)
+    header = npy_with_header(npy_header_text("<f4", (2**22,)))
+    kernel = _deflate_prefixed(header, zeros_deflated(2**24))
+    size = len(header) + 2**24
+    members = [{"name": "k0.npy", "method": 8, "compressed": kernel, "size": size, "crc": 0}]
+    members += [{"name": f"k{i}.npy", "method": 8, "offset_of": 0, "compress_size": len(kernel), "size": size,
+                 "crc": 0} for i in range(1, 200)]
+    message = refused(zip_bytes(members), "overlap.npz")
+    assert "would unpack to" in message or "damaged" in message, message
+
+
+def test_zip_with_too_many_members():
+    members = [{"name": f"m{i}.npy", "data": b""} for i in range(70_000)]
+    message = refused(zip_bytes(members), "many.npz")
+    assert "damaged" in message or "files; the limit" in message, message
+    members = [{"name": f"m{i}.npy", "data": b""} for i in range(tensor_io.MAX_ZIP_MEMBERS + 1)]
+    assert "files; the limit" in refused(zip_bytes(members), "many.npz")
+
+
+@pytest.mark.parametrize("data,words", [
+    (zip_bytes([]), "empty zip"),
+    (zip_bytes([{"name": "readme.txt", "data": b"hi"}]), "not one made by torch.save or np.savez"),
+    (zip_bytes([{"name": "x.npy", "data": npy_bytes(np.ones(3, np.float32))}]) + b"trailing", "damaged"),
+    (zip_bytes([{"name": "x.npy", "data": npy_bytes(np.ones(3, np.float32)), "crc": 1}]), "damaged member"),
+    (zip_bytes([{"name": "x.npy", "data": npy_bytes(np.ones(3, np.float32)), "method": 12}]), "compression"),
+])
+def test_odd_zips(data, words):
+    message = refused(data, "a.npz")
+    assert words in message, message
+
+
+def _deflate_prefixed(prefix: bytes, deflated_rest: bytes) -> bytes:
+    """Raw deflate of `prefix` followed by an already deflated stream (a stored block, then the rest)."""
+    import struct as _struct
+
+    return bytes([0]) + _struct.pack("<HH", len(prefix), len(prefix) ^ 0xFFFF) + prefix + deflated_rest
+
+
+# ---------------------------------------------------------------------------------------------
+# .npy headers that lie or hold what is not numbers
+# ---------------------------------------------------------------------------------------------
+
+
+def test_npy_shape_larger_or_smaller_than_the_data():
+    payload = np.ones(12, np.float32).tobytes()
+    assert "bytes follow it" in refused(npy_with_header(npy_header_text("<f4", (4, 4)), payload), "a.npy")
+    assert "bytes follow it" in refused(npy_with_header(npy_header_text("<f4", (2, 4)), payload), "a.npy")
+    assert "the limit is" in refused(npy_with_header(npy_header_text("<f4", (10**6, 10**6)), payload), "a.npy")
+
+
+@pytest.mark.parametrize("descr,words", [
+    ("|O", "Python objects"),
+    ("<c8", "complex"),
+    ("|b1", "true/false"),
+    ("<U4", "text"),
+    ("|S3", "bytes"),
+    ("<M8[s]", "dates"),
+    ("|V8", "raw bytes"),
+    ("<f16", "extended-precision"),
+    ("(2,)<f4", "records"),
+    ("nonsense", "unknown dtype"),
+])
+def test_npy_dtypes_refused(descr, words):
+    assert words in refused(npy_with_header(npy_header_text(descr, (2,)), bytes(64)), "a.npy")
+
+
+@pytest.mark.parametrize("header", [
+    "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }",
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }",
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (2.5,), }",
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (True,), }",
+    "{'descr': '<f4', 'fortran_order': 0, 'shape': (2,), }",
+    "{'descr': '<f4', 'shape': (2,), }",
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}",
+    "__import__('os').system('echo hi')",
+    "[" * 5000 + "]" * 5000,
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (" + "1, " * 20 + "), }",
+    "not python",
+])
+def test_npy_bad_headers(header):
+    refused(npy_with_header(header.ljust(118) + "\n", bytes(8)), "a.npy")
+
+
+def test_npy_header_lengths_and_versions():
+    assert "header is over" in refused(npy_with_header("{}", version=(2, 0), length=2**31), "a.npy")
+    assert "damaged" in refused(npy_with_header("{'descr'", version=(1, 0), length=5000), "a.npy")
+    assert "version 9.9" in refused(npy_with_header(npy_header_text("<f4", (1,)), version=(9, 9)), "a.npy")
+    assert "damaged" in refused(b"\x93NUMPY\x01", "a.npy")
+
+
+# ---------------------------------------------------------------------------------------------
+# safetensors headers that lie
+# ---------------------------------------------------------------------------------------------
+
+
+def _entry(dtype="F32", shape=(2,), offsets=(0, 8)):
+    return {"dtype": dtype, "shape": list(shape), "data_offsets": list(offsets)}
+
+
+@pytest.mark.parametrize("data,words", [
+    (safetensors_with_header({"a": _entry()}, bytes(8), length=2**40), "over 1 MiB"),
+    (safetensors_with_header({"a": _entry()}, bytes(8), length=5000), "runs past the end"),
+    (safetensors_with_header(b"{" + b" " * (2**20 + 10) + b"}", bytes(8)), "over 1 MiB"),
+    (safetensors_with_header(b'{"a": nope}'), "damaged"),
+    (safetensors_with_header(b"{\xff\xfe}"), "damaged"),
+    (safetensors_with_header(b'{"a": 1, "a": 2}'), "damaged"),
+    (safetensors_with_header(b"{" + b'"a":[' * 3000 + b"]" * 3000 + b"}"), "damaged"),
+    (safetensors_with_header({"a": _entry(offsets=(0, 8000))}, bytes(8)), "offsets"),
+    (safetensors_with_header({"a": _entry(offsets=(8, 16))}, bytes(8)), "offsets"),
+    (safetensors_with_header({"a": _entry(offsets=(-8, 0))}, bytes(8)), "damaged"),
+    (safetensors_with_header({"a": _entry(shape=(3,))}, bytes(8)), "offsets"),
+    (safetensors_with_header({"a": _entry(shape=(-2,))}, bytes(8)), "not a list of sizes"),
+    (safetensors_with_header({"a": _entry(shape=(10**12,), offsets=(0, 8))}, bytes(8)), "the limit is"),
+    (safetensors_with_header({"a": _entry(dtype="Q99")}, bytes(8)), "unsupported dtype"),
+    (safetensors_with_header({"a": _entry(dtype="BOOL", offsets=(0, 2))}, bytes(2)), "true/false"),
+    (safetensors_with_header({"a": _entry(dtype="C64", offsets=(0, 16))}, bytes(16)), "complex"),
+    (safetensors_with_header({"a": _entry(), "b": _entry()}, bytes(8)), "overlap"),
+    (safetensors_with_header({"a": _entry()}, bytes(16)), "no tensor"),
+    (safetensors_with_header({"a": {"dtype": "F32"}}, bytes(8)), "damaged"),
+    (safetensors_with_header([1, 2], bytes(8)), "not a safetensors file"),
+    (safetensors_with_header(b'"x"     ', bytes(8)), "not a safetensors file"),
+    (safetensors_with_header({"__metadata__": "x", "a": _entry()}, bytes(8)), "damaged"),
+    (safetensors_with_header({f"t{i}": _entry(offsets=(0, 0), shape=(0,)) for i in range(MAX_TENSORS + 1)}),
+     "more than"),
+])
+def test_safetensors_lying_headers(data, words):
+    message = refused(data, "m.safetensors")
+    assert words in message, message
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text,words", [
+    (b"1,2,3\n4,5\n", "Line 2 of this .csv file has 2 values, not 3"),
+    (b"1,2\n3,4,5\n", "has 3 values"),
+    (b"a,b\n1,2\n3,x\n", "Line 3, column 2"),
+    (b"1,2\n3,\n", "column 2"),
+    (b"1,2\n<b>3</b>,4\n", "Line 2, column 1"),
+    (b"a,b\n", "header but no rows"),
+    (b"\n\n# only comments\n", "no rows"),
+    ("1,2\n\u00e9,3\n".encode("latin1"), "UTF-8"),
+    (b"1,2\x00\n", "CSV text"),
+])
+def test_csv_refusals(text, words):
+    message = refused(text, "t.csv")
+    assert words in message, message
+
+
+def test_csv_over_the_cell_cap():
+    columns = 1024
+    rows = MAX_CSV_CELLS // columns + 1
+    text = (",".join(["0"] * columns) + "\n") * rows
+    assert "the limit is 4,194,304 numbers" in refused(text.encode(), "big.csv")
+    assert "the limit is" in refused(b"0\r" * (MAX_CSV_CELLS + 1), "cr.csv")
+
+
+# ---------------------------------------------------------------------------------------------
+# Empty, truncated, random, oversized, unknown, weird names
+# ---------------------------------------------------------------------------------------------
+
+
+def test_empty_and_oversized():
+    assert "empty" in refused(b"", "x.pt")
+    message = refused(b"\x00" * (MAX_BYTES + 1), "big.npy", peak=PEAK_BYTES)
+    assert "the limit is 50 MiB" in message
+
+
+def _good_files() -> dict[str, tuple[bytes, str]]:
+    generator = torch.Generator().manual_seed(7)
+    t = torch.randn(3, 5, generator=generator)
+    return {
+        "pt": (torch_bytes({"a": t, "b": {"c": t.half()}}), "x.pt"),
+        "npy": (npy_bytes(t.numpy()), "x.npy"),
+        "npz": (npz_bytes(False, a=t.numpy(), b=np.arange(4)), "x.npz"),
+        "npz_deflated": (npz_bytes(True, a=t.numpy(), b=np.arange(4)), "x.npz"),
+        "safetensors": (safetensors_bytes({"a": t, "b": t.bfloat16()}), "x.safetensors"),
+        "csv": (csv_bytes(t.double().numpy(), header=["p", "q", "r", "s", "t"]), "x.csv"),
+    }
+
+
+GOOD = _good_files()
+
+
+@pytest.mark.parametrize("kind", sorted(GOOD))
+def test_every_truncation_is_refused(kind):
+    data, filename = GOOD[kind]
+    loaded(data, filename)  # whole: fine
+    for cut in sorted({1, 2, 7, 8, 9, 10, 30, len(data) // 3, len(data) // 2, len(data) - 23, len(data) - 1}):
+        if kind == "csv":
+            continue  # a CSV cut at a line end is a smaller good table; fuzzed below instead
+        refused(data[:cut], filename)
+
+
+@pytest.mark.parametrize("filename", ["x.bin", "x.pt", "x.npy", "x.npz", "x.safetensors", "x", "x.csv"])
+def test_random_bytes_are_refused(filename):
+    rng = np.random.default_rng(3)
+    for size in (1, 7, 100, 4096, 2**20):
+        refused(rng.integers(0, 256, size, dtype=np.uint8).tobytes(), filename)
+
+
+def test_other_formats_are_refused():
+    png = b"\x89PNG\r\n\x1a\n" + bytes(100)
+    assert "not a .npy array" in refused(png, "image.npy")
+    assert "not in a format this page reads" in refused(png, "image.png")
+    assert "not a torch.save file" in refused(b"hello world", "notes.pt")
+
+
+@pytest.mark.parametrize("filename", [
+    "<script>alert(1)</script>.npy",
+    "../../../etc/passwd",
+    "C:\\Users\\me\\secret\\x.pt",
+    "a" * 100_000 + ".pt",
+    "x.<b>bold</b>",
+    "",
+    "model.pt\n<img src=x onerror=alert(1)>",
+])
+def test_weird_filenames_are_never_echoed(filename):
+    message = refused(b"garbage that is no format", filename)
+    assert "script" not in message and "etc" not in message and "secret" not in message
+    assert "aaaa" not in message and "bold" not in message and "img" not in message
+    assert re.search(r"This (\.[a-z0-9]{1,12} )?file", message), message
+
+
+def test_names_inside_files_never_reach_messages_raw():
+    evil_name = "<img src=x onerror=alert(1)>" + "z" * 300
+    data = safetensors_bytes({evil_name: torch.ones(2)})
+    data_bool = torch_bytes({evil_name: torch.ones(2, dtype=torch.bool)})
+    message = refused(data_bool, "x.pt")
+    assert "img" in message and "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz" not in message
+    tensors, _ = loaded(data, "x.safetensors")
+    assert all("<" not in name for name in tensors)
+
+
+def test_the_public_entry_point_turns_surprises_into_refusals(monkeypatch):
+    def boom(*args, **kwargs):
+        raise KeyError("<internal detail>")
+
+    monkeypatch.setattr(tensor_io, "_read_npy", boom)
+    with pytest.raises(TensorFileError) as caught:
+        load_tensors(npy_bytes(np.ones(2, np.float32)), "x.npy")
+    assert_safe_message(str(caught.value))
+    assert "internal" not in str(caught.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fuzzing: random bytes, truncations and corruptions of good files
+# ---------------------------------------------------------------------------------------------
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+NAMES = st.sampled_from(["x.pt", "x.pth", "x.npy", "x.npz", "x.safetensors", "x.csv", "x", "x.bin"])
+
+
+def _tensors_or_refusal(data: bytes, filename: str) -> None:
+    started = time.perf_counter()
+    try:
+        tensors, notes = tensor_io._load(data, filename)
+    except TensorFileError as error:
+        assert_safe_message(str(error))
+    else:
+        assert isinstance(tensors, dict) and tensors
+        assert_owned(tensors, data)
+        assert all(isinstance(note, str) for note in notes)
+    assert time.perf_counter() - started < SECONDS
+
+
+@FUZZ
+@given(data=st.binary(max_size=4096), filename=NAMES)
+def test_fuzz_random_bytes(data, filename):
+    _tensors_or_refusal(data, filename)
+
+
+@FUZZ
+@given(kind=st.sampled_from(sorted(GOOD)), cut=st.integers(0, 10**6), filename=NAMES)
+def test_fuzz_truncations(kind, cut, filename):
+    data = GOOD[kind][0]
+    _tensors_or_refusal(data[: cut % (len(data) + 1)], filename)
+
+
+@FUZZ
+@given(kind=st.sampled_from(sorted(GOOD)), edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)),
+                                                          min_size=1, max_size=8))
+def test_fuzz_corruptions(kind, edits):
+    data, filename = GOOD[kind]
+    corrupted = bytearray(data)
+    for position, value in edits:
+        corrupted[position % len(corrupted)] = value
+    _tensors_or_refusal(bytes(corrupted), filename)
+
+
+@FUZZ
+@given(kind=st.sampled_from(["npy", "safetensors"]), header=st.binary(max_size=300))
+def test_fuzz_header_bytes(kind, header):
+    if kind == "npy":
+        data = npy_with_header(header, bytes(64))
+    else:
+        data = safetensors_with_header(header, bytes(64))
+    _tensors_or_refusal(data, "x." + kind)

@@ -1,0 +1,316 @@
+"""Drive the real app: `streamlit run app.py` on a free local port, and Debian's Chromium through Playwright.
+
+Shared by the browser tests, `benchmarks/bench_startup.py`, `benchmarks/bench_browser.py` and
+`scripts/screenshots.py`.  Nothing here imports Streamlit: the app runs in its own process, as it would
+for a class.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("GELU_CHROMIUM", "/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+DESKTOP = {"width": 1400, "height": 900}
+PHONE = {"width": 390, "height": 844}
+TIMEOUT_MS = 30_000
+
+# Counts finished script runs on the page.  After a widget move Streamlit updates the URL at once but
+# only starts the rerun ~100 ms later, so "state is notRunning" alone can be read before the rerun has
+# begun; waiting for this counter to pass its value from before the action closes that gap.
+RUN_COUNTER_JS = """
+window.__geluRuns = 0;
+new MutationObserver((records) => {
+  for (const r of records) {
+    if (r.target.getAttribute("data-testid") !== "stApp") continue;
+    const now = r.target.getAttribute("data-test-script-state");
+    if (now === "notRunning" && r.oldValue !== "notRunning") window.__geluRuns += 1;
+  }
+}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+                      attributeFilter: ["data-test-script-state"]});
+"""
+IDLE = "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']"
+MAIN = "[data-testid='stMain']"
+SLIDER = "[data-testid='stSlider'] input[type=range]"
+NUMBER = "[data-testid='stNumberInput'] input[type=number]"
+EXCEPTION = "[data-testid='stException']"
+ERROR_BOX = "[data-testid='stAlertContentError']"
+
+
+# --- the app's pages, read from app.py -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AppPage:
+    """One st.Page entry of app.py's navigation."""
+
+    script: str  # "pages/curves.py"
+    title: str
+    url_path: str  # "curves"
+    default: bool
+
+
+def app_pages(app_file: Path = ROOT / "app.py") -> list[AppPage]:
+    """Every `st.Page(...)` in app.py, in order, read from its source (no Streamlit import)."""
+    found = []
+    for node in ast.walk(ast.parse(app_file.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page" and node.args:
+            kw = {k.arg: k.value for k in node.keywords}
+            script = ast.literal_eval(node.args[0])
+            url_path = ast.literal_eval(kw["url_path"]) if "url_path" in kw else Path(script).stem
+            title = ast.literal_eval(kw["title"]) if "title" in kw else url_path
+            default = bool(ast.literal_eval(kw["default"])) if "default" in kw else False
+            found.append(AppPage(script, title, url_path, default))
+    return found
+
+
+def theme_colors(config_file: Path = ROOT / ".streamlit" / "config.toml") -> dict[str, dict[str, str]]:
+    """The [theme.light] and [theme.dark] sections of the app's config."""
+    theme = tomllib.loads(config_file.read_text(encoding="utf-8")).get("theme", {})
+    return {scheme: theme.get(scheme, {}) for scheme in ("light", "dark")}
+
+
+# --- the server ------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """`streamlit run <script>` in app_dir on 127.0.0.1 and a free port, with app_dir's own config.
+
+    Use as a context manager; `base_url` is ready (health check answered "ok") once inside.
+    """
+
+    def __init__(self, app_dir: Path = ROOT, script: str = "app.py", extra_args: tuple[str, ...] = ()):
+        self.app_dir, self.script, self.extra_args = Path(app_dir), script, extra_args
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+        self.log_path = Path(tempfile.mkstemp(prefix="gelu-streamlit-", suffix=".log")[1])
+
+    def start(self, timeout_s: float = 60.0) -> Server:
+        cmd = [
+            sys.executable, "-m", "streamlit", "run", self.script,
+            "--server.address", "127.0.0.1", "--server.port", str(self.port),
+            "--server.headless", "true", "--browser.gatherUsageStats", "false", *self.extra_args,
+        ]  # fmt: skip
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(cmd, cwd=self.app_dir, stdout=log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {self.proc.returncode}:\n{self.log_tail()}")
+            if self.healthy():
+                return self
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout_s} s:\n{self.log_tail()}")
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.base_url}/_stcore/health", timeout=1) as resp:
+                return resp.read() == b"ok"
+        except (OSError, urllib.error.URLError):
+            return False
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def log_tail(self, n: int = 40) -> str:
+        return "\n".join(self.log().splitlines()[-n:])
+
+    def rss_kib(self) -> dict[str, int]:
+        """The server process's resident memory now (VmRSS) and at its peak (VmHWM), in KiB, from /proc."""
+        fields = {}
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                fields[key] = int(value.split()[0])
+        return fields
+
+    def __enter__(self) -> Server:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+        self.log_path.unlink(missing_ok=True)
+
+
+# --- the browser -----------------------------------------------------------------------------------
+
+
+def launch(playwright):
+    """Debian's Chromium, headless, with nothing phoning home."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+
+
+def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = None):
+    """A page in a fresh context (own cookies, own Streamlit session) that counts finished script runs."""
+    context = browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme)
+    context.set_default_timeout(TIMEOUT_MS)
+    context.add_init_script(RUN_COUNTER_JS)
+    return context.new_page()
+
+
+def runs(page) -> int:
+    """How many script runs have finished on this page so far."""
+    return page.evaluate("window.__geluRuns")
+
+
+def wait_idle(page, after: int | None = None, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Wait until a script run later than `after` has finished and everything it sent is drawn.
+
+    `after` is `runs(page)` read before the action; None waits for the first run of a fresh page.
+    """
+    page.wait_for_function("n => window.__geluRuns > n", arg=0 if after is None else after, timeout=timeout_ms)
+    page.locator(IDLE).wait_for(state="attached", timeout=timeout_ms)
+    wait_drawn(page, timeout_ms)
+
+
+def wait_drawn(page, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Wait until no element is a loading skeleton (lazy charts, sliders) or stale (left from the last run)."""
+    page.wait_for_function(
+        "() => !document.querySelector(\"[data-testid='stSkeleton'], [data-stale='true']\")", timeout=timeout_ms
+    )
+
+
+def open_app(page, url: str) -> None:
+    """Load a URL of the app and wait for its first run to be drawn."""
+    page.goto(url, wait_until="commit")  # not "load": an offline favicon fetch can hold that for seconds
+    wait_idle(page)
+
+
+def act(page, action) -> None:
+    """Do something that reruns the script (`action()`), then wait for that rerun to be drawn."""
+    before = runs(page)
+    action()
+    wait_idle(page, after=before)
+
+
+def query(url: str) -> dict[str, list[str]]:
+    """The query parameters of a URL."""
+    return parse_qs(urlsplit(url).query, keep_blank_values=True)
+
+
+def first_control(page):
+    """The first slider in the page's main area (not the sidebar), else its first number input; or None.
+
+    Returns the control's <input> (range or number) and how to move it: the slider by ArrowRight, the
+    number by ArrowUp then Enter (Streamlit commits a number on Enter), each the other way at the maximum.
+    """
+    for selector in (SLIDER, NUMBER):
+        control = page.locator(f"{MAIN} {selector}").first
+        if control.count():
+            return control
+    return None
+
+
+def move(page, control) -> None:
+    """One keyboard step of a control from `first_control`, waiting for the rerun it causes."""
+    at_max = float(control.input_value()) >= float(control.get_attribute("max") or "inf")
+    control.focus()
+    if control.get_attribute("type") == "range":
+        act(page, lambda: control.press("ArrowLeft" if at_max else "ArrowRight"))
+    else:
+        act(page, lambda: (control.press("ArrowDown" if at_max else "ArrowUp"), control.press("Enter")))
+
+
+def control_state(control) -> tuple[str, str]:
+    """(the input's value, the value as drawn): a slider's thumb label, or a number input's own text."""
+    if control.get_attribute("type") != "range":
+        return control.input_value(), control.input_value()
+    thumb = control.locator("xpath=ancestor::*[@data-testid='stSlider']//*[@data-testid='stSliderThumbValue']")
+    return control.input_value(), thumb.first.inner_text().strip()
+
+
+# Opening a deep link (/curves) makes Streamlit's frontend probe /curves/_stcore/health and
+# /curves/_stcore/host-config to learn whether "curves" is a base URL path; the 404s it gets are expected
+# and logged by Chromium as console errors.  Resources from other origins (the favicon Streamlit fetches
+# from fonts.gstatic.com for a ":material/...:" page icon) fail where there is no internet, which says
+# nothing about the app: `ThirdParty` lists those hosts instead.  Everything else counts.
+def _is_expected(message, local_origin: str) -> bool:
+    url = (message.location or {}).get("url", "")
+    if not message.text.startswith("Failed to load resource"):
+        return False
+    if not url.startswith(local_origin):
+        return True
+    return "404" in message.text and url.rsplit("/_stcore/", 1)[-1] in ("health", "host-config")
+
+
+class ConsoleErrors:
+    """Console errors and uncaught page errors seen on a page, minus the expected ones above."""
+
+    def __init__(self, page, local_origin: str):
+        self.errors: list[str] = []
+        self.local_origin = local_origin
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+
+    def _on_console(self, message) -> None:
+        if message.type == "error" and not _is_expected(message, self.local_origin):
+            location = (message.location or {}).get("url", "")
+            self.errors.append(f"console: {message.text} ({location})")
+
+
+class ThirdParty:
+    """Every request a page makes to a host other than the app's own."""
+
+    def __init__(self, page, local_origin: str):
+        self.urls: list[str] = []
+        page.on("request", lambda req: None if req.url.startswith(local_origin) else self.urls.append(req.url))
+
+    @property
+    def hosts(self) -> set[str]:
+        return {urlsplit(u).hostname for u in self.urls if urlsplit(u).scheme in ("http", "https", "ws", "wss")}
+
+
+def screenshot_full(page, path: Path) -> None:
+    """A screenshot of the whole page: Streamlit scrolls inside its main block, so grow the viewport to fit."""
+    viewport = page.viewport_size
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll(\"[data-testid='stMain'], section, body\")]"
+        ".map(e => e.scrollHeight))"
+    )
+    page.set_viewport_size({"width": viewport["width"], "height": max(viewport["height"], min(height, 6000))})
+    try:
+        wait_drawn(page)
+        page.wait_for_timeout(300)  # Plotly animates its resize
+        path.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(path))
+    finally:
+        page.set_viewport_size(viewport)

@@ -1,0 +1,75 @@
+"""Every page in a real browser: it loads clean, its first control moves by keyboard, the URL keeps the view.
+
+Pages are read from app.py's navigation, so a new page is covered without touching this file.  The
+control is the page's first slider (its first number input where a page has no slider: home, the lab).
+Reference for "the same view": the control's own value (the input's value and the number drawn on the
+slider's thumb) before sharing and after opening the shared URL in a fresh browser context; compared
+exactly, as strings.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.e2e import driver
+
+pytestmark = pytest.mark.e2e
+
+PAGES = driver.app_pages()
+
+# The only third-party request allowed: Streamlit draws a ":material/...:" page icon as a favicon
+# fetched from Google's font CDN.  A script, font or tracker from anywhere else fails the page test.
+ALLOWED_HOSTS = {"fonts.gstatic.com"}
+
+
+def page_path(app_page: driver.AppPage) -> str:
+    """Where a page lives: the default page at the root, the others at their url_path."""
+    return "" if app_page.default else app_page.url_path
+
+
+def test_navigation_lists_every_page(new_tab):
+    tab = new_tab()
+    tab.open()
+    links = tab.page.locator("[data-testid='stSidebarNav'] a[data-testid='stSidebarNavLink']")
+    paths = [urlsplit(href).path.strip("/") for href in links.evaluate_all("els => els.map(e => e.href)")]
+    assert paths == [page_path(p) for p in PAGES]
+    labels = [text.splitlines()[-1].strip() for text in links.all_inner_texts()]  # the icon's name comes first
+    assert labels == [p.title for p in PAGES]
+    tab.assert_clean()
+
+
+@pytest.mark.parametrize("app_page", PAGES, ids=[p.url_path for p in PAGES])
+def test_page_loads_clean_and_its_link_restores_the_view(new_tab, app_page):
+    tab = new_tab()
+    tab.open(page_path(app_page))
+    page = tab.page
+    assert urlsplit(page.url).path.strip("/") == page_path(app_page)
+    assert page.locator(f"{driver.MAIN} [data-testid='stHeading']").count() >= 1, "the page drew no heading"
+    tab.assert_clean()
+    assert tab.third_party.hosts <= ALLOWED_HOSTS, tab.third_party.urls
+
+    control = driver.first_control(page)
+    assert control is not None, f"page {app_page.url_path!r} has no slider or number input"
+    before, url_before = driver.control_state(control), page.url
+    driver.move(page, control)
+
+    after = driver.control_state(control)
+    assert after[0] != before[0], "the keyboard did not move the control"
+    assert after[1] != before[1], "the control still shows the old value"
+    q_before, q_after = driver.query(url_before), driver.query(page.url)
+    assert {k: v for k, v in q_after.items() if q_before.get(k) != v}, f"the move did not reach the URL: {page.url}"
+    tab.assert_clean()
+
+    # The sidebar's share link, where the app shows one, holds the same view as the address bar.
+    shown = [t.strip() for t in page.locator("[data-testid='stSidebar'] [data-testid='stCode'] code").all_inner_texts()]
+    shown = [t for t in shown if "://" in t]
+    if shown:
+        assert driver.query(shown[0]) == q_after, f"share link {shown[0]!r} differs from the address {page.url}"
+
+    fresh = new_tab()
+    fresh.open(shown[0] if shown else page.url)
+    assert driver.control_state(driver.first_control(fresh.page)) == after
+    assert driver.query(fresh.page.url) == q_after
+    fresh.assert_clean()

@@ -318,14 +318,11 @@ def _read_torch(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple
         raise TensorFileError(f"This {label}file declares more data than it holds.")
     pickled = next(info for info in infos if re.fullmatch(r"[^/]+/data\.pkl", info.filename))
     try:
-        calls = _pickle_calls(archive.read(pickled))
+        _scan_pickle(archive.read(pickled), label)
     except TensorFileError:
         raise
     except Exception:  # genops: unknown opcode, truncated argument; zipfile: bad CRC
         raise TensorFileError(f"This {label}file is damaged or not a complete torch.save file.") from None
-    if calls > MAX_PICKLE_CALLS:
-        raise TensorFileError(f"This {label}file's table of contents makes {calls:,} calls; the limit is "
-                              f"{MAX_PICKLE_CALLS:,}.")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -344,12 +341,96 @@ def _read_torch(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple
     return [(name, t, None) for name, t in pairs]
 
 
-_CALL_OPCODES = {"REDUCE", "BUILD", "NEWOBJ", "NEWOBJ_EX", "INST", "OBJ"}
+# What torch.save writes for tensors and dicts of them, protocol 2.  torch.load(weights_only=True)
+# allows more, and some of it is costly: bytearray(10**10) is 12 bytes of pickle and 10 GB of
+# zeroed memory; UntypedStorage(n) hands out uninitialised memory a tensor could then show.
+_CALLABLE_GLOBALS = {
+    "torch._utils _rebuild_tensor_v2", "torch._utils _rebuild_tensor_v3",
+    "torch._utils _rebuild_parameter", "torch._utils _rebuild_parameter_with_state",
+    "collections OrderedDict",
+}
+_GLOBAL_WORDS = {  # what a refused global means, in words
+    "torch._utils _rebuild_sparse_tensor": "sparse tensors", "torch.serialization _get_layout": "sparse tensors",
+    "torch._utils _rebuild_qtensor": "quantized tensors", "torch._utils _rebuild_nested_tensor": "nested tensors",
+    "torch._utils _rebuild_meta_tensor_no_storage": "tensors without data",
+    "torch._utils _rebuild_wrapper_subclass": "tensor subclasses",
+    "torch._tensor _rebuild_from_type_v2": "tensors with extra Python attributes",
+    "torch._utils _rebuild_device_tensor_from_numpy": "NumPy arrays",
+}
+_PUSH_OPCODES = {"NONE", "NEWFALSE", "NEWTRUE", "EMPTY_TUPLE", "EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET", "BININT",
+                 "BININT1", "BININT2", "BINFLOAT", "BINUNICODE", "SHORT_BINSTRING", "LONG1"}
+_POP_PUSH_OPCODES = {"TUPLE1": (1, 1), "TUPLE2": (2, 1), "TUPLE3": (3, 1), "APPEND": (1, 0), "SETITEM": (2, 0),
+                     "BINPERSID": (1, 1), "BUILD": (1, 0), "REDUCE": (2, 1), "NEWOBJ": (2, 1)}
 
 
-def _pickle_calls(pickled: bytes) -> int:
-    """How many calls a pickle would make, read from its opcodes without running any of them."""
-    return sum(1 for opcode, _, _ in pickletools.genops(pickled) if opcode.name in _CALL_OPCODES)
+def _value_global(name: str) -> bool:
+    """A global that may appear as a value: a storage type or a dtype (never called)."""
+    module, _, attr = name.partition(" ")
+    if name == "torch.storage UntypedStorage":
+        return True
+    return module == "torch" and (
+        (attr.endswith("Storage") and isinstance(getattr(torch, attr, None), type))
+        or isinstance(getattr(torch, attr, None), torch.dtype)
+    )
+
+
+def _scan_pickle(pickled: bytes, label: str) -> None:
+    """Walk a .pt's pickle opcode by opcode, running nothing, before torch.load sees it.
+
+    Each stack entry is tracked only as "this global" or "something else", so
+    every call (REDUCE, NEWOBJ) is known to call a tensor rebuilder or OrderedDict;
+    globals may be those or storage types and dtypes; calls are at most
+    MAX_PICKLE_CALLS (torch's pure-Python unpickler takes ~0.1 ms a call, and
+    5 bytes of pickle can repeat one).  Opcodes torch's safe loader does not
+    read are refused here too.
+    """
+    stack: list = []
+    marks: list[int] = []
+    memo: dict = {}
+    calls = 0
+    for opcode, arg, _ in pickletools.genops(pickled):
+        name = opcode.name
+        if name == "GLOBAL":
+            if arg not in _CALLABLE_GLOBALS and not _value_global(arg):
+                words = _GLOBAL_WORDS.get(arg) or ("quantized tensors" if " per_" in arg else None)
+                if words:
+                    raise TensorFileError(f"This {label}file holds {words}; save plain dense tensors.")
+                raise TensorFileError(
+                    f"This {label}file holds Python objects other than tensors, which could run code; "
+                    "save a tensor or a dict of tensors."
+                )
+            stack.append(("global", arg))
+        elif name in _PUSH_OPCODES:
+            stack.append(None)
+        elif name in ("BINPUT", "LONG_BINPUT"):
+            memo[arg] = stack[-1]
+        elif name in ("BINGET", "LONG_BINGET"):
+            stack.append(memo[arg])
+        elif name == "MARK":
+            marks.append(len(stack))
+        elif name in ("TUPLE", "APPENDS", "SETITEMS"):
+            del stack[marks.pop():]
+            if name == "TUPLE":
+                stack.append(None)
+        elif name in _POP_PUSH_OPCODES:
+            pops, pushes = _POP_PUSH_OPCODES[name]
+            if len(stack) - (marks[-1] if marks else 0) < pops:
+                raise ValueError("stack underflow")
+            popped = stack[-pops:]
+            del stack[-pops:]
+            if name in ("REDUCE", "NEWOBJ"):
+                calls += 1
+                called = popped[0]
+                if not (isinstance(called, tuple) and called[1] in _CALLABLE_GLOBALS):
+                    raise TensorFileError(f"This {label}file's table of contents calls something other than "
+                                          "torch's tensor builders; it is refused.")
+            stack.extend([None] * pushes)
+        elif name not in ("PROTO", "STOP"):
+            raise TensorFileError(f"This {label}file uses pickle features torch's safe loader does not read; "
+                                  "save it with torch.save's defaults.")
+    if calls > MAX_PICKLE_CALLS:
+        raise TensorFileError(f"This {label}file's table of contents makes {calls:,} calls; the limit is "
+                              f"{MAX_PICKLE_CALLS:,}.")
 
 
 def _flatten(obj, prefix: str, out: list, depth: int, label: str) -> None:

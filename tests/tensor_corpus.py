@@ -205,6 +205,16 @@ def safetensors_with_header(header, payload: bytes = b"", length: int | None = N
     return struct.pack("<Q", len(raw) if length is None else length) + raw + payload
 
 
+def pt_with_pickle(pickled: bytes) -> bytes:
+    """A torch.save zip of one small tensor whose data.pkl is replaced by `pickled`."""
+    return zip_bytes(replace_member(torch_members(torch_bytes(torch.ones(1))), "data.pkl", data=pickled))
+
+
+def call_pickle(module: str, name: str, argument: int) -> bytes:
+    """A protocol-2 pickle of module.name(argument): GLOBAL, BININT, TUPLE1, REDUCE, STOP."""
+    return b"\x80\x02c" + f"{module}\n{name}\n".encode() + b"J" + struct.pack("<i", argument) + b"\x85R."
+
+
 def many_calls_pt(calls: int) -> bytes:
     """A torch.save zip whose pickle rebuilds one tensor `calls` times in 5 bytes each (BINGET, BINGET, REDUCE)."""
     entries = torch_members(torch_bytes(torch.ones(1)))

@@ -34,6 +34,7 @@ from gelu_core.tensor_io import (
     load_tensors_with_notes,
 )
 from tests.tensor_corpus import (
+    call_pickle,
     csv_bytes,
     deep_dict,
     evil_pickles,
@@ -42,6 +43,7 @@ from tests.tensor_corpus import (
     npy_header_text,
     npy_with_header,
     npz_bytes,
+    pt_with_pickle,
     replace_member,
     safetensors_bytes,
     safetensors_with_header,
@@ -336,6 +338,22 @@ def test_no_pickle_runs_code(tmp_path):
     assert "Python objects" in refused(files["OpenMarker-npy-object"], "m.npy")
 
 
+def test_pt_globals_that_torch_allows_but_cost_memory():
+    # torch.load(weights_only=True) allows builtins.bytearray: 40 bytes of pickle, a zeroed buffer of any size
+    live = torch.load(io.BytesIO(pt_with_pickle(call_pickle("builtins", "bytearray", 1000))), weights_only=True)
+    assert live == bytearray(1000)
+    assert "could run code" in refused(pt_with_pickle(call_pickle("builtins", "bytearray", 10**9)), "x.pt")
+    for module, name in [("torch.storage", "UntypedStorage"), ("torch._utils", "_rebuild_tensor_v2")]:
+        assert "calls something other" in refused(pt_with_pickle(call_pickle(module, name, 10**9)), "x.pt") or \
+            name == "_rebuild_tensor_v2"
+    for module, name in [("torch", "Tensor"), ("torch", "Size"), ("collections", "Counter"), ("_codecs", "encode")]:
+        refused(pt_with_pickle(call_pickle(module, name, 10**9)), "x.pt")
+
+
+def test_pt_pickle_protocol_4_is_refused_clearly(sample):
+    assert "pickle features" in refused(torch_bytes(sample, pickle_protocol=4), "x.pt")
+
+
 def test_legacy_torch_file_and_renamed_pickle_are_refused(sample):
     assert "old format" in refused(torch_bytes(sample, _use_new_zipfile_serialization=False), "old.pt")
     assert "plain Python pickle" in refused(pickle.dumps({"w": sample.numpy()}, protocol=4), "w.pt")
@@ -369,16 +387,23 @@ def test_not_tensors(obj, words):
     (lambda: torch.ones(3, dtype=torch.complex64), "complex"),
     (lambda: torch.ones(3).to_sparse(), "sparse"),
     (lambda: torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.qint8), "quantized"),
-    (lambda: torch.ones(3, device="meta"), "no data"),
+    (lambda: torch.ones(3, device="meta"), "without data"),
     (lambda: torch.ones([1] * 9), "9 dimensions"),
     (lambda: {"a": torch.ones(2), "b": torch.ones(2, dtype=torch.float8_e4m3fn)}, "dtype float8_e4m3fn"),
-    (lambda: {f"t{i}": torch.ones(1)[:] for i in range(MAX_TENSORS + 1)}, "more than"),
 ])
+@pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor")
 def test_unusual_torch_tensors(make, words):
     message = refused(torch_bytes(make()), "x.pt")
     assert words in message, message
 
 
+def test_too_many_tensors():
+    shared = torch.ones(1)
+    data = torch_bytes({f"t{i}": shared[:] for i in range(MAX_TENSORS + 1)})
+    assert f"more than {MAX_TENSORS:,} tensors" in refused(data, "x.pt", trace=False)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_torchscript_is_refused():
     buffer = io.BytesIO()
     torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), buffer)

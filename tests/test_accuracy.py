@@ -15,7 +15,6 @@ glibc's erfc and numpy's long double (independent of gelu_core's scipy/torch cod
 
 from __future__ import annotations
 
-import math
 from functools import cache
 
 import numpy as np
@@ -111,56 +110,23 @@ def _float32_sweep(stride: int = 4093) -> np.ndarray:
     return np.concatenate([-pos[::-1], pos])
 
 
-def _ulp32(scale: np.ndarray) -> np.ndarray:
-    """ulp in float32 of float64 / long double values (subnormal spacing below 2^-126)."""
-    _, e = np.frexp(np.abs(scale).astype(np.float64))
-    e = np.where(scale == 0, -125, e)  # 2^(e-1) <= |v| < 2^e
-    return np.ldexp(1.0, np.maximum(e - 1, -126) - 23)
-
-
 @cache
-def _sweep_references() -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{key: (value, scale)} over the sweep, in float64 or better, by formulas and libraries gelu_core does
-    not use: glibc's erfc for Phi, and 1 / (1 + exp(-t)) in numpy long double for the two sigmoid gates."""
-    x = _float32_sweep().astype(np.float64)
-    erfc = np.frompyfunc(math.erfc, 1, 1)
-    xl = x.astype(np.longdouble)
-    k = np.sqrt(np.longdouble(2) / np.longdouble(np.pi))
-    c = np.longdouble("0.044715")
-    a = np.longdouble("1.702")
-    out = {}
-    with np.errstate(over="ignore"):
-        t_tanh, t_sig = 2 * k * (xl + c * xl ** 3), a * xl
-        gates = {
-            "none": 0.5 * erfc(-x / math.sqrt(2.0)).astype(np.float64),
-            "tanh": 1 / (1 + np.exp(-t_tanh)),
-            "sigmoid": 1 / (1 + np.exp(-t_sig)),
-        }
-        slopes = {  # d gate / dx; sigmoid(t) sigmoid(-t) = 1 / ((1 + e^-t)(1 + e^t)), no cancellation
-            "none": np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi),
-            "tanh": 2 * k * (1 + 3 * c * xl * xl) / ((1 + np.exp(-t_tanh)) * (1 + np.exp(t_tanh))),
-            "sigmoid": a / ((1 + np.exp(-t_sig)) * (1 + np.exp(t_sig))),
-        }
-    for form in FORMS:
-        gate, term = gates[form], xl * slopes[form]
-        out[f"gate_{form}"] = (gate, gate)
-        out[f"gelu_{form}"] = (xl * gate, xl * gate)
-        d = gate + term
-        out[f"gelu_grad_{form}"] = (d, np.maximum(np.maximum(np.abs(d), np.abs(gate)), np.abs(term)))
-    return out
+def _sweep_references():
+    return ref.fast_reference(_float32_sweep())
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_dense_float32_sweep_is_within_one_ulp(backend):
     """~540,000 float32 inputs in [-20, 20] (every 4093rd bit pattern: tiny, subnormal and tail results).
-    Reference: glibc erfc / long double sigmoid (error below 1e-12 relative, far under a float32 ulp).
+    Reference: ``reference.fast_reference`` (glibc erfc, long double sigmoids: error below 1e-12 relative,
+    far under a float32 ulp).
     Tolerance: 1 float32 ulp for every GELU form, gate and GELU'."""
     x = _float32_sweep()
     assert x.size > 500_000
     refs = _sweep_references()
     for name, (value, scale) in refs.items():
         ours = run(CASES[name], x, backend)
-        err = np.abs(ours.astype(np.longdouble) - value) / _ulp32(scale)
+        err = np.abs(ours.astype(np.longdouble) - value) / ref.ulp_of(scale, "float32")
         i = int(np.argmax(err))
         assert err[i] <= 1.0, f"{name} [{backend}]: {err[i]:.3f} ulp at x = {x[i]!r}"
 

@@ -1,0 +1,108 @@
+"""The production settings of .streamlit/config.toml, checked on running servers, not read from the file.
+
+- showErrorDetails = "none": a crashing page shows a generic box; the message reaches neither the page nor
+  the websocket, only the server log.  Checked on a one-page app that raises, served with a copy of the
+  repository's config (the real pages must not crash, so they cannot show it).
+- fileWatcherType = "none": editing the script on disk does not offer a rerun.  The same check with
+  --server.fileWatcherType poll shows the prompt (run by hand when this was written: see the README).
+- enableXsrfProtection: an upload without the XSRF token is refused (403) before anything else is looked
+  at; with a matching cookie and header the same request gets past that check (400: no such session).
+- CORS: a foreign Origin gets no Access-Control-Allow-Origin.
+- the agent API (Streamlit's HTTP/MCP interface for driving an app without a browser) is off.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.e2e import driver
+
+pytestmark = pytest.mark.e2e
+
+SECRET = "do-not-show-this-7f3a"
+CRASHING_APP = f'import streamlit as st\n\nst.title("Crashing page")\nraise RuntimeError("{SECRET}")\n'
+
+
+def request(url: str, method: str = "GET", headers: dict | None = None, data: bytes | None = None):
+    """(status, headers, body) of one HTTP request; errors are answers too."""
+    req = urllib.request.Request(url, method=method, headers=headers or {}, data=data)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.headers, resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers, err.read()
+
+
+@pytest.fixture(scope="module")
+def crashing_server(tmp_path_factory):
+    """A one-page app that raises, served with a copy of the repository's .streamlit/config.toml."""
+    app_dir = tmp_path_factory.mktemp("crashing_app")
+    (app_dir / ".streamlit").mkdir()
+    shutil.copy(driver.ROOT / ".streamlit" / "config.toml", app_dir / ".streamlit" / "config.toml")
+    (app_dir / "app.py").write_text(CRASHING_APP)
+    with driver.Server(app_dir) as srv:
+        yield srv
+
+
+@pytest.fixture
+def crashing_tab(browser, crashing_server):
+    page = driver.new_page(browser)
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f if isinstance(f, bytes)
+                                                                                  else f.encode())))
+    driver.open_app(page, crashing_server.base_url)
+    yield page, frames
+    page.context.close()
+
+
+def test_an_exception_shows_no_details(crashing_tab, crashing_server):
+    page, frames = crashing_tab
+    box = page.locator(driver.EXCEPTION)
+    assert box.count() == 1, "the crash should still be announced"
+    text = box.inner_text()
+    for leak in (SECRET, "RuntimeError", "Traceback", "app.py", str(crashing_server.app_dir)):
+        assert leak not in text, f"{leak!r} shown in the browser"
+    assert frames and not any(SECRET.encode() in f for f in frames), "the message was sent to the browser"
+    assert SECRET in crashing_server.log(), "the server log should keep the details"
+
+
+def test_editing_the_script_does_not_offer_a_rerun(crashing_tab, crashing_server):
+    page, _ = crashing_tab
+    script = crashing_server.app_dir / "app.py"
+    script.write_text(CRASHING_APP.replace("Crashing page", "Edited page"))
+    try:
+        time.sleep(2.5)  # the poll watcher notices a change within about a second
+        assert page.locator("[data-testid='stStatusWidget']").filter(has_text="File change").count() == 0
+    finally:
+        script.write_text(CRASHING_APP)
+
+
+def test_an_upload_without_the_xsrf_token_is_refused(server):
+    url = f"{server.base_url}/_stcore/upload_file/no-such-session/no-such-file"
+    status, _, body = request(url, "PUT", data=b"payload")
+    assert status == 403, (status, body)
+
+    _, headers, _ = request(f"{server.base_url}/_stcore/health")
+    cookie = headers.get("set-cookie", "")
+    assert cookie.startswith("_streamlit_xsrf="), "XSRF protection sets its cookie"
+    token = cookie.split(";", 1)[0].split("=", 1)[1]
+    status, _, body = request(url, "PUT", data=b"payload",
+                              headers={"Cookie": f"_streamlit_xsrf={token}", "X-Xsrftoken": token})
+    assert status == 400, (status, body)  # past the XSRF check, refused for the made-up session
+
+
+def test_a_foreign_origin_gets_no_cors_grant(server):
+    for path in ("/_stcore/health", "/_stcore/host-config", "/"):
+        _, headers, _ = request(server.base_url + path, headers={"Origin": "https://evil.example"})
+        assert headers.get("Access-Control-Allow-Origin") in (None, server.base_url), path
+
+
+def test_the_agent_api_is_off(server):
+    status, _, body = request(f"{server.base_url}/_stcore/agent/interact", "POST",
+                              headers={"Content-Type": "application/json"}, data=b"{}")
+    assert status == 403 and b"not_available" in body, (status, body)

@@ -22,7 +22,6 @@ from gelu_core.ffn import FeedForward, parameter_count
 MAX_HIDDEN_ELEMENTS = 8 * 1024 * 3072  # (8, 1024, 3072): GPT-2 small's hidden layer for 8 full contexts
 HIST_BINS = 60  # bars per histogram: enough to see the shape, light to send
 MAX_POINTS = 2048  # most points per token-norm line sent to the browser
-DEMO_SHAPES = ((2, 3), (1, 16), (8, 1024))  # (batch, tokens) of the demo input
 _CHUNK = 1 << 22  # histc counts in float32: exact below 2**24 per call
 
 _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
@@ -76,11 +75,14 @@ def as_tokens(x: torch.Tensor, d_model: int) -> torch.Tensor:
             f"The lab takes one token (d,), a sequence (tokens, d) or a batch (batch, tokens, d); "
             f"this tensor has shape {shape}."
         )
+    if x.numel() == 0:
+        raise LabInputError(f"This tensor has shape {tuple(x.shape)}: it holds no tokens.")
+    nonfinite = nonfinite_report(x)
+    if nonfinite:
+        raise LabInputError(nonfinite)
     if x.shape[-1] != d_model:
         raise WidthMismatch(int(x.shape[-1]), d_model)
     x = x.reshape((1,) * (3 - x.dim()) + tuple(x.shape))  # (batch, tokens, d)
-    if x.numel() == 0:
-        raise LabInputError(f"This tensor has shape {tuple(x.shape)}: it holds no tokens.")
     hidden_elements = x.shape[0] * x.shape[1] * 4 * d_model
     if hidden_elements > MAX_HIDDEN_ELEMENTS:
         most = MAX_HIDDEN_ELEMENTS // (4 * d_model)
@@ -88,9 +90,6 @@ def as_tokens(x: torch.Tensor, d_model: int) -> torch.Tensor:
             f"This input has {x.shape[0] * x.shape[1]:,} tokens; the lab runs at most {most:,} tokens "
             f"at d_model = {d_model:,} (about {MAX_HIDDEN_ELEMENTS * 4 // 2**20} MB of hidden activations)."
         )
-    nonfinite = nonfinite_report(x)
-    if nonfinite:
-        raise LabInputError(nonfinite)
     x32 = x.to(torch.float32).contiguous()  # the block runs in float32, as GPT-2 does
     if not bool(torch.isfinite(x32).all()):
         raise LabInputError("Some values are beyond float32's range (about ±3.4e38), where the block runs.")
@@ -114,8 +113,8 @@ def nonfinite_report(x: torch.Tensor) -> str | None:
     tokens = x.reshape(-1, x.shape[-1]) if x.dim() else x.reshape(1, 1)
     bad_tokens = (~torch.isfinite(tokens)).any(dim=-1)
     first = int(bad_tokens.nonzero()[0, 0])
-    index = np.unravel_index(first, tuple(x.shape[:-1])) if x.dim() > 1 else ()
-    where = f"token {tuple(int(i) for i in index)}" if index else "the token"
+    index = [int(i) for i in np.unravel_index(first, tuple(x.shape[:-1]))] if x.dim() > 1 else []
+    where = {0: "the only token", 1: f"token {index[0]}"}.get(len(index), f"batch {index[0]}, token {index[-1]}")
     return (
         f"The input holds {', '.join(parts)} ({int(bad_tokens.sum()):,} of {bad_tokens.numel():,} tokens affected; "
         f"first: {where}). The block mixes every feature of a token into each hidden value, so one of these "
@@ -154,6 +153,7 @@ class ActivationResult:
     label: str  # human label, e.g. "GELU (tanh, GPT-2)"
     output: torch.Tensor  # (batch, tokens, d_model): c_proj(act(h))
     token_norms: torch.Tensor  # (batch, tokens): L2 norm of each output token
+    mean_token_norm: float  # mean of token_norms
     zeroed: int  # negative pre-activations the activation set to exactly 0
     negative_kept: float  # sum |act(h)| over h < 0, as a share of sum |h| over h < 0 (0 for ReLU)
     positive_kept: float  # sum act(h) over h >= 0, as a share of sum h over h >= 0 (1 for ReLU)
@@ -268,10 +268,12 @@ def run_lab(
                 raise LabInputError(
                     "The block's output overflowed float32 for this input: it is too large. Scale it down."
                 )
+            norms = torch.linalg.vector_norm(out, dim=-1)  # (B, T)
             results[name] = ActivationResult(
                 name=name,
                 label=get_activation(name).label,
-                token_norms=torch.linalg.vector_norm(out, dim=-1),  # (B, T)
+                token_norms=norms,
+                mean_token_norm=float(norms.mean(dtype=torch.float64)),
                 post_hist=histogram(act(h), lo, hi, bins),  # recomputed: cheaper than holding two hiddens
                 **p,
             )

@@ -87,6 +87,7 @@ def test_run_lab_matches_hand_computation(d_model, activation, compare):
         np.testing.assert_allclose(got.output.numpy(), forward64(block, x, name), rtol=1e-5, atol=1e-6)
         norms = np.linalg.norm(want["out"].double().numpy(), axis=-1)  # (B, T)
         np.testing.assert_allclose(got.token_norms.numpy(), norms, rtol=1e-6)
+        assert got.mean_token_norm == pytest.approx(norms.mean(), rel=1e-6)
         assert (got.post_min, got.post_max) == (float(want["y"].min()), float(want["y"].max()))
         assert got.post_hist.counts.sum() == r.hidden_numel
     diff = np.abs(a["out"].double().numpy() - b["out"].double().numpy())
@@ -183,6 +184,7 @@ def test_as_tokens_width_mismatch_says_both_widths():
     (torch.zeros(()), "shape ()"),
     (torch.zeros(1, 2, 3, 8), "shape (1, 2, 3, 8)"),
     (torch.zeros(0, 8), "no tokens"),
+    (torch.full((3, 5), float("nan")), "15 NaN"),  # reported before the width
     (torch.zeros(3, 8, dtype=torch.bool), "bool"),
     (torch.zeros(3, 8, dtype=torch.complex64), "complex64"),
     (torch.full((3, 8), 1e300, dtype=torch.float64), "float32's range"),
@@ -208,7 +210,8 @@ def test_nonfinite_counted_and_refused():
     x[1, 2, :3] = float("-inf")
     report = nonfinite_report(x)
     assert "2 NaN" in report and "1 +inf" in report and "3 -inf" in report
-    assert "3 of 6 tokens" in report and "token (0, 2)" in report
+    assert "3 of 6 tokens" in report and "first: batch 0, token 2" in report
+    assert "first: token 2" in nonfinite_report(x[0])
     with pytest.raises(LabInputError, match="NaN"):
         as_tokens(x, 4)
     assert nonfinite_report(torch.ones(3)) is None

@@ -29,6 +29,24 @@ ACT_LABELS: dict[str, str] = {
 }
 
 
+WEIGHT_SOURCES = ("Seeded", "File")  # the URL holds these words: ?ffn_weights=File
+INPUT_SOURCES = ("Demo", "Upload")
+DEMO_SHAPES: dict[str, tuple[int, int]] = {"2x3": (2, 3), "1x16": (1, 16), "8x1024": (8, 1024)}  # batch, tokens
+INPUT_TYPES = ("pt", "pth", "npy", "npz", "safetensors", "csv")
+WEIGHT_TYPES = ("pt", "pth", "safetensors", "npz")
+
+# every widget a teacher sets, by key (= URL parameter), with its default (left out of the URL)
+DEFAULTS = {
+    "ffn_weights": "Seeded",
+    "ffn_act": "gelu_tanh",  # GPT-2's activation
+    "ffn_vs": "relu",
+    "ffn_d_model": 768,  # GPT-2 small
+    "ffn_seed": 0,
+    "ffn_input": "Demo",
+    "ffn_demo": "2x3",
+}
+
+
 def count(n: int) -> str:
     """An integer with thousands separators: 4722432 -> "4,722,432"."""
     return f"{int(n):,}"
@@ -46,12 +64,12 @@ def share(p: float, digits: int = 1) -> str:
 
 
 def number(x: float, digits: int = 4) -> str:
-    """A measured value to 4 significant digits, a true minus sign: 0.05832 -> "0.05832", 1234.5 -> "1235".
+    """A measured value to ``digits`` significant digits, trailing zeros kept, a true minus sign.
 
-    >>> number(0.0583229), number(-0.30726), number(1234.5), number(3.2e-9)
-    ('0.05832', '−0.3073', '1234', '3.2e-09')
+    >>> number(0.0583229), number(-0.30726), number(1.83), number(1234.5), number(3.2e-9)
+    ('0.05832', '−0.3073', '1.830', '1234', '3.200e-09')
     """
-    text = f"{x:.{digits}g}"
+    text = f"{x:#.{digits}g}".rstrip(".")
     return "\u2212" + text[1:] if text.startswith("-") else text
 
 
@@ -62,21 +80,18 @@ def shape(s: Sequence[int]) -> str:
 
 
 def flow_text(input_shape: Sequence[int], flow: Sequence, total_params: int) -> str:
-    """The block as shapes and layers, one per line, parameter counts aligned (for a code block).
+    """The block as shapes and layers, one per line, trainable parameters aligned on the right (a code block).
 
     ``flow`` holds objects with ``layer``, ``op``, ``shape`` and ``params`` (gelu_core.lab.FlowStep).
     """
-    shapes = [shape(input_shape)] + [shape(step.shape) for step in flow]
-    ops = [f"{'' if step.layer == 'activation' else step.layer + ' '}{step.op}" for step in flow]
-    width_shape = max(len(s) for s in shapes)
-    width_op = max(len(o) for o in ops)
-    lines = [f"{shapes[0]:<{width_shape}}  input"]
-    for step, op, out in zip(flow, ops, shapes[1:], strict=True):
-        noun = "parameter" if step.params == 1 else "parameters"
-        lines.append(f"  ↓ {op:<{width_op}}  {count(step.params):>9} {noun}")
-        lines.append(out)
-    lines[-1] = f"{lines[-1]:<{width_shape}}  output"
-    lines.append(f"  {'total':>{width_op + 2}}  {count(total_params):>9} parameters")
+    ops = [f"↓ {'' if step.layer == 'activation' else step.layer + ' '}{step.op}" for step in flow]
+    numbers = [count(step.params) for step in flow] + [count(total_params)]
+    width = max(len(o) for o in ops + ["in all"]) + 2 + max(len(n) for n in numbers)
+    lines = [shape(input_shape)]
+    for step, op, params in zip(flow, ops, numbers[:-1], strict=True):
+        lines.append(op + params.rjust(width - len(op)))
+        lines.append(shape(step.shape))
+    lines.append("in all" + numbers[-1].rjust(width - len("in all")))
     return "\n".join(lines)
 
 
@@ -114,20 +129,20 @@ def hidden_histogram(edges: np.ndarray, counts: np.ndarray, negative_share: floa
 
 def post_histogram(edges: np.ndarray, counts_a: np.ndarray, counts_b: np.ndarray, *, key_a: str, label_a: str,
                    key_b: str, label_b: str, log_y: bool = True, height: int = 340) -> go.Figure:
-    """Both activations' outputs on shared bins, overlaid; log counts so ReLU's pile of zeros leaves room."""
+    """Both activations' outputs on shared bins, side by side in each bin; log counts so ReLU's pile of zeros
+    leaves room for the rest."""
     edges = np.asarray(edges, dtype=np.float64)
     everything = np.ones(len(edges) - 1, dtype=bool)
-    traces = [
-        _bars(edges, np.asarray(counts_a), everything, name=label_a, bar_color=color(key_a), opacity=0.6,
-              value_name="act(h)"),
-    ]
-    if key_b != key_a:
-        traces.append(_bars(edges, np.asarray(counts_b), everything, name=label_b, bar_color=color(key_b),
-                            opacity=0.6, value_name="act(h)"))
+    pairs = [(key_a, label_a, counts_a)] + ([(key_b, label_b, counts_b)] if key_b != key_a else [])
+    traces = []
+    for key, label, counts in pairs:
+        bars = _bars(edges, np.asarray(counts), everything, name=label, bar_color=color(key), value_name="act(h)")
+        bars.pop("width")  # grouped: plotly splits each bin between the two
+        traces.append(bars)
     layout = base_layout("activation output act(h)", "count (log scale)" if log_y else "count", height=height)
-    layout.update(barmode="overlay", bargap=0, hovermode="closest")
+    layout.update(barmode="group", bargap=0.05, bargroupgap=0, hovermode="closest")
     if log_y:
-        layout["yaxis"]["type"] = "log"
+        layout["yaxis"].update(type="log", dtick=1)  # ticks at 1, 10, 100, ... only
     return quick_figure(traces, layout)
 
 
@@ -158,6 +173,7 @@ def token_norms_figure(position: np.ndarray, series: Sequence[tuple[str, str, np
     x_title = "token, in reading order" if bucket == 1 else f"token, in reading order (mean of each {bucket})"
     layout = base_layout(x_title, "‖output‖ (L2 norm)", height=height)
     layout.update(hovermode="closest")
+    layout["xaxis"]["zeroline"] = False  # token 0 is a position, not a value
     if 1 < batch <= 32:
         layout["shapes"] = [
             dict(type="line", x0=row * tokens - 0.5, x1=row * tokens - 0.5, yref="paper", y0=0, y1=1,
@@ -165,3 +181,27 @@ def token_norms_figure(position: np.ndarray, series: Sequence[tuple[str, str, np
             for row in range(1, batch)
         ]
     return quick_figure(traces, layout)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def comparison_table(result) -> str:
+    """A markdown table, one column per activation: what each did to the negative and positive side.
+
+    ``result`` is a gelu_core.lab.LabResult (read, never computed on, here).
+    """
+    runs = [result.a] if result.a is result.b else [result.a, result.b]
+    neg = result.negative_count
+    rows = [
+        ("h < 0 set to exactly 0", [f"{count(r.zeroed)} of {count(neg)}" for r in runs]),
+        ("negative signal kept", [share(r.negative_kept) for r in runs]),
+        ("positive signal kept", [share(r.positive_kept) for r in runs]),
+        ("act(h) from … to", [f"{number(r.post_min, 3)} … {number(r.post_max, 3)}" for r in runs]),
+        ("mean ‖output‖ per token", [number(r.mean_token_norm) for r in runs]),
+    ]
+    header = " | ".join(_cell(ACT_LABELS.get(r.name, r.label)) for r in runs)
+    lines = [f"| | {header} |", "|---" * (len(runs) + 1) + "|"]
+    lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
+    return "\n".join(lines)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import gelu_core
-from ui.controls import CURVES, fmt, parse_points
+from ui.controls import CURVES, fmt, ordered_range, parse_points
 from ui.curves import FORM_LATEX, curves_figure, gelu_key, probe_readout, values_table
 
 st.title("Curves")
@@ -25,9 +25,9 @@ with controls:
     if "elu" in overlays:
         params["elu"] = {"alpha": st.slider(**CURVES["alpha"].kwargs())}
 
-if hi <= lo:
-    lo, hi = lo - 1.0, hi + 1.0
-    st.info(f"The range was a single point, so the chart shows {fmt(lo, 1)} … {fmt(hi, 1)}.")
+if lo == hi:
+    st.info(f"The range is a single point, so the chart shows {fmt(lo - 1, 1)} … {fmt(hi + 1, 1)}.")
+lo, hi = ordered_range(lo, hi)
 
 with chart:
     r = probe_readout(x, form)
@@ -56,8 +56,7 @@ points_text = st.text_input(**CURVES["points"].kwargs())
 try:
     points = parse_points(points_text)
 except ValueError as err:
-    st.info(str(err))
-else:
-    table = values_table(points, form, overlays, params)
-    st.dataframe(table, hide_index=True,
-                 column_config={k: st.column_config.NumberColumn(k, format="%.4f") for k in table})
+    st.info(f"{err} Meanwhile the table shows the default points.")
+    points = parse_points(CURVES["points"].default)
+table = values_table(points, form, overlays, params)
+st.dataframe(table, hide_index=True, column_config={k: st.column_config.NumberColumn(k, format="%.4f") for k in table})

@@ -132,6 +132,19 @@ def parse_points(text: str | None) -> list[float]:
     return values
 
 
+def ordered_range(lo: float, hi: float, *, widen: float = 1.0) -> tuple[float, float]:
+    """A usable plotting range from a range slider's two values: swapped if reversed (a URL can hold
+    ``?curves_range=2&curves_range=-1``), widened by ``widen`` on each side if both ends coincide.
+
+    >>> ordered_range(2.0, -1.0), ordered_range(1.0, 1.0)
+    ((-1.0, 2.0), (0.0, 2.0))
+    """
+    lo, hi = sorted((float(lo), float(hi)))
+    if hi == lo:
+        lo, hi = lo - widen, hi + widen
+    return lo, hi
+
+
 # ------------------------------------------------------------------ the controls of each page
 
 GELU_FORM_OPTIONS = ("exact", "tanh", "sigmoid")

@@ -1,0 +1,144 @@
+"""AppTest of the Curves page: sliders by key, the probe readouts, overlays, the values table, URL parameters.
+
+References: mpmath at 50 digits (tests.test_ui_figures_1 helpers); readouts compared as the correctly rounded
+4-decimal string of the mpmath value; table cells in float64 with REL = 1e-13.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import chart_spec
+from tests.test_ui_figures_1 import REL, arr, close, gate_ref, gelu_ref, shown
+
+PAGE = "pages/curves.py"
+
+
+def open_curves(app, **query):
+    app.run()
+    app.switch_page(PAGE)
+    for key, value in query.items():
+        app.query_params[key] = value
+    return app.run()
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def trace(spec, meta):
+    return [t for t in spec["data"] if t.get("meta") == meta][0]
+
+
+def test_curves_open_as_the_source_draws_them(app):
+    """Default view: -3 … 3 with 100 points, tanh GELU, probe at -1 reading the source's -0.1588."""
+    at = open_curves(app)
+    assert not at.exception
+    spec = chart_spec(at)
+    x = arr(trace(spec, "relu")["x"])
+    assert x.size == 100 and x[0] == -3.0 and x[-1] == 3.0
+    assert metrics(at) == {"ReLU(−1.00)": "0.0000", "GELU(−1.00), tanh": "−0.1588", "gate(−1.00), tanh": "0.1588"}
+
+
+@pytest.mark.parametrize("x, form", [(0.37, "exact"), (-2.5, "tanh"), (1.0, "sigmoid"), (-0.01, "exact")])
+def test_probe_readouts_against_mpmath(app, x, form):
+    at = open_curves(app, curves_x=str(x), curves_form=form)
+    label = f"{x:.2f}".replace("-", "−")
+    m = metrics(at)
+    assert m[f"ReLU({label})"] == shown(max(x, 0.0))
+    assert m[f"GELU({label}), {form}"] == shown(gelu_ref(x, form))
+    assert m[f"gate({label}), {form}"] == shown(gate_ref(x, form))
+    probe = trace(chart_spec(at), {"exact": "marker:gelu", "tanh": "marker:gelu_tanh",
+                                   "sigmoid": "marker:gelu_sigmoid"}[form])
+    assert close(arr(probe["y"])[0], gelu_ref(x, form), REL)
+
+
+@pytest.mark.parametrize("key, value", [("curves_x", 1.25), ("curves_range", (-5.0, 2.0)), ("curves_n", 37)])
+def test_each_slider_changes_the_chart(app, key, value):
+    at = open_curves(app)
+    before = chart_spec(at)
+    at.slider(key=key).set_value(value).run()
+    assert not at.exception
+    assert chart_spec(at) != before
+
+
+def test_point_count_and_range_shape_the_grid(app):
+    at = open_curves(app, curves_range=["-6", "1.5"], curves_n="7")
+    x = arr(trace(chart_spec(at), "relu")["x"])
+    assert x.tolist() == pytest.approx([-6.0 + i * 7.5 / 6 for i in range(7)], rel=0, abs=1e-15)
+
+
+def test_form_switch_redraws_gelu(app):
+    at = open_curves(app)
+    at.button_group(key="curves_form").set_value("exact").run()
+    spec = chart_spec(at)
+    assert [t for t in spec["data"] if t.get("meta") == "gelu"] and not [
+        t for t in spec["data"] if t.get("meta") == "gelu_tanh"]
+
+
+def test_overlays_and_their_parameter_sliders(app):
+    at = open_curves(app)
+    assert not [s for s in at.slider if s.key in ("curves_slope", "curves_alpha")]  # shown only when chosen
+    at.multiselect(key="curves_more").set_value(["leaky_relu", "elu", "sigmoid"]).run()
+    spec = chart_spec(at)
+    assert {"leaky_relu", "elu", "sigmoid"} <= {t.get("meta") for t in spec["data"]}
+    for key, value in (("curves_slope", 0.3), ("curves_alpha", 2.5)):
+        before = chart_spec(at)
+        at.slider(key=key).set_value(value).run()
+        assert chart_spec(at) != before
+    leaky = trace(chart_spec(at), "leaky_relu")
+    x, y = arr(leaky["x"]), arr(leaky["y"])
+    assert y[0] == pytest.approx(0.3 * x[0], rel=1e-15)
+    table = at.dataframe[0].value
+    assert "Leaky ReLU (a = 0.3)" in table.columns and "ELU (α = 2.5)" in table.columns
+
+
+def test_values_table_against_mpmath(app):
+    at = open_curves(app, curves_points="-3, -0.5, 0.25, 4", curves_form="exact")
+    table = at.dataframe[0].value
+    assert table["x"].tolist() == [-3.0, -0.5, 0.25, 4.0]
+    for x, r, g, gate in table[["x", "ReLU(x)", "GELU(x), exact", "gate(x), exact"]].itertuples(index=False):
+        assert r == max(x, 0.0) and close(g, gelu_ref(x), REL) and close(gate, gate_ref(x), REL)
+
+
+def test_bad_points_text_gets_a_message_not_a_traceback(app):
+    at = open_curves(app)
+    at.text_input(key="curves_points").input("1, two").run()
+    assert not at.exception
+    assert "“two” is not a number" in at.info[0].value
+    assert at.dataframe[0].value["x"].tolist() == [-2.0, -1.0, 0.0, 1.0, 2.0]  # the default points meanwhile
+
+
+@pytest.mark.parametrize("key, bad, default", [
+    ("curves_x", "99", -1.0), ("curves_x", "abc", -1.0), ("curves_n", "100000", 100), ("curves_n", "1.5", 100),
+])
+def test_bad_slider_query_values_fall_back_to_defaults(app, key, bad, default):
+    at = open_curves(app, **{key: bad})
+    assert not at.exception and not at.error
+    assert at.slider(key=key).value == default
+
+
+def test_bad_choice_query_values_fall_back_to_defaults(app):
+    at = open_curves(app, curves_form="cubic", curves_more=["SiLU", "Bogus"])
+    assert not at.exception and not at.error
+    assert at.button_group(key="curves_form").value == "tanh"
+    assert at.multiselect(key="curves_more").value == ["silu"]  # Streamlit drops the unknown option
+
+
+@pytest.mark.parametrize("ends, expected", [(["2", "-1"], (-1.0, 2.0)), (["1", "1"], (0.0, 2.0))])
+def test_reversed_or_empty_range_from_a_url_still_draws(app, ends, expected):
+    """Streamlit accepts a reversed range pair from the URL; the page orders it (and widens a single point)."""
+    at = open_curves(app, curves_range=ends)
+    assert not at.exception and not at.error
+    x = arr(trace(chart_spec(at), "relu")["x"])
+    assert (x[0], x[-1]) == expected
+
+
+def test_query_parameters_restore_a_whole_view(app):
+    at = open_curves(app, curves_x="0.5", curves_form="sigmoid", curves_more=["SiLU", "Leaky ReLU"],
+                     curves_slope="0.25", curves_points="1, 2")
+    assert at.slider(key="curves_x").value == 0.5
+    assert at.button_group(key="curves_form").value == "sigmoid"
+    assert at.multiselect(key="curves_more").value == ["silu", "leaky_relu"]
+    assert at.slider(key="curves_slope").value == 0.25
+    assert at.dataframe[0].value["x"].tolist() == [1.0, 2.0]

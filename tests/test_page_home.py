@@ -1,0 +1,74 @@
+"""AppTest of the Home page: the five inputs, the table, the chart, the links onward.
+
+References: mpmath at 50 digits (tests.test_ui_figures_1 helpers), float64 tolerance REL = 1e-13.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import chart_spec
+from tests.test_ui_figures_1 import REL, arr, close, gelu_ref, phi_ref
+from ui.controls import HOME, HOME_DEFAULT_INPUTS
+from ui.home import TABLE_COLUMNS
+
+
+@pytest.fixture
+def home(app):
+    """The app as it opens: on Home."""
+    return app.run()
+
+
+def test_home_opens_on_the_five_inputs_of_the_source(home):
+    assert not home.exception
+    assert [home.number_input(key=c.key).value for c in HOME] == list(HOME_DEFAULT_INPUTS)
+    df = home.dataframe[0].value
+    assert df["GELU(x), tanh form"].map("{:.4f}".format).tolist() == ["-0.0454", "-0.1588", "0.0000", "0.8412",
+                                                                      "1.9546"]
+    assert df["GELU(x), exact"].map("{:.4f}".format).tolist() == ["-0.0455", "-0.1587", "0.0000", "0.8413",
+                                                                  "1.9545"]
+
+
+def test_table_matches_mpmath_and_shows_four_decimals(home):
+    """Every cell at full precision against mpmath (rel 1e-13); every column displayed with %.4f."""
+    df = home.dataframe[0].value
+    for x, r, t, e, g in df.itertuples(index=False):
+        assert r == max(0.0, x)
+        assert close(t, gelu_ref(x, "tanh"), REL) and close(e, gelu_ref(x), REL) and close(g, phi_ref(x), REL)
+    columns = json.loads(home.dataframe[0].proto.columns)
+    assert {columns[name]["type_config"]["format"] for name in TABLE_COLUMNS} == {"%.4f"}
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_each_input_changes_table_and_chart(home, index):
+    key = HOME.controls[index].key
+    before = chart_spec(home)
+    home.number_input(key=key).set_value(3.5).run()
+    assert not home.exception
+    assert chart_spec(home) != before
+    df = home.dataframe[0].value
+    assert df["x"][index] == 3.5 and close(df["GELU(x), exact"][index], gelu_ref(3.5), REL)
+    marks = [t for t in chart_spec(home)["data"] if t.get("meta") == "marker:gelu_tanh"][0]
+    assert arr(marks["x"])[index] == 3.5
+
+
+def test_query_parameter_sets_an_input(app):
+    app.query_params["home_x2"] = "-0.25"
+    app.run()
+    assert app.number_input(key="home_x2").value == -0.25
+    assert close(app.dataframe[0].value["GELU(x), tanh form"][1], gelu_ref(-0.25, "tanh"), REL)
+
+
+@pytest.mark.parametrize("bad", ["abc", "1e9", "", "nan"])
+def test_bad_query_value_falls_back_to_the_default(app, bad):
+    app.query_params["home_x2"] = bad
+    app.run()
+    assert not app.exception and not app.error
+    assert app.number_input(key="home_x2").value == -1.0
+
+
+def test_home_links_to_every_lesson(home):
+    links = {link.proto.page for link in home.get("page_link")}
+    assert {"curves", "gate", "derivative", "approximations", "steps", "ffn"} <= {p.strip("/") for p in links}

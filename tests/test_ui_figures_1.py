@@ -1,0 +1,413 @@
+"""Unit tests of the Home, Curves, Gate and Slopes builders and the controls registry, without Streamlit.
+
+References: mpmath at 50 digits for every number a builder puts on screen (compared in float64 with a
+relative tolerance of 1e-13, far wider than gelu_core's 8(1 + x²) ulp bound and far tighter than any digit
+shown); plotly's own validator for every figure (the builders skip it for speed).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+
+import mpmath as mp
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from ui import controls, curves, derivative, gate, home
+from ui.theme import COLORS, DASHES
+
+mp.mp.dps = 50
+REL = 1e-13  # float64 result vs 50-digit reference
+
+
+# ----------------------------------------------------------------- references (mpmath, 50 digits)
+
+def phi_ref(x) -> mp.mpf:
+    """Phi(x), the standard normal CDF."""
+    return mp.ncdf(mp.mpf(x))
+
+
+def gelu_ref(x, form: str = "exact") -> mp.mpf:
+    """GELU in each form, straight from its textbook formula, with the decimal constants 0.044715 and 1.702."""
+    x = mp.mpf(x)
+    if form == "exact":
+        return x * mp.ncdf(x)
+    if form == "tanh":
+        return x * gate_ref(x, "tanh")
+    return x * gate_ref(x, "sigmoid")
+
+
+def gate_ref(x, form: str = "exact") -> mp.mpf:
+    x = mp.mpf(x)
+    if form == "exact":
+        return mp.ncdf(x)
+    if form == "tanh":
+        return (1 + mp.tanh(mp.sqrt(2 / mp.pi) * (x + mp.mpf("0.044715") * x**3))) / 2
+    return 1 / (1 + mp.exp(-mp.mpf("1.702") * x))
+
+
+def grad_ref(x, form: str = "exact") -> mp.mpf:
+    """d/dx GELU by mpmath's numerical differentiation at 50 digits."""
+    return mp.diff(lambda t: gelu_ref(t, form), mp.mpf(x))
+
+
+def close(a, b, rel: float = REL, abs_: float = 1e-300) -> bool:
+    return abs(float(a) - float(b)) <= rel * abs(float(b)) + abs_
+
+
+def shown(value: mp.mpf, digits: int = 4) -> str:
+    """How a correctly rounded value reads on screen (true minus sign, no "−0.0000")."""
+    text = f"{float(value):.{digits}f}"
+    if float(text) == 0:
+        text = text.lstrip("-")
+    return text.replace("-", "\u2212")
+
+
+# ----------------------------------------------------------------- plotly helpers
+
+def arr(v) -> np.ndarray:
+    """A trace's x or y as float array: plain lists (None -> nan), numpy arrays, or plotly 6's base64 typed arrays."""
+    if isinstance(v, dict) and "bdata" in v:
+        a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+        return a.reshape(v["shape"]) if "shape" in v and isinstance(v["shape"], list) else a
+    return np.array([np.nan if e is None else e for e in np.ravel(np.asarray(v, dtype=object))], dtype=float)
+
+
+def traces(fig) -> list[dict]:
+    return fig["data"] if isinstance(fig, dict) else fig.to_dict()["data"]
+
+
+def by_meta(fig, meta: str) -> list[dict]:
+    return [t for t in traces(fig) if t.get("meta") == meta]
+
+
+def one(fig, meta: str) -> dict:
+    found = by_meta(fig, meta)
+    assert len(found) == 1, f"expected one trace with meta {meta!r}, found {len(found)}"
+    return found[0]
+
+
+def valid(fig: go.Figure) -> None:
+    """plotly's validator accepts the figure (raises ValueError on any bad property)."""
+    go.Figure(fig.to_dict())
+
+
+def test_arr_decodes_plotly_typed_arrays():
+    """Reference: numpy's own bytes of a known array round-trip through the decoder."""
+    a = np.array([1.5, -2.25, 3.0])
+    encoded = {"dtype": "f8", "bdata": base64.b64encode(a.tobytes()).decode()}
+    assert arr(encoded).tolist() == a.tolist()
+    assert np.isnan(arr([1.0, None])[1])
+
+
+# ----------------------------------------------------------------- controls
+
+def test_kwargs_name_each_widgets_initial_value_argument():
+    assert controls.CURVES["x"].kwargs()["value"] == -1.0
+    assert controls.CURVES["more"].kwargs()["default"] == []
+    assert controls.CURVES["form"].kwargs()["default"] == "tanh"
+    for c in (*controls.HOME, *controls.CURVES, *controls.GATE, *controls.DERIVATIVE):
+        kw = c.kwargs()
+        assert kw["key"] == c.key and kw["bind"] == "query-params"
+
+
+def test_every_key_carries_its_page_prefix_and_is_unique():
+    keys = [c.key for page in controls.PAGE_CONTROLS.values() for c in page]
+    assert len(keys) == len(set(keys))
+    for name, page in controls.PAGE_CONTROLS.items():
+        assert all(c.key.startswith(f"{name}_") for c in page)
+
+
+def test_defaults_lie_inside_their_widgets_bounds():
+    for page in controls.PAGE_CONTROLS.values():
+        for c in page:
+            lo, hi = c.options.get("min_value"), c.options.get("max_value")
+            values = c.default if isinstance(c.default, (list, tuple)) else [c.default]
+            if lo is not None and c.widget in ("slider", "number_input"):
+                assert all(lo <= v <= hi for v in values), c.key
+            if "options" in c.options:
+                assert all(v in c.options["options"] for v in values), c.key
+
+
+def test_url_values_match_streamlits_url_format():
+    """Reference: the strings Streamlit's frontend writes (seen in a real browser): 5.0 -> "5", lists repeat."""
+    assert controls.CURVES["x"].url_values(1.5) == ["1.5"]
+    assert controls.CURVES["x"].url_values(2.0) == ["2"]
+    assert controls.CURVES["x"].url_values(-1.0) == []  # the default stays out of the URL
+    assert controls.CURVES["range"].url_values((-4.0, 3.5)) == ["-4", "3.5"]
+    assert controls.CURVES["range"].url_values([-3.0, 3.0]) == []
+    assert controls.CURVES["n"].url_values(250) == ["250"]
+    assert controls.CURVES["more"].url_values(["leaky_relu", "silu"]) == ["Leaky ReLU", "SiLU"]
+    assert controls.CURVES["form"].url_values("exact") == ["exact"]
+    assert controls.CURVES["points"].url_values("1, 2") == ["1, 2"]
+
+
+def test_link_params_hold_only_values_that_differ_from_defaults():
+    state = {"curves_x": 0.5, "curves_n": 100, "curves_more": [], "gate_x": 3.0, "other": 1}
+    assert controls.link_params(controls.CURVES, state) == {"curves_x": ["0.5"]}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("-2, -1, 0, 1, 2", [-2.0, -1.0, 0.0, 1.0, 2.0]),
+    ("−0.5;1e-3  7", [-0.5, 0.001, 7.0]),
+    (" 3 ", [3.0]),
+])
+def test_parse_points_reads_what_people_type(text, expected):
+    assert controls.parse_points(text) == expected
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("", "Type a few numbers"),
+    ("1, two, 3", "“two” is not a number"),
+    ("1, nan", "too large"),
+    ("1e400", "too large"),
+    (", ".join(["1"] * 26), "at most 25"),
+])
+def test_parse_points_explains_bad_text(text, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        controls.parse_points(text)
+
+
+def test_fmt_and_percent_read_well():
+    assert controls.fmt(-0.15880800939172324) == "\u22120.1588"
+    assert controls.fmt(-0.00001) == "0.0000"
+    assert controls.percent(float(phi_ref(2))) == "97.7%"
+    assert controls.percent(0.5) == "50.0%"
+    assert controls.percent(float(phi_ref(-3))) == "0.13%"
+    assert controls.percent(float(phi_ref(4))) == "99.9968%"
+    assert controls.percent(1.0) == "100%"
+
+
+# ----------------------------------------------------------------- home
+
+def test_five_inputs_table_against_mpmath_and_the_source():
+    """Reference: mpmath (50 digits); the source's rounded figures: tanh GELU [-0.0454, -0.1588, 0, 0.8412, 1.9546]."""
+    xs = [-2.0, -1.0, 0.0, 1.0, 2.0]
+    table = home.five_inputs_table(xs)
+    assert list(table) == list(home.TABLE_COLUMNS)
+    for i, x in enumerate(xs):
+        assert table["ReLU(x)"][i] == max(0.0, x)
+        assert close(table["GELU(x), tanh form"][i], gelu_ref(x, "tanh"))
+        assert close(table["GELU(x), exact"][i], gelu_ref(x))
+        assert close(table["gate Φ(x)"][i], phi_ref(x))
+    assert [f"{v:.4f}" for v in table["GELU(x), tanh form"]] == ["-0.0454", "-0.1588", "0.0000", "0.8412", "1.9546"]
+    assert [f"{v:.4f}" for v in table["GELU(x), exact"]] == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
+
+
+def test_overview_figure_marks_every_input_in_the_house_colours():
+    xs = [-2.0, -1.0, 0.0, 1.0, 2.5]
+    fig = home.overview_figure(xs)
+    valid(fig)
+    for key in ("relu", "gelu", "gelu_tanh"):
+        t = one(fig, key)
+        assert t["line"]["color"] == COLORS[key] and t["line"]["dash"] == DASHES[key]
+        assert arr(t["x"]).min() <= -3 and arr(t["x"]).max() >= 3
+    relu_marks, tanh_marks = by_meta(fig, "marker:relu")[0], by_meta(fig, "marker:gelu_tanh")[0]
+    assert arr(relu_marks["x"]).tolist() == xs and arr(tanh_marks["x"]).tolist() == xs
+    assert all(close(y, gelu_ref(x, "tanh")) for x, y in zip(xs, arr(tanh_marks["y"]), strict=True))
+    assert tanh_marks["text"][1] == "\u22120.1588"
+    assert tanh_marks["marker"]["color"] == COLORS["gelu_tanh"]
+
+
+def test_overview_range_grows_to_hold_far_inputs():
+    fig = home.overview_figure([-8.0, 0.0, 6.0])
+    x = arr(one(fig, "relu")["x"])
+    assert x.min() <= -8 and x.max() >= 6
+
+
+# ----------------------------------------------------------------- curves
+
+def test_curves_grid_is_torch_linspace():
+    """Reference: torch.linspace(-3, 3, 100) in float64, as in the source; equal to 2 ulp of the endpoints (1.3e-15)."""
+    torch = pytest.importorskip("torch")
+    fig = curves.curves_figure(-3.0, 3.0, 100, "tanh", -1.0)
+    x = arr(one(fig, "relu")["x"])
+    ref = torch.linspace(-3, 3, 100, dtype=torch.float64).numpy()
+    assert x.size == 100
+    np.testing.assert_allclose(x, ref, rtol=0, atol=2 * np.spacing(3.0))
+
+
+@pytest.mark.parametrize("form, key", [("exact", "gelu"), ("tanh", "gelu_tanh"), ("sigmoid", "gelu_sigmoid")])
+def test_curves_figure_draws_the_chosen_form_and_marks_the_probe(form, key):
+    fig = curves.curves_figure(-3.0, 3.0, 50, form, 0.7)
+    valid(fig)
+    t = one(fig, key)
+    assert t["line"]["color"] == COLORS[key]
+    xs, ys = arr(t["x"]), arr(t["y"])
+    for i in (0, 17, 49):
+        assert close(ys[i], gelu_ref(xs[i], form))
+    probe = one(fig, f"marker:{key}")
+    assert arr(probe["x"]).tolist() == [0.7] and close(arr(probe["y"])[0], gelu_ref(0.7, form))
+    assert arr(one(fig, "marker:relu")["y"]).tolist() == [0.7]
+    assert fig.layout.shapes[0].x0 == 0.7  # the probe's guide line
+
+
+def test_curves_overlays_keep_their_colours_and_parameters():
+    fig = curves.curves_figure(-3.0, 3.0, 40, "exact", 0.0, ["elu", "gelu", "leaky_relu", "silu"],
+                               {"leaky_relu": {"negative_slope": 0.2}, "elu": {"alpha": 2.0}})
+    valid(fig)
+    assert len(by_meta(fig, "gelu")) == 1  # the overlay equal to the main form is not drawn twice
+    leaky, elu = one(fig, "leaky_relu"), one(fig, "elu")
+    assert leaky["name"] == "Leaky ReLU (a = 0.2)" and elu["name"] == "ELU (α = 2)"
+    assert leaky["line"]["color"] == COLORS["leaky_relu"] and one(fig, "silu")["line"]["color"] == COLORS["silu"]
+    x = arr(leaky["x"])
+    np.testing.assert_allclose(arr(leaky["y"]), np.where(x > 0, x, 0.2 * x), rtol=0, atol=0)
+    xe, ye = arr(elu["x"]), arr(elu["y"])
+    for i in (0, 10):
+        assert close(ye[i], 2 * mp.expm1(mp.mpf(xe[i])))
+
+
+def test_probe_readout_against_mpmath():
+    """The source: GELU(-1) ≈ -0.1588 and the gate at 1 ≈ 0.841192 (tanh form)."""
+    r = curves.probe_readout(-1.0, "tanh")
+    assert r["relu"] == 0.0
+    assert close(r["gelu"], gelu_ref(-1, "tanh")) and f"{r['gelu']:.4f}" == "-0.1588"
+    assert close(curves.probe_readout(1.0, "tanh")["gate"], gate_ref(1, "tanh"))
+    assert f"{curves.probe_readout(1.0, 'tanh')['gate']:.6f}" == "0.841192"
+
+
+def test_values_table_columns_and_values():
+    table = curves.values_table([-2.0, 0.5], "sigmoid", ["softplus", "gelu_sigmoid"])
+    assert list(table) == ["x", "ReLU(x)", "GELU(x), sigmoid", "gate(x), sigmoid", "Softplus"]
+    assert close(table["GELU(x), sigmoid"][0], gelu_ref(-2, "sigmoid"))
+    assert close(table["gate(x), sigmoid"][1], gate_ref(0.5, "sigmoid"))
+    assert close(table["Softplus"][0], mp.log1p(mp.exp(-2)))
+
+
+# ----------------------------------------------------------------- gate
+
+def test_normal_pdf_against_mpmath():
+    for x in (-4.0, -1.0, 0.0, 0.3, 2.0):
+        assert close(gate.normal_pdf(x), mp.npdf(x))
+
+
+def test_bouncer_readouts_are_the_lessons_numbers():
+    """The lesson: ~97 % at 2, half at 0, ~0.1 % at -3. Reference: mpmath ncdf."""
+    got = dict(gate.bouncer_readouts())
+    assert set(got) == {2.0, 0.0, -3.0}
+    for x, p in got.items():
+        assert close(p, phi_ref(x))
+    assert controls.percent(got[2.0]) == "97.7%" and controls.percent(got[-3.0]) == "0.13%"
+
+
+@pytest.mark.parametrize("x", [-4.0, -1.3, 0.0, 1.0, 3.99])
+def test_bell_figure_shades_exactly_the_area_left_of_x(x):
+    fig = gate.bell_figure(x)
+    valid(fig)
+    area = one(fig, "area")
+    ax, ay = arr(area["x"]), arr(area["y"])
+    assert ax.max() == x or (x == -4.0 and ax.tolist() == [-4.0])
+    assert area["fill"] == "tozeroy"
+    # the shaded polygon's area (trapezoids on a 0.02 grid) is Phi(x) less the tail below -4, to 1e-4
+    assert abs(np.sum(np.diff(ax) * (ay[1:] + ay[:-1]) / 2) - float(phi_ref(x) - phi_ref(-4))) < 1e-4
+    assert controls.percent(float(phi_ref(x))) in fig.layout.annotations[0].text
+
+
+def test_gate_figure_draws_three_gates_in_their_colours():
+    fig = gate.gate_figure(2.0)
+    valid(fig)
+    for key, form in (("gelu", "exact"), ("gelu_tanh", "tanh"), ("gelu_sigmoid", "sigmoid")):
+        t = one(fig, key)
+        assert t["line"]["color"] == COLORS[key]
+        i = 250
+        assert close(arr(t["y"])[i], gate_ref(arr(t["x"])[i], form))
+    m = one(fig, "marker:gelu")
+    assert close(arr(m["y"])[0], phi_ref(2)) and m["text"] == ["97.7%"]
+
+
+def test_generalised_gate_at_standard_values_is_gelu():
+    fig, gap = gate.generalised_figure(0.0, 1.0)
+    valid(fig)
+    t = [t for t in traces(fig) if t["name"].startswith("x · gate")][0]
+    assert t["name"].endswith("= GELU")
+    xs, ys = arr(t["x"]), arr(t["y"])
+    for i in (0, 200, 450):
+        assert close(ys[i], gelu_ref(xs[i]))
+    # largest gap from ReLU is |GELU's minimum| = 0.169971 (reference: mpmath, minimum of t * Phi(t))
+    t_min = mp.findroot(lambda t: mp.ncdf(t) + t * mp.npdf(t), -0.75)
+    assert abs(gap - float(-t_min * mp.ncdf(t_min))) < 1e-4  # grid of 0.01 around the minimum
+
+
+@pytest.mark.parametrize("sigma", [0.5, 0.25, 0.1])
+def test_generalised_gap_shrinks_with_sigma(sigma):
+    """With mu = 0, x Phi(x / sigma) - ReLU(x) = sigma (t Phi(t) - ReLU(t)): the gap is 0.169971 sigma."""
+    _, gap = gate.generalised_figure(0.0, sigma)
+    assert abs(gap - 0.16997120747990 * sigma) < 2e-4
+
+
+def test_sigma_zero_gives_relu_exactly():
+    fig, gap = gate.generalised_figure(0.0, 0.0)
+    t = [t for t in traces(fig) if t["name"].startswith("x · gate")][0]
+    xs = arr(t["x"])
+    assert np.array_equal(arr(t["y"]), np.maximum(xs, 0.0)) and gap == 0.0
+
+
+# ----------------------------------------------------------------- slopes
+
+def test_landmarks_against_mpmath():
+    """Reference: GELU' = Phi + x phi has its root at -0.751792 (minimum -0.169971); GELU'' = phi (2 - x^2) = 0
+    at ±sqrt 2, where GELU' = -0.128904 and 1.128904."""
+    m = derivative.landmarks("exact")
+    root = mp.findroot(lambda t: mp.ncdf(t) + t * mp.npdf(t), -0.75)
+    assert abs(m.minimum.x - float(root)) < 1e-12 and close(m.minimum.value, root * mp.ncdf(root), rel=1e-12)
+    r2 = mp.sqrt(2)
+    assert close(m.steepest_down.x, -r2) and close(m.steepest_up.x, r2)
+    assert close(m.steepest_down.value, mp.ncdf(-r2) - r2 * mp.npdf(r2))
+    assert close(m.steepest_up.value, mp.ncdf(r2) + r2 * mp.npdf(r2))
+    assert (controls.fmt(m.minimum.x), controls.fmt(m.minimum.value)) == ("\u22120.7518", "\u22120.1700")
+    assert (controls.fmt(m.steepest_down.value), controls.fmt(m.steepest_up.value)) == ("\u22120.1289", "1.1289")
+
+
+@pytest.mark.parametrize("form", ["tanh", "sigmoid"])
+def test_landmarks_of_the_approximations_against_mpmath(form):
+    m = derivative.landmarks(form)
+    assert abs(grad_ref(m.minimum.x, form)) < 1e-12
+    second = mp.diff(lambda t: gelu_ref(t, form), mp.mpf(m.steepest_up.x), 2)
+    assert abs(second) < 1e-6  # bounded search to xatol 1e-12: GELU'' vanishes to the search's accuracy
+    assert close(m.steepest_up.value, grad_ref(m.steepest_up.x, form), rel=1e-12)
+
+
+@pytest.mark.parametrize("h", [0.01, 0.001, 0.5])
+def test_nudge_against_mpmath(h):
+    """The lesson's nudge: from -0.01 to +0.01 ReLU' jumps 0 -> 1, GELU' moves 0.4920 -> 0.5080."""
+    n = derivative.nudge("exact", h)
+    assert n.relu == (0.0, 1.0)
+    assert close(n.gelu[0], grad_ref(-h), rel=1e-12) and close(n.gelu[1], grad_ref(h), rel=1e-12)
+    if h == 0.01:
+        assert (controls.fmt(n.gelu[0]), controls.fmt(n.gelu[1])) == ("0.4920", "0.5080")
+
+
+def test_relu_step_has_a_gap_at_zero_and_the_convention_markers():
+    fig = derivative.slopes_figure("exact", 0.01)
+    valid(fig)
+    step = one(fig, "relu")
+    xs, ys = arr(step["x"]), arr(step["y"])
+    gap = int(np.flatnonzero(np.isnan(xs))[0])
+    assert xs[gap - 1] == 0.0 and ys[gap - 1] == 0.0  # relu'(0) = 0 sits on the left piece
+    assert xs[gap + 1] > 0 and ys[gap + 1] == 1.0
+    assert np.all(ys[:gap] == 0) and np.all(ys[gap + 1:] == 1)
+    markers = [t for t in by_meta(fig, "marker:relu") if arr(t["x"]).tolist() == [0.0]]
+    symbols = {arr(t["y"])[0]: t["marker"]["symbol"] for t in markers}
+    assert symbols == {0.0: "circle", 1.0: "circle-open"}
+
+
+@pytest.mark.parametrize("form, key", [("exact", "gelu"), ("tanh", "gelu_tanh"), ("sigmoid", "gelu_sigmoid")])
+def test_slopes_figure_draws_gelu_prime_and_marks_landmarks(form, key):
+    fig = derivative.slopes_figure(form, 0.2)
+    valid(fig)
+    t = one(fig, key)
+    assert t["line"]["color"] == COLORS[key]
+    xs, ys = arr(t["x"]), arr(t["y"])
+    for i in (50, 200, 333):
+        assert close(ys[i], grad_ref(xs[i], form), rel=1e-11)
+    nudges = [m for m in by_meta(fig, f"marker:{key}") if m["marker"]["symbol"] == "diamond"][0]
+    assert arr(nudges["x"]).tolist() == [-0.2, 0.2]
+    m = derivative.landmarks(form)
+    marked = {tuple(arr(tr["x"]).tolist()) for tr in by_meta(fig, f"marker:{key}")}
+    assert (m.minimum.x,) in marked and (m.steepest_down.x, m.steepest_up.x) in marked
+    mini = derivative.gelu_minimum_figure(form)
+    valid(mini)
+    dot = one(mini, f"marker:{key}")
+    assert arr(dot["x"]).tolist() == [m.minimum.x] and math.isclose(arr(dot["y"])[0], m.minimum.value)

@@ -8,7 +8,17 @@ from typing import NamedTuple
 import numpy as np
 from scipy import optimize
 
-from gelu_core.activations import gelu, gelu_gate, gelu_grad
+from gelu_core.activations import (
+    SIGMOID_COEF,
+    SQRT_2_OVER_PI,
+    TANH_COEF,
+    gelu,
+    gelu_gate,
+    gelu_grad,
+    sigmoid_grad,
+)
+
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 class Point(NamedTuple):
@@ -28,8 +38,28 @@ def gelu_minimum(approximate: str = "none") -> Point:
     return Point(x, gelu(x, approximate))
 
 
+def _gelu_second(x: float, approximate: str) -> float:
+    """GELU''(x) = 2 gate'(x) + x gate''(x), in float64; for the sigmoid-shaped gates, with gate = sigmoid(t):
+    gate' = t' p and gate'' = t'' p + t'^2 p (1 - 2 sigmoid(t)), where p = sigmoid(t) sigmoid(-t)."""
+    if approximate == "none":
+        return INV_SQRT_2PI * math.exp(-0.5 * x * x) * (2.0 - x * x)
+    if approximate == "tanh":
+        t = 2.0 * SQRT_2_OVER_PI * (x + TANH_COEF * x * x * x)
+        dt = 2.0 * SQRT_2_OVER_PI * (1.0 + 3.0 * TANH_COEF * x * x)
+        d2t = 12.0 * SQRT_2_OVER_PI * TANH_COEF * x
+    else:
+        t, dt, d2t = SIGMOID_COEF * x, SIGMOID_COEF, 0.0
+    p = sigmoid_grad(t)
+    one_minus_2s = -math.tanh(0.5 * t)  # = 1 - 2 sigmoid(t), without the cancellation
+    return 2.0 * dt * p + x * (d2t * p + dt * dt * p * one_minus_2s)
+
+
 def gelu_grad_extremes(approximate: str = "none") -> tuple[Point, Point]:
     """The smallest and largest slope of GELU (exact: at x = -sqrt 2 and +sqrt 2, GELU'' = phi(x)(2 - x^2) = 0).
+
+    The approximations' extremes are the roots of their GELU'', found to the last digit (a search on GELU'
+    itself would stop at ~1e-8, where the curve is flat to float64).  GELU'(-x) = 1 - GELU'(x) in every form,
+    so the two points mirror each other.
 
     >>> lo, hi = gelu_grad_extremes(); round(lo.value, 6), round(hi.value, 6)
     (-0.128904, 1.128904)
@@ -37,22 +67,25 @@ def gelu_grad_extremes(approximate: str = "none") -> tuple[Point, Point]:
     if approximate == "none":
         r = math.sqrt(2.0)
         return Point(-r, gelu_grad(-r)), Point(r, gelu_grad(r))
-    lo = optimize.minimize_scalar(lambda t: gelu_grad(t, approximate), bounds=(-4.0, 0.0), method="bounded",
-                                  options={"xatol": 1e-12})
-    hi = optimize.minimize_scalar(lambda t: -gelu_grad(t, approximate), bounds=(0.0, 4.0), method="bounded",
-                                  options={"xatol": 1e-12})
-    return (Point(float(lo.x), gelu_grad(float(lo.x), approximate)),
-            Point(float(hi.x), gelu_grad(float(hi.x), approximate)))
+    lo = optimize.brentq(lambda t: _gelu_second(t, approximate), -3.0, -0.5, xtol=1e-15, maxiter=200)
+    hi = optimize.brentq(lambda t: _gelu_second(t, approximate), 0.5, 3.0, xtol=1e-15, maxiter=200)
+    return Point(lo, gelu_grad(lo, approximate)), Point(hi, gelu_grad(hi, approximate))
 
 
 def approximation_error(x, approximate: str):
     """(absolute, relative) error of an approximate GELU against the exact one, in float64.
 
     Relative error is |approx - exact| / |exact|; it is NaN at x = 0, where both are 0.
+    The error is even in x (every gate has gate(-x) = 1 - gate(x)), so it is taken at -|x|, where it is |x|
+    times a difference of two small gates, exact to the last digit; at +|x| it would be a difference of two
+    numbers near x, which loses the digits that matter (at x = 8, all of them).
     """
     x = np.asarray(x, dtype=np.float64)
     exact = gelu(x)
-    diff = np.abs(gelu(x, approximate) - exact)
+    m = -np.abs(x)
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(m * (gelu_gate(m, approximate) - gelu_gate(m)))
+    diff = np.where(np.isinf(x), 0.0, diff)  # both forms reach the same limits
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(exact != 0, diff / np.abs(exact), np.nan)
     return diff, rel
@@ -61,7 +94,8 @@ def approximation_error(x, approximate: str):
 def worst_error(approximate: str, lo: float = 0.0, hi: float = 10.0) -> Point:
     """Largest absolute error of an approximation on [lo, hi].
 
-    The error is even in x (GELU(x) - GELU(-x) = x in every form), so [0, hi] covers both sides.
+    The error is even in x (GELU(x) - GELU(-x) = x in every form), so [0, hi] covers both sides.  An interior
+    maximum is the root of the error's slope, GELU_approx' - GELU', found to the last digit at -|x|.
 
     >>> p = worst_error("tanh"); round(p.x, 2), f"{p.value:.2e}"
     (2.7, '4.73e-04')
@@ -69,10 +103,19 @@ def worst_error(approximate: str, lo: float = 0.0, hi: float = 10.0) -> Point:
     grid = np.linspace(lo, hi, 4001)
     err, _ = approximation_error(grid, approximate)
     i = int(np.argmax(err))
-    a, b = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-    res = optimize.minimize_scalar(lambda t: -float(approximation_error(t, approximate)[0]), bounds=(a, b),
-                                   method="bounded", options={"xatol": 1e-12})
-    return Point(float(res.x), float(approximation_error(res.x, approximate)[0]))
+    left, right = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    if i in (0, grid.size - 1) or left < 0.0 < right:
+        return Point(float(grid[i]), float(err[i]))  # at an end of the range (the error is 0 at x = 0)
+    a, b = -max(abs(left), abs(right)), -min(abs(left), abs(right))
+
+    def slope(t):
+        return gelu_grad(t, approximate) - gelu_grad(t)
+
+    if slope(a) * slope(b) > 0:
+        return Point(float(grid[i]), float(err[i]))
+    root = optimize.brentq(slope, a, b, xtol=1e-15, maxiter=200)
+    x = root if right <= 0.0 else -root
+    return Point(float(x), float(approximation_error(x, approximate)[0]))
 
 
 def gaussian_gate(x, mu: float = 0.0, sigma: float = 1.0):

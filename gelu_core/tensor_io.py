@@ -61,7 +61,7 @@ MAX_BYTES = 50 * 2**20  # largest file read; .streamlit/config.toml caps uploads
 MAX_ELEMENTS = 2**24
 MAX_TENSORS = 1024  # tensors in one file (GPT-2 small's state dict has 149)
 MAX_NDIM = 8  # dimensions of one tensor
-MAX_CSV_CELLS = 2**22  # numbers in a CSV table: 4,194,304, e.g. 5,461 rows of 768
+MAX_CSV_CELLS = 2**21  # numbers in a CSV table: 2,097,152, e.g. 2,730 rows of 768 (parsed in ~1 s)
 MAX_HEADER_BYTES = 2**20  # a safetensors JSON header (the library writes ~100 bytes a tensor)
 MAX_NPY_HEADER_BYTES = 10_000  # a .npy header (numpy's own limit; np.save writes ~128 bytes)
 MAX_PICKLE_BYTES = 2**18  # data.pkl inside a .pt: ~100 bytes a tensor, and read opcode by opcode twice
@@ -154,9 +154,9 @@ def _load(data: bytes, filename: str) -> tuple[dict[str, torch.Tensor], list[str
     if kind == "torch":
         triples = _read_torch(data, archive, label)
     elif kind == "npz":
-        triples = _read_npz(archive, label)
+        triples = _read_npz(data, archive, label)
     elif kind == "npy":
-        array, source = _read_npy(io.BytesIO(data), size, label)
+        array, source = _read_npy(data, size, label)
         triples = [("tensor", array, source)]
     elif kind == "safetensors":
         triples = _read_safetensors(data, label)
@@ -547,9 +547,15 @@ def _numpy_target(dtype: np.dtype, label: str) -> type:
     raise TensorFileError(f"This {label}file holds {plain}; only real numbers are read.")
 
 
-def _read_npy(stream, size: int, label: str) -> tuple[np.ndarray, str]:
-    """A .npy of `size` bytes from a stream: (float32/float64 C-ordered array we own, stored dtype name)."""
-    dtype, shape, fortran, header_bytes = _npy_header(stream, label)
+def _read_npy(source, size: int, label: str) -> tuple[np.ndarray, str]:
+    """(float32/float64 C-ordered array of our own, stored dtype name) from a .npy of `size` bytes.
+
+    source is the file's bytes (one copy is made, from them into the result) or
+    a stream (an inflating .npz member: read in chunks into an array of our own).
+    """
+    in_memory = isinstance(source, bytes | memoryview)
+    head = io.BytesIO(source[: 12 + MAX_NPY_HEADER_BYTES]) if in_memory else source
+    dtype, shape, fortran, header_bytes = _npy_header(head, label)
     target = _numpy_target(dtype, label)
     count = math.prod(shape)
     _check_count(count, label)
@@ -560,23 +566,43 @@ def _read_npy(stream, size: int, label: str) -> tuple[np.ndarray, str]:
             f"This {label}file's header says shape {_shape_text(shape)} ({payload:,} bytes) "
             f"but {max(have, 0):,} bytes follow it."
         )
-    flat = np.empty(count, dtype=dtype)
-    view = memoryview(flat).cast("B") if payload else memoryview(b"")
-    filled = 0
-    while filled < payload:
-        part = stream.read(min(_CHUNK, payload - filled))
-        if not part:
-            raise TensorFileError(f"This {label}file ends before its data does.")
-        view[filled:filled + len(part)] = part
-        filled += len(part)
-    if stream.read(1):
-        raise TensorFileError(f"This {label}file has data past the end its header declares.")
+    if not count:
+        flat = np.empty(0, dtype=dtype)
+    elif in_memory:
+        flat = np.frombuffer(source, dtype=dtype, count=count, offset=header_bytes)  # a view of the upload
+    else:
+        flat = np.empty(count, dtype=dtype)
+        view, filled = memoryview(flat).cast("B"), 0
+        while filled < payload:
+            part = source.read(min(_CHUNK, payload - filled))
+            if not part:
+                raise TensorFileError(f"This {label}file ends before its data does.")
+            view[filled:filled + len(part)] = part
+            filled += len(part)
+        if source.read(1):
+            raise TensorFileError(f"This {label}file has data past the end its header declares.")
     array = flat.reshape(shape[::-1]).T if fortran else flat.reshape(shape)
-    # copies only to change dtype, byte order or layout: flat is ours already
-    return np.asarray(array, dtype=np.dtype(target), order="C"), dtype.name
+    # always a copy of a view of the upload; of our own buffer, only to change dtype, byte order or layout
+    return np.array(array, dtype=np.dtype(target), order="C", copy=True if in_memory else None), dtype.name
 
 
-def _read_npz(archive: zipfile.ZipFile, label: str) -> list[tuple[str, np.ndarray, str]]:
+def _stored_member(data: bytes, info: zipfile.ZipInfo, label: str) -> memoryview:
+    """The bytes of an uncompressed zip member, in place, after its local header and CRC are checked."""
+    damaged = TensorFileError(f"This {label}file has a damaged member.")
+    at = info.header_offset
+    if data[at:at + 4] != _ZIP_MAGIC or at + 30 > len(data):
+        raise damaged
+    name_length, extra_length = struct.unpack("<HH", data[at + 26:at + 30])
+    start = at + 30 + name_length + extra_length
+    if start + info.compress_size > len(data):
+        raise damaged
+    member = memoryview(data)[start:start + info.compress_size]
+    if zlib.crc32(member) != info.CRC:
+        raise damaged
+    return member
+
+
+def _read_npz(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple[str, np.ndarray, str]]:
     """(name, array, stored dtype) from an np.savez archive; declared sizes are capped before inflating any."""
     infos = archive.infolist()
     if len(infos) > MAX_TENSORS:
@@ -585,6 +611,8 @@ def _read_npz(archive: zipfile.ZipFile, label: str) -> list[tuple[str, np.ndarra
     for info in infos:
         if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             raise TensorFileError(f"This {label}file uses a compression np.savez never writes.")
+        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+            raise TensorFileError(f"This {label}file has a damaged member.")
         declared += info.file_size
     # every member is a header (≤ 10 kB, checked later) plus ≤ MAX_ELEMENTS × 8 bytes of data in all
     limit = 8 * MAX_ELEMENTS + len(infos) * (MAX_NPY_HEADER_BYTES + 16)
@@ -595,8 +623,11 @@ def _read_npz(archive: zipfile.ZipFile, label: str) -> list[tuple[str, np.ndarra
     triples, total = [], 0
     for info in infos:
         try:
-            with archive.open(info) as stream:
-                array, source = _read_npy(stream, info.file_size, label)
+            if info.compress_type == zipfile.ZIP_STORED:
+                array, source = _read_npy(_stored_member(data, info, label), info.file_size, label)
+            else:  # inflated in chunks, never past the declared size (zipfile stops there and checks the CRC)
+                with archive.open(info) as stream:
+                    array, source = _read_npy(stream, info.file_size, label)
         except TensorFileError:
             raise
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, struct.error, NotImplementedError):
@@ -681,7 +712,9 @@ def _read_safetensors(data: bytes, label: str) -> list[tuple[str, np.ndarray, st
     for begin, _, name, kind, shape in entries:
         stored = np.frombuffer(data, dtype=_SAFETENSORS_DTYPES[kind], count=math.prod(shape), offset=start + begin)
         if kind == "BF16":  # bfloat16 is the top half of a float32
-            array, source = (stored.astype(np.uint32) << 16).view(np.float32), "bfloat16"
+            wide = stored.astype(np.uint32)
+            wide <<= 16  # in place: the output is the only new array
+            array, source = wide.view(np.float32), "bfloat16"
         else:
             array, source = stored.astype(_numpy_target(stored.dtype, label), copy=True), stored.dtype.name
         triples.append((name, array.reshape(shape), source))  # astype copied: never a view of data
@@ -693,70 +726,83 @@ def _read_safetensors(data: bytes, label: str) -> list[tuple[str, np.ndarray, st
 # ---------------------------------------------------------------------------------------------
 
 
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
+def _text(data: bytes) -> io.TextIOWrapper:
+    """The file as text, decoded as it is read (UTF-8, a BOM skipped, any line endings)."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=None)
 
 
-def _data_lines(text: str):
+def _data_lines(text: io.TextIOBase):
     """(line index, line) of the lines that hold data: not blank, not a # comment."""
-    for index, line in enumerate(io.StringIO(text, newline=None)):
+    for index, line in enumerate(text):
         if line.strip() and not line.lstrip().startswith("#"):
             yield index, line.rstrip("\n")
 
 
 def _read_csv(data: bytes, label: str, notes: list[str]) -> np.ndarray:
     """A 2-D float64 array from a CSV table of numbers; a first row that is not numbers is a header."""
+    not_text = TensorFileError(f"This {label}file is neither a tensor format nor UTF-8 text.")
+    if b"\x00" in data:
+        raise not_text
     try:
-        text = data.decode("utf-8-sig")
+        skip, first = next(_data_lines(_text(data)), (0, None))
     except UnicodeDecodeError:
-        raise TensorFileError(f"This {label}file is neither a tensor format nor UTF-8 text.") from None
-    if "\x00" in text:
-        raise TensorFileError(f"This {label}file is neither a tensor format nor CSV text.")
-    skip, first = next(_data_lines(text), (0, None))
+        raise not_text from None
     if first is None:
         raise TensorFileError(f"This {label}file has no rows of numbers.")
     delimiter = next((d for d in (",", "\t", ";") if d in first), ",")
     columns = first.count(delimiter) + 1
-    rows = max(text.count("\n"), text.count("\r")) + 1  # an upper bound, whatever the line endings
+    # lines, whatever the line endings (an upper bound on rows: blank and comment lines count too)
+    rows = max(data.count(b"\n"), data.count(b"\r")) + (data[-1:] not in (b"\n", b"\r"))
     if rows * columns > MAX_CSV_CELLS:
         raise TensorFileError(
             f"This {label}file has up to {rows:,} rows of {columns:,} numbers; the limit is {MAX_CSV_CELLS:,} numbers."
         )
-    header = not all(_is_number(cell.strip().strip('"')) for cell in first.split(delimiter))
+    header = not all(_is_number(cell) for cell in first.split(delimiter))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            table = np.loadtxt(
-                io.StringIO(text, newline=None), delimiter=delimiter, dtype=np.float64, ndmin=2,
-                comments="#", skiprows=skip + header, quotechar='"',
-            )
+            table = np.loadtxt(_text(data), delimiter=delimiter, dtype=np.float64, ndmin=2, comments="#",
+                               skiprows=skip + header, quotechar='"')
+        if table.size and table.shape[1] != columns:
+            raise ValueError("columns")
+    except UnicodeDecodeError:
+        raise not_text from None
     except (ValueError, IndexError, TypeError):
-        raise TensorFileError(_csv_problem(text, skip + header, delimiter, columns, label)) from None
+        try:
+            problem = _csv_problem(data, skip + header, delimiter, columns, label)
+        except UnicodeDecodeError:
+            raise not_text from None
+        raise TensorFileError(problem) from None
     if table.size == 0:
         raise TensorFileError(f"This {label}file has a header but no rows of numbers.")
-    if table.shape[1] != columns:
-        raise TensorFileError(_csv_problem(text, skip + header, delimiter, columns, label))
     if header:
         notes.append("The first row was read as column names.")
     return table
 
 
-def _csv_problem(text: str, skip: int, delimiter: str, columns: int, label: str) -> str:
-    """Where a CSV stops being a table of numbers, in words (rows counted from the file's first line)."""
-    for index, line in _data_lines(text):
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell.strip().strip('"'))
+    except ValueError:
+        return False
+    return True
+
+
+def _csv_problem(data: bytes, skip: int, delimiter: str, columns: int, label: str) -> str:
+    """Where a CSV stops being a table of numbers, in words (lines counted from the file's first)."""
+    for index, line in _data_lines(_text(data)):
         if index < skip:
             continue
         cells = line.split(delimiter)
         if len(cells) != columns:
             count = f"{len(cells):,} value" + ("s" if len(cells) != 1 else "")
             return f"Line {index + 1:,} of this {label}file has {count}, not {columns:,} like the first row."
-        for column, cell in enumerate(cells, start=1):
-            if not _is_number(cell.strip().strip('"')):
-                return f"Line {index + 1:,}, column {column:,} of this {label}file is not a number."
+        try:
+            list(map(float, cells))  # the quick test; quoted cells fall through to the careful one
+        except ValueError:
+            for column, cell in enumerate(cells, start=1):
+                if not _is_number(cell):
+                    return f"Line {index + 1:,}, column {column:,} of this {label}file is not a number."
     return f"This {label}file is not a table of numbers."
 
 

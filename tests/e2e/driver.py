@@ -122,15 +122,18 @@ class Server:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(cmd, cwd=self.app_dir, stdout=log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {self.proc.returncode}:\n{self.log_tail()}")
-            if self.healthy():
-                return self
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout_s} s:\n{self.log_tail()}")
+        try:
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"streamlit exited with {self.proc.returncode}:\n{self.log_tail()}")
+                if self.healthy():
+                    return self
+                time.sleep(0.05)
+            raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout_s} s:\n{self.log_tail()}")
+        except BaseException:
+            self.stop()  # never leave a server behind, even on Ctrl-C
+            raise
 
     def healthy(self) -> bool:
         try:
@@ -299,18 +302,61 @@ class ThirdParty:
         return {urlsplit(u).hostname for u in self.urls if urlsplit(u).scheme in ("http", "https", "ws", "wss")}
 
 
+THEME_JS = """() => {
+  const bg = (s) => { const e = document.querySelector(s); return e ? getComputedStyle(e).backgroundColor : null; };
+  const main = document.querySelector("[data-testid='stMain']");
+  return {background: bg("[data-testid='stApp']"), sidebar: bg("[data-testid='stSidebar']"),
+          text: getComputedStyle(main.querySelector("h1, p") || main).color,
+          overflow: main.scrollWidth - main.clientWidth};
+}"""
+
+
+def look(page) -> dict:
+    """What the page looks like, in numbers: its background, sidebar and text colours as "#rrggbb", and how many
+    pixels its main area is wider than the window (0 when nothing sticks out sideways)."""
+    found = page.evaluate(THEME_JS)
+    for key in ("background", "sidebar", "text"):
+        if found[key]:
+            rgb = [int(v) for v in found[key][found[key].index("(") + 1 : -1].split(",")[:3]]
+            found[key] = "#" + "".join(f"{v:02x}" for v in rgb)
+    return found
+
+
+def set_scheme(page, color_scheme: str) -> None:
+    """Switch the browser's prefers-color-scheme; Streamlit follows it live, then charts redraw."""
+    page.emulate_media(color_scheme=color_scheme)
+    page.wait_for_timeout(300)
+    wait_drawn(page)
+
+
 def screenshot_full(page, path: Path) -> None:
     """A screenshot of the whole page: Streamlit scrolls inside its main block, so grow the viewport to fit."""
     viewport = page.viewport_size
-    height = page.evaluate(
-        "() => Math.max(...[...document.querySelectorAll(\"[data-testid='stMain'], section, body\")]"
-        ".map(e => e.scrollHeight))"
-    )
-    page.set_viewport_size({"width": viewport["width"], "height": max(viewport["height"], min(height, 6000))})
+    height = page.evaluate("() => document.querySelector(\"[data-testid='stMain']\").scrollHeight")
+    page.set_viewport_size({"width": viewport["width"], "height": max(viewport["height"], min(height, 8000))})
     try:
+        page.wait_for_timeout(300)  # Plotly redraws on resize
         wait_drawn(page)
-        page.wait_for_timeout(300)  # Plotly animates its resize
         path.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(path))
     finally:
         page.set_viewport_size(viewport)
+
+
+def shoot_pages(browser, base_url: str, out_dir: Path, pages: list[AppPage] | None = None) -> list[Path]:
+    """Every page, light and dark, desktop (1400x900) and phone (390x844), as full-length PNGs in out_dir."""
+    written = []
+    for app_page in pages or app_pages():
+        url = f"{base_url}/{'' if app_page.default else app_page.url_path}"
+        for device, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+            page = new_page(browser, color_scheme="light", viewport=viewport)
+            try:
+                open_app(page, url)
+                for scheme in ("light", "dark"):
+                    set_scheme(page, scheme)
+                    path = out_dir / f"{app_page.url_path}-{scheme}-{device}.png"
+                    screenshot_full(page, path)
+                    written.append(path)
+            finally:
+                page.context.close()
+    return written

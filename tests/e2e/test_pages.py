@@ -4,7 +4,9 @@ Pages are read from app.py's navigation, so a new page is covered without touchi
 control is the page's first slider (its first number input where a page has no slider: home, the lab).
 Reference for "the same view": the control's own value (the input's value and the number drawn on the
 slider's thumb) before sharing and after opening the shared URL in a fresh browser context; compared
-exactly, as strings.
+exactly, as strings.  The teacher's view is a light desktop (1400x900); the student opens the link on a
+phone (390x844) in dark mode, so every page is also checked for the theme's colours (from
+.streamlit/config.toml, exact) in both schemes and for nothing sticking out sideways on a phone.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from tests.e2e import driver
 pytestmark = pytest.mark.e2e
 
 PAGES = driver.app_pages()
+THEME = driver.theme_colors()
 
 # The only third-party request allowed: Streamlit draws a ":material/...:" page icon as a favicon
 # fetched from Google's font CDN.  A script, font or tracker from anywhere else fails the page test.
@@ -49,6 +52,10 @@ def test_page_loads_clean_and_its_link_restores_the_view(new_tab, app_page):
     assert page.locator(f"{driver.MAIN} [data-testid='stHeading']").count() >= 1, "the page drew no heading"
     tab.assert_clean()
     assert tab.third_party.hosts <= ALLOWED_HOSTS, tab.third_party.urls
+    light = driver.look(page)
+    want = THEME["light"]
+    assert (light["background"], light["sidebar"], light["text"]) == (
+        want["backgroundColor"].lower(), want["secondaryBackgroundColor"].lower(), want["textColor"].lower())
 
     control = driver.first_control(page)
     assert control is not None, f"page {app_page.url_path!r} has no slider or number input"
@@ -68,8 +75,12 @@ def test_page_loads_clean_and_its_link_restores_the_view(new_tab, app_page):
     if shown:
         assert driver.query(shown[0]) == q_after, f"share link {shown[0]!r} differs from the address {page.url}"
 
-    fresh = new_tab()
+    fresh = new_tab(color_scheme="dark", viewport=driver.PHONE)
     fresh.open(shown[0] if shown else page.url)
     assert driver.control_state(driver.first_control(fresh.page)) == after
     assert driver.query(fresh.page.url) == q_after
     fresh.assert_clean()
+    dark = driver.look(fresh.page)
+    want = THEME["dark"]
+    assert (dark["background"], dark["text"]) == (want["backgroundColor"].lower(), want["textColor"].lower())
+    assert dark["overflow"] <= 0, f"the page is {dark['overflow']} px wider than a phone"

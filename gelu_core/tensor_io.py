@@ -55,10 +55,13 @@ import numpy as np
 import torch
 
 MAX_BYTES = 50 * 2**20  # largest file read; .streamlit/config.toml caps uploads at the same 50 MiB
-# Elements in one file, all tensors together: 16,777,216.  Every float32 file up to MAX_BYTES
-# fits (13.1 M elements), twice over a (8, 1024, 768) GPT-2 batch (6.3 M), and a loaded file
-# stays within 64 MiB as float32 / 128 MiB as float64, however well a .npz compressed it.
-MAX_ELEMENTS = 2**24
+# Values in one file, all tensors together: 33,554,432.  Every float32 file up to MAX_BYTES fits
+# (13.1 M values), so do five (8, 1024, 768) GPT-2 batches (6.3 M each) and the float16 MLP
+# weights of a GPT-2 XL block (2 x 1600 x 6400 = 20.5 M values, 41 MB; the lab's widest block).
+MAX_ELEMENTS = 2**25
+# Memory the tensors may take once loaded (a value counts at the larger of its stored and loaded
+# size): MAX_ELEMENTS float32s, or 16.7 M float64s, however well a .npz compressed them.
+MAX_LOADED_BYTES = 2**27
 MAX_TENSORS = 1024  # tensors in one file (GPT-2 small's state dict has 149)
 MAX_NDIM = 8  # dimensions of one tensor
 MAX_CSV_CELLS = 2**21  # numbers in a CSV table: 2,097,152, e.g. 2,730 rows of 768 (parsed in ~1 s)
@@ -82,6 +85,22 @@ _HALF_NOTE = "{} values were widened to float32 (exactly)."
 
 class TensorFileError(ValueError):
     """A file that load_tensors will not read; the message is short, human and safe to show."""
+
+
+class _Budget:
+    """Values and bytes a file has claimed so far, charged before each allocation is made."""
+
+    def __init__(self, label: str):
+        self.label, self.values, self.bytes = label, 0, 0
+
+    def charge(self, count: int, stored_itemsize: int, loaded_itemsize: int) -> None:
+        self.values += count
+        self.bytes += count * max(stored_itemsize, loaded_itemsize)
+        _check_count(self.values, self.label)
+        if self.bytes > MAX_LOADED_BYTES:
+            mib = math.ceil(self.bytes / 2**20 * 10) / 10  # rounded up: never shows the limit itself
+            raise TensorFileError(f"This {self.label}file would take {mib:,.1f} MiB once loaded; "
+                                  f"the limit is {MAX_LOADED_BYTES // 2**20} MiB.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,25 +167,28 @@ def _load(data: bytes, filename: str) -> tuple[dict[str, torch.Tensor], list[str
         archive = _open_zip(data, label)
         kind = _zip_kind(archive)
     notes: list[str] = []
+    budget = _Budget(label)
     expected = _EXTENSION_KIND.get(_extension(filename))
     if expected is not None and kind != expected and kind in _KIND_LABEL:
         notes.append(f"Read as {_KIND_LABEL[kind]} by its content, though the name ends in {label.strip()}.")
     if kind == "torch":
         triples = _read_torch(data, archive, label)
     elif kind == "npz":
-        triples = _read_npz(data, archive, label)
+        triples = _read_npz(data, archive, label, budget)
     elif kind == "npy":
-        array, source = _read_npy(data, size, label)
+        array, source = _read_npy(data, size, label, budget)
         triples = [("tensor", array, source)]
     elif kind == "safetensors":
-        triples = _read_safetensors(data, label)
+        triples = _read_safetensors(data, label, budget)
     elif kind == "text":
-        triples = [("tensor", _read_csv(data, label, notes), "float64")]
+        table = _read_csv(data, label, notes)
+        budget.charge(table.size, 8, 8)
+        triples = [("tensor", table, "float64")]
     elif kind == "unknown" and expected in _KIND_LABEL:
         raise TensorFileError(f"This {label}file is not {_KIND_LABEL[expected]}: it does not start like one.")
     else:
         raise TensorFileError(_REFUSAL[kind].format(label=label))
-    return _finish(triples, label, notes)
+    return _finish(triples, label, notes, budget)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -547,7 +569,7 @@ def _numpy_target(dtype: np.dtype, label: str) -> type:
     raise TensorFileError(f"This {label}file holds {plain}; only real numbers are read.")
 
 
-def _read_npy(source, size: int, label: str) -> tuple[np.ndarray, str]:
+def _read_npy(source, size: int, label: str, budget: _Budget) -> tuple[np.ndarray, str]:
     """(float32/float64 C-ordered array of our own, stored dtype name) from a .npy of `size` bytes.
 
     source is the file's bytes (one copy is made, from them into the result) or
@@ -566,6 +588,7 @@ def _read_npy(source, size: int, label: str) -> tuple[np.ndarray, str]:
             f"This {label}file's header says shape {_shape_text(shape)} ({payload:,} bytes) "
             f"but {max(have, 0):,} bytes follow it."
         )
+    budget.charge(count, dtype.itemsize, np.dtype(target).itemsize)
     if not count:
         flat = np.empty(0, dtype=dtype)
     elif in_memory:
@@ -602,7 +625,7 @@ def _stored_member(data: bytes, info: zipfile.ZipInfo, label: str) -> memoryview
     return member
 
 
-def _read_npz(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple[str, np.ndarray, str]]:
+def _read_npz(data: bytes, archive: zipfile.ZipFile, label: str, budget: _Budget) -> list[tuple[str, np.ndarray, str]]:
     """(name, array, stored dtype) from an np.savez archive; declared sizes are capped before inflating any."""
     infos = archive.infolist()
     if len(infos) > MAX_TENSORS:
@@ -614,26 +637,24 @@ def _read_npz(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple[s
         if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
             raise TensorFileError(f"This {label}file has a damaged member.")
         declared += info.file_size
-    # every member is a header (≤ 10 kB, checked later) plus ≤ MAX_ELEMENTS × 8 bytes of data in all
-    limit = 8 * MAX_ELEMENTS + len(infos) * (MAX_NPY_HEADER_BYTES + 16)
+    # every member is a header (≤ 10 kB, checked later) plus data, ≤ MAX_LOADED_BYTES in all
+    limit = MAX_LOADED_BYTES + len(infos) * (MAX_NPY_HEADER_BYTES + 16)
     if declared > limit:
         raise TensorFileError(
             f"This {label}file would unpack to {declared / 2**20:,.0f} MiB; the limit is {limit / 2**20:,.0f} MiB."
         )
-    triples, total = [], 0
+    triples = []
     for info in infos:
         try:
             if info.compress_type == zipfile.ZIP_STORED:
-                array, source = _read_npy(_stored_member(data, info, label), info.file_size, label)
+                array, source = _read_npy(_stored_member(data, info, label), info.file_size, label, budget)
             else:  # inflated in chunks, never past the declared size (zipfile stops there and checks the CRC)
                 with archive.open(info) as stream:
-                    array, source = _read_npy(stream, info.file_size, label)
+                    array, source = _read_npy(stream, info.file_size, label, budget)
         except TensorFileError:
             raise
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, struct.error, NotImplementedError):
             raise TensorFileError(f"This {label}file has a damaged member.") from None
-        total += array.size
-        _check_count(total, label)
         triples.append((info.filename[: -len(".npy")].replace("/", "."), array, source))
     return triples
 
@@ -658,7 +679,7 @@ def _no_duplicates(pairs: list) -> dict:
     return dict(pairs)
 
 
-def _read_safetensors(data: bytes, label: str) -> list[tuple[str, np.ndarray, str]]:
+def _read_safetensors(data: bytes, label: str, budget: _Budget) -> list[tuple[str, np.ndarray, str]]:
     """(name, array, stored dtype) from a safetensors file whose header is checked against the bytes present."""
     bad = f"This {label}file has a damaged safetensors header."
     length = int.from_bytes(data[:8], "little")
@@ -678,7 +699,7 @@ def _read_safetensors(data: bytes, label: str) -> list[tuple[str, np.ndarray, st
     if len(header) > MAX_TENSORS:
         raise TensorFileError(f"This {label}file holds more than {MAX_TENSORS:,} tensors.")
     start, end_of_data = 8 + length, len(data) - 8 - length
-    entries, total = [], 0
+    entries = []
     for name, entry in header.items():
         what = f"Tensor '{_clip(_clean_name(name))}' in this {label}file"
         if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
@@ -694,9 +715,8 @@ def _read_safetensors(data: bytes, label: str) -> list[tuple[str, np.ndarray, st
             raise TensorFileError(bad)
         begin, end = offsets
         count = math.prod(shape)
-        total += count
-        _check_count(total, label)
         itemsize = np.dtype(_SAFETENSORS_DTYPES[kind]).itemsize
+        budget.charge(count, itemsize, 8 if kind == "F64" else 4)
         if not begin <= end <= end_of_data or end - begin != count * itemsize:
             raise TensorFileError(f"{what} has offsets that do not match its shape and the data present.")
         entries.append((begin, end, name, kind, tuple(shape)))
@@ -853,13 +873,14 @@ _TORCH_INTEGERS = {torch.int8, torch.int16, torch.int32, torch.int64,
                    torch.uint8, torch.uint16, torch.uint32, torch.uint64}
 
 
-def _finish(triples: list, label: str, notes: list[str]) -> tuple[dict[str, torch.Tensor], list[str]]:
-    """Check the dtype and count of every tensor first, then give each memory of its own.
+def _finish(triples: list, label: str, notes: list[str], budget: _Budget) -> tuple[dict, list[str]]:
+    """Check the dtype and size of every tensor first, then give each memory of its own.
 
     triples are (name, value, stored dtype): numpy arrays arrive already widened
-    (the readers copied them), torch tensors as torch.load made them (maybe views).
+    (the readers charged the budget and copied them), torch tensors as
+    torch.load made them (maybe views, charged here before they are copied).
     """
-    total, planned, sources, empty = 0, [], set(), 0
+    planned, sources, empty = [], set(), 0
     for name, value, source in triples:
         target = None
         if isinstance(value, torch.Tensor):
@@ -874,8 +895,8 @@ def _finish(triples: list, label: str, notes: list[str]) -> tuple[dict[str, torc
                 what = f"Tensor '{_clip(_clean_name(name))}' in this {label}file"
                 raise TensorFileError(f"{what} holds {plain}; only real numbers are read.")
         count = value.numel() if isinstance(value, torch.Tensor) else value.size
-        total += count
-        _check_count(total, label)  # before any copy: a zero-stride view counts every element it claims
+        if isinstance(value, torch.Tensor):  # a zero-stride view counts every element it claims
+            budget.charge(count, value.element_size(), 8 if target == torch.float64 else 4)
         if count == 0:
             empty += 1
             continue

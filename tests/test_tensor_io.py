@@ -29,6 +29,7 @@ from gelu_core.tensor_io import (
     MAX_BYTES,
     MAX_CSV_CELLS,
     MAX_ELEMENTS,
+    MAX_LOADED_BYTES,
     MAX_TENSORS,
     TensorFileError,
     describe_nonfinite,
@@ -311,6 +312,7 @@ def test_describe_nonfinite():
 
 def test_caps_are_printable_numbers():
     assert MAX_BYTES == 50 * 2**20 and MAX_ELEMENTS >= 8 * 1024 * 768 and MAX_TENSORS >= 149
+    assert MAX_LOADED_BYTES == 4 * MAX_ELEMENTS
     assert MAX_ELEMENTS * 4 >= MAX_BYTES  # every float32 file under the byte cap fits the element cap
     assert set(tensor_io.SUPPORTED) >= {".pt", ".pth", ".npy", ".npz", ".safetensors", ".csv"}
 
@@ -429,6 +431,21 @@ def test_zero_stride_views_claiming_many_elements(make):
     data = torch_bytes(make())
     assert len(data) < 2**20  # a few bytes of storage
     assert "the limit is" in refused(data, "bomb.pt")
+
+
+def test_loaded_memory_cap():
+    # MAX_ELEMENTS float32 values are exactly MAX_LOADED_BYTES: a zero-stride float16 view of that size loads
+    tensors, _ = loaded(torch_bytes(torch.zeros(1, dtype=torch.float16).expand(MAX_ELEMENTS)), "x.pt")
+    assert tensors["tensor"].shape == (MAX_ELEMENTS,) and not tensors["tensor"].any()
+    del tensors
+    # half as many float64 (or int64, stored at 8 bytes) values fill the same memory; one more is refused
+    for dtype in (torch.float64, torch.int64):
+        data = torch_bytes(torch.zeros(1, dtype=dtype).expand(MAX_LOADED_BYTES // 8 + 1))
+        assert "once loaded; the limit is 128 MiB" in refused(data, "x.pt")
+    header = npy_with_header(npy_header_text("<f8", (MAX_LOADED_BYTES // 8 + 1,)))
+    stream = _deflate_prefixed(header, zeros_deflated(MAX_LOADED_BYTES + 8))
+    member = {"name": "x.npy", "method": 8, "compressed": stream, "size": len(header) + MAX_LOADED_BYTES + 8, "crc": 0}
+    assert "would take 128.1 MiB once loaded" in refused(zip_bytes([member]), "x.npz")
 
 
 def test_pt_storage_claim_larger_than_its_record(sample):

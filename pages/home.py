@@ -52,7 +52,7 @@ NEXT = [
     ("pages/ffn.py", "Feed-forward lab", ":material/hub:",
      "GPT-2's 768 → 3072 → 768 block on tensors you upload."),
 ]
-for path, label, icon, teaser in NEXT:
-    link, text = st.columns([1, 3], vertical_alignment="center")
-    link.page_link(path, label=label, icon=icon)
-    text.caption(teaser)
+for row in (NEXT[:3], NEXT[3:]):
+    for col, (path, label, icon, teaser) in zip(st.columns(3), row, strict=True):
+        col.page_link(path, label=label, icon=icon)
+        col.caption(teaser)

@@ -89,3 +89,11 @@ def test_query_parameters_restore_the_view(app):
     at = open_gate(app, gate_x="-2", gate_mu="0.5", gate_sigma="0.25")
     assert (at.slider(key="gate_x").value, at.slider(key="gate_mu").value, at.slider(key="gate_sigma").value) == (
         -2.0, 0.5, 0.25)
+
+
+def test_gap_help_text_is_true(app):
+    """The help under the gap says it is 0.1700 · σ for μ = 0: |min t·Φ(t)| rounded to 4 decimals (mpmath)."""
+    at = open_gate(app)
+    t = mp.findroot(lambda s: mp.ncdf(s) + s * mp.npdf(s), -0.75)
+    gap_metric = [m for m in at.metric if m.label.startswith("Largest gap")][0]
+    assert f"{shown(-t * mp.ncdf(t))} · σ" in gap_metric.help

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.conftest import chart_spec
-from tests.test_ui_figures_1 import REL, arr, close, gelu_ref, phi_ref
+from tests.test_ui_figures_1 import REL, arr, close, gelu_ref, phi_ref, shown
 from ui.controls import HOME, HOME_DEFAULT_INPUTS
 from ui.home import TABLE_COLUMNS
 
@@ -72,3 +72,11 @@ def test_bad_query_value_falls_back_to_the_default(app, bad):
 def test_home_links_to_every_lesson(home):
     links = {link.proto.page for link in home.get("page_link")}
     assert {"curves", "gate", "derivative", "approximations", "steps", "ffn"} <= {p.strip("/") for p in links}
+
+
+def test_numbers_in_the_prose_are_true(home):
+    """The sentence under the table quotes GELU(-1) in both forms and tanh GELU(1): each must be the 4-decimal
+    rounding of the mpmath value."""
+    text = " ".join(m.value for m in home.markdown if "x = −1" in m.value)
+    assert f"**{shown(gelu_ref(-1, 'tanh'))}** (tanh form; the exact form {shown(gelu_ref(-1))})" in text
+    assert f"{shown(gelu_ref(1, 'tanh'))} of 1" in text

@@ -207,8 +207,13 @@ def test_overview_figure_marks_every_input_in_the_house_colours():
     relu_marks, tanh_marks = by_meta(fig, "marker:relu")[0], by_meta(fig, "marker:gelu_tanh")[0]
     assert arr(relu_marks["x"]).tolist() == xs and arr(tanh_marks["x"]).tolist() == xs
     assert all(close(y, gelu_ref(x, "tanh")) for x, y in zip(xs, arr(tanh_marks["y"]), strict=True))
-    assert tanh_marks["text"][1] == "\u22120.1588"
+    assert tanh_marks["text"] == ["", "\u22120.1588 (ReLU: 0)", "", "", ""]  # the most negative output is named
     assert tanh_marks["marker"]["color"] == COLORS["gelu_tanh"]
+
+
+def test_overview_names_no_point_when_no_output_is_negative():
+    fig = home.overview_figure([0.0, 1.0, 2.0, 3.0, 4.0])
+    assert "text" not in by_meta(fig, "marker:gelu_tanh")[0] or not any(by_meta(fig, "marker:gelu_tanh")[0]["text"])
 
 
 def test_overview_range_grows_to_hold_far_inputs():

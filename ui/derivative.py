@@ -109,7 +109,7 @@ def gelu_minimum_figure(form: str, *, points: int = 401) -> go.Figure:
     ]
     layout = base_layout("x", "output", height=400)
     layout["xaxis"]["range"] = [-3.0, 2.0]
-    layout["yaxis"]["range"] = [-0.4, 2.1]
+    layout["yaxis"]["range"] = [-0.6, 2.1]
     layout["annotations"] = [_note(marks.minimum.x, marks.minimum.value,
-                                   f"minimum {fmt(marks.minimum.value)} at x = {fmt(marks.minimum.x)}", ax=-10, ay=-70)]
+                                   f"minimum {fmt(marks.minimum.value)} at x = {fmt(marks.minimum.x)}", ax=20, ay=32)]
     return quick_figure(traces, layout)

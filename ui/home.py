@@ -55,9 +55,13 @@ def overview_figure(xs, *, points: int = 400) -> go.Figure:
         line_trace(grid, gelu_core.gelu(grid), name="GELU exact", key="gelu"),
         line_trace(grid, gelu_core.gelu(grid, approximate="tanh"), name="GELU tanh", key="gelu_tanh"),
         marker_trace(x_in.tolist(), relu_in.tolist(), name="ReLU at your inputs", key="relu", size=10),
-        marker_trace(x_in.tolist(), tanh_in.tolist(), name="GELU tanh at your inputs", key="gelu_tanh",
-                     text=[fmt(v) for v in tanh_in.tolist()], textposition="bottom center", size=10),
+        marker_trace(x_in.tolist(), tanh_in.tolist(), name="GELU tanh at your inputs", key="gelu_tanh", size=10),
     ]
+    low = int(np.argmin(tanh_in))
+    if tanh_in[low] < 0:  # the input GELU lets through most negatively: the one ReLU zeroes out completely
+        traces[-1]["mode"] = "markers+text"
+        traces[-1]["text"] = [f"{fmt(v)} (ReLU: 0)" if i == low else "" for i, v in enumerate(tanh_in.tolist())]
+        traces[-1]["textposition"] = "bottom center"
     traces[-1]["textfont"] = dict(size=12)
     layout = base_layout("x", "output", height=400)
     layout["xaxis"]["range"] = [lo, hi]

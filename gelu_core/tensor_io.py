@@ -26,15 +26,19 @@ Names keep only ``A-Z a-z 0-9 _ . -`` (others become ``_``), at most 100 charact
 How it stays safe on the open internet:
 
 - ``.pt`` files are unpickled only by ``torch.load(weights_only=True)``, so no
-  code in a pickle runs; old (pre-zip) torch files and plain pickles are refused.
+  code in a pickle runs; before that, the pickle's opcodes are walked (nothing
+  run) to be sure it calls only torch's tensor builders, a bounded number of
+  times: weights_only still allows ``bytearray(10**10)``.  Old (pre-zip) torch
+  files and plain pickles are refused.
 - Every size a file declares is checked before anything is read or allocated:
   the zip directory (members, declared sizes, compression), .npy and
-  safetensors headers (shape × itemsize must equal the bytes present), the
-  element count of each tensor and of the whole file (a zero-stride view that
-  claims a billion rows on 4 bytes of storage is refused before it is copied).
+  safetensors headers (shape × itemsize must equal the bytes present), and a
+  budget of values and bytes for the whole file (MAX_ELEMENTS, MAX_LOADED_BYTES)
+  charged before each allocation: a zero-stride view that claims a billion rows
+  on 4 bytes of storage is refused before it is copied.
 - Compressed .npz members are inflated in a stream that stops at the size the
-  header promised; compressed members in a ``.pt`` are refused (torch.save
-  never writes them).
+  zip declared (and that size was capped first); compressed members in a
+  ``.pt`` are refused (torch.save never writes them).
 """
 
 from __future__ import annotations
@@ -331,6 +335,15 @@ def _read_torch(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple
     infos = archive.infolist()
     if any(re.fullmatch(r"[^/]+/constants\.pkl", info.filename) for info in infos):
         raise TensorFileError(f"This {label}file is a TorchScript program, not saved tensors.")
+    # torch's reader takes the folder of the first member and reads <folder>/data.pkl, matching names
+    # its own way: one folder and one data.pkl, no names that differ only in case, so that the pickle
+    # checked below is the one torch.load reads
+    names = [info.filename for info in infos]
+    folder = names[0].split("/", 1)[0] + "/"
+    pickles = [name for name in names if re.fullmatch(r"[^/]+/data\.pkl", name)]
+    if (pickles != [folder + "data.pkl"] or not all(name.startswith(folder) for name in names)
+            or len({name.lower() for name in names}) != len(names)):
+        raise TensorFileError(f"This {label}file is an unusual zip archive, not one torch.save wrote.")
     for info in infos:
         if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
             raise TensorFileError(f"This {label}file has compressed parts, which torch.save never writes.")
@@ -338,9 +351,8 @@ def _read_torch(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple
             raise TensorFileError(f"This {label}file's table of contents is over {MAX_PICKLE_BYTES // 1024} KiB.")
     if sum(info.file_size for info in infos) > len(data):
         raise TensorFileError(f"This {label}file declares more data than it holds.")
-    pickled = next(info for info in infos if re.fullmatch(r"[^/]+/data\.pkl", info.filename))
     try:
-        _scan_pickle(archive.read(pickled), label)
+        _scan_pickle(archive.read(pickles[0]), label)
     except TensorFileError:
         raise
     except Exception:  # genops: unknown opcode, truncated argument; zipfile: bad CRC
@@ -364,8 +376,8 @@ def _read_torch(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple
 
 
 # What torch.save writes for tensors and dicts of them, protocol 2.  torch.load(weights_only=True)
-# allows more, and some of it is costly: bytearray(10**10) is 12 bytes of pickle and 10 GB of
-# zeroed memory; UntypedStorage(n) hands out uninitialised memory a tensor could then show.
+# allows more, and some of it is costly: bytearray(10**10) is 40 bytes of pickle and 10 GB of
+# zeroed memory; UntypedStorage(n) and Tensor(n) allocate memory the file never filled.
 _CALLABLE_GLOBALS = {
     "torch._utils _rebuild_tensor_v2", "torch._utils _rebuild_tensor_v3",
     "torch._utils _rebuild_parameter", "torch._utils _rebuild_parameter_with_state",
@@ -385,15 +397,13 @@ _POP_PUSH_OPCODES = {"TUPLE1": (1, 1), "TUPLE2": (2, 1), "TUPLE3": (3, 1), "APPE
                      "BINPERSID": (1, 1), "BUILD": (1, 0), "REDUCE": (2, 1), "NEWOBJ": (2, 1)}
 
 
-def _value_global(name: str) -> bool:
-    """A global that may appear as a value: a storage type or a dtype (never called)."""
-    module, _, attr = name.partition(" ")
-    if name == "torch.storage UntypedStorage":
-        return True
-    return module == "torch" and (
-        (attr.endswith("Storage") and isinstance(getattr(torch, attr, None), type))
-        or isinstance(getattr(torch, attr, None), torch.dtype)
-    )
+# Globals that may appear as values, never called: storage types (in persistent ids) and dtypes.
+# Listed once from torch's namespace: getattr(torch, name) with a name from a file could import
+# one of torch's lazily loaded submodules.
+_VALUE_GLOBALS = {"torch.storage UntypedStorage"} | {
+    f"torch {name}" for name, value in vars(torch).items()
+    if isinstance(value, torch.dtype) or (isinstance(value, type) and name.endswith("Storage"))
+}
 
 
 def _scan_pickle(pickled: bytes, label: str) -> None:
@@ -413,7 +423,7 @@ def _scan_pickle(pickled: bytes, label: str) -> None:
     for opcode, arg, _ in pickletools.genops(pickled):
         name = opcode.name
         if name == "GLOBAL":
-            if arg not in _CALLABLE_GLOBALS and not _value_global(arg):
+            if arg not in _CALLABLE_GLOBALS and arg not in _VALUE_GLOBALS:
                 words = _GLOBAL_WORDS.get(arg) or ("quantized tensors" if " per_" in arg else None)
                 if words:
                     raise TensorFileError(f"This {label}file holds {words}; save plain dense tensors.")

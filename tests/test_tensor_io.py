@@ -15,6 +15,7 @@ import io
 import os
 import pickle
 import re
+import sys
 import time
 import tracemalloc
 
@@ -353,6 +354,23 @@ def test_pt_globals_that_torch_allows_but_cost_memory():
             name == "_rebuild_tensor_v2"
     for module, name in [("torch", "Tensor"), ("torch", "Size"), ("collections", "Counter"), ("_codecs", "encode")]:
         refused(pt_with_pickle(call_pickle(module, name, 10**9)), "x.pt")
+
+
+def test_pt_the_pickle_checked_is_the_pickle_torch_reads(sample):
+    bomb = call_pickle("builtins", "bytearray", 10**9)
+    entries = torch_members(torch_bytes(sample))
+    for extra in ({"name": "zzz/data.pkl", "data": bomb}, {"name": "archive/DATA.pkl", "data": bomb}):
+        assert "unusual zip archive" in refused(zip_bytes([*entries, extra]), "x.pt")
+    moved = [dict(entry, name="other/" + entry["name"].split("/", 1)[1]) for entry in entries]
+    assert "unusual zip archive" in refused(zip_bytes([{"name": "first/readme", "data": b""}, *moved]), "x.pt")
+
+
+def test_pt_globals_are_never_looked_up_in_torch():
+    # getattr(torch, "_dynamo") would import a large submodule; the allowed names are listed up front
+    already = "torch._dynamo" in sys.modules
+    message = refused(pt_with_pickle(b"\x80\x02ctorch\n_dynamo\n."), "x.pt")
+    assert "could run code" in message
+    assert already or "torch._dynamo" not in sys.modules
 
 
 def test_pt_pickle_protocol_4_is_refused_clearly(sample):

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
-from ui.steps import chart_range, full, six, step_table, steps_figure
+from ui.steps import chart_range, full, sci, six, step_table, steps_figure
 
 X_DEFAULT = 1.0
 X_LIMIT = 10.0  # exact input
@@ -28,7 +28,7 @@ def _picked():
 pick_col, exact_col = st.columns([3, 1], vertical_alignment="bottom")
 with exact_col:
     x = st.number_input(
-        "Exact x", -X_LIMIT, X_LIMIT, X_DEFAULT, 0.1, format="%.6g", key="steps_x", bind="query-params",
+        "Exact x", -X_LIMIT, X_LIMIT, X_DEFAULT, 0.1, format="%.10g", key="steps_x", bind="query-params",
         help=f"Type any number from −{X_LIMIT:g} to {X_LIMIT:g}; the slider follows to the nearest tenth.",
     )
 coarse = min(max(round(x, 1), -PICK_LIMIT), PICK_LIMIT)
@@ -49,7 +49,7 @@ exact_value = gelu(x)
 c1, c2, c3 = st.columns(3)
 c1.metric("tanh form", six(tanh_value), help=full(tanh_value))
 c2.metric("exact  x·Φ(x)", six(exact_value), help=full(exact_value))
-c3.metric("difference (tanh − exact)", f"{tanh_value - exact_value:.3e}",
+c3.metric("difference (tanh − exact)", sci(tanh_value - exact_value),
           help="What the approximation costs at this x, in float64.")
 
 lo, hi = chart_range(x)

@@ -136,13 +136,13 @@ def framework_figure(
     traces = []
     for run in runs:
         name = f"torch {run.dtype}"
-        traces.append(line_trace(run.x, _positive(run.torch_rel_error), name=name, key=run.dtype, width=2.5,
+        traces.append(line_trace(run.x, _positive(run.torch_rel_error), name=name, key=run.dtype, width=1.8,
                                  hover_format=".3e"))
         traces[-1]["line"]["color"] = DTYPE_COLORS[run.dtype]
         traces[-1]["meta"] = f"torch:{run.dtype}"
     if ours is not None:
         name = f"gelu_core {ours.dtype}"
-        traces.append(line_trace(ours.x, _positive(ours.ours_rel_error), name=name, key="gelu", width=2,
+        traces.append(line_trace(ours.x, _positive(ours.ours_rel_error), name=name, key="gelu", width=1.5,
                                  dash="dash", hover_format=".3e"))
         traces[-1]["meta"] = f"ours:{ours.dtype}"
     shapes = [_hline(1.0, NEUTRAL)]
@@ -154,8 +154,9 @@ def framework_figure(
         if float(np.min(runs[0].x)) <= at <= float(np.max(runs[0].x)):
             shapes.append(_vline(at, DTYPE_COLORS[dtype]))
             annotations.append(dict(
-                x=at, y=1, xref="x", yref="paper", text=f"{dtype}: 0 for every x ≤ {at:.2f}", showarrow=False,
-                xanchor="right", yanchor="top", font=dict(size=12, color=DTYPE_COLORS[dtype]),
+                x=at, y=0.55, xref="x", yref="paper", text=f"{dtype}: 0 for<br>every x ≤ {at:.2f}",
+                showarrow=False, xanchor="right", yanchor="middle", align="right", xshift=-4,
+                font=dict(size=12, color=DTYPE_COLORS[dtype]),
             ))
     layout["shapes"] = shapes
     layout["annotations"] = annotations

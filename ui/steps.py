@@ -32,6 +32,16 @@ def six(v: float) -> str:
     return f"{v:.6f}".replace("-", "−")
 
 
+def sci(v: float, digits: int = 3) -> str:
+    """Scientific notation with a real minus sign in front (the exponent's sign stays ASCII, as Python writes it).
+
+    >>> sci(-1.5282e-4), sci(2.5e-7)
+    ('−1.528e-04', '2.500e-07')
+    """
+    text = f"{v:.{digits}e}"
+    return "−" + text[1:] if text.startswith("-") else text
+
+
 def full(v: float) -> str:
     """All the digits a float64 has: the shortest text that reads back to the same number.
 

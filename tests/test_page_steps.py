@@ -1,0 +1,119 @@
+"""The Step-by-step page, driven through app.py with AppTest.
+
+References: the source text's seven figures at x = 1 (exact strings), and mpmath at 50 digits for every step
+at other x, for exact GELU and for the difference (tolerances: the six printed decimals equal mpmath's
+rounding; the difference's 4 significant digits equal mpmath's).
+"""
+
+from __future__ import annotations
+
+import mpmath
+import pytest
+from mpmath import mp
+
+from tests.conftest import chart_spec
+
+PAGE = "pages/steps.py"
+SOURCE_AT_1 = ["1.000000", "1.044715", "0.797885", "0.833562", "0.682384", "0.841192", "0.841192"]
+
+mp.dps = 50
+
+
+def mp_steps(x):
+    x = mpmath.mpf(x)
+    cube = x**3
+    inner = x + mpmath.mpf("0.044715") * cube
+    c = mp.sqrt(2 / mp.pi)
+    u = c * inner
+    gate = 1 / (1 + mp.exp(-2 * u))  # = (1 + tanh u) / 2, without cancelling
+    return [cube, inner, c, u, mp.tanh(u), gate, x * gate]
+
+
+def mp_exact(x):
+    x = mpmath.mpf(x)
+    return x * mp.erfc(-x / mp.sqrt(2)) / 2
+
+
+def six(v) -> str:
+    """mpmath's value rounded to 6 decimals, with the page's minus sign."""
+    return f"{float(v):.6f}".replace("-", "−")
+
+
+def open_page(app, **query):
+    for key, value in query.items():
+        app.query_params[key] = value
+    app.switch_page(PAGE)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def values(at) -> list[str]:
+    return at.table[0].value["value"].tolist()
+
+
+def test_x_1_reproduces_the_source(app):
+    """The source's seven lines at x = 1, to six decimals; exact GELU 0.841345 and the difference -1.528e-04
+    from 50-digit mpmath."""
+    at = open_page(app)
+    assert values(at) == SOURCE_AT_1 == [six(v) for v in mp_steps(1.0)]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["tanh form"] == "0.841192"
+    assert metrics["exact  x·Φ(x)"] == six(mp_exact(1.0)) == "0.841345"
+    diff = mp_steps(1.0)[-1] - mp_exact(1.0)
+    assert metrics["difference (tanh − exact)"] == "−" + f"{float(diff):.3e}"[1:] == "−1.528e-04"
+    assert len(at.get("plotly_chart")) == 1
+
+
+@pytest.mark.parametrize("x", ["-1", "2.5", "-3.75", "0.123456789", "-9.5", "0"])
+def test_any_x_from_the_url_against_mpmath(app, x):
+    at = open_page(app, steps_x=x)
+    assert at.number_input(key="steps_x").value == float(x)
+    assert values(at) == [six(v) for v in mp_steps(float(x))]
+    assert {m.label: m.value for m in at.metric}["exact  x·Φ(x)"] == six(mp_exact(float(x)))
+
+
+def test_the_slider_sets_x_and_redraws(app):
+    at = open_page(app)
+    before = chart_spec(at, 0)
+    at.slider(key="steps_pick").set_value(2.3).run()
+    assert not at.exception
+    assert at.number_input(key="steps_x").value == 2.3
+    assert values(at) == [six(v) for v in mp_steps(2.3)]
+    assert chart_spec(at, 0)["data"] != before["data"]
+
+
+def test_the_exact_number_moves_the_slider_to_its_tenth(app):
+    at = open_page(app)
+    before = chart_spec(at, 0)
+    at.number_input(key="steps_x").set_value(-2.345678).run()
+    assert not at.exception
+    assert at.slider(key="steps_pick").value == -2.3
+    assert values(at) == [six(v) for v in mp_steps(-2.345678)]
+    assert chart_spec(at, 0)["data"] != before["data"]
+    at.number_input(key="steps_x").set_value(8.5).run()  # beyond the slider: it waits at its end
+    assert at.slider(key="steps_pick").value == 6.0 and values(at) == [six(v) for v in mp_steps(8.5)]
+
+
+def test_url_x_puts_the_slider_in_place(app):
+    at = open_page(app, steps_x="-4.07")
+    assert at.slider(key="steps_pick").value == -4.1
+
+
+@pytest.mark.parametrize("bad", ["abc", "99", "nan", ""])
+def test_bad_x_in_the_url_falls_back_to_1(app, bad):
+    at = open_page(app, steps_x=bad, steps_pick="42")
+    assert at.number_input(key="steps_x").value == 1.0
+    assert at.slider(key="steps_pick").value == 1.0
+    assert values(at) == SOURCE_AT_1
+
+
+def test_full_precision_toggle(app):
+    """Full digits: each parses back to within 4 float64 ulps of 50-digit mpmath (x = 1, no cancellation)."""
+    at = open_page(app, steps_full="true")
+    full = at.table[0].value["full precision"].tolist()
+    for shown, ref in zip(full, mp_steps(1.0), strict=True):
+        got = float(shown.replace("−", "-"))
+        assert abs(got - ref) <= 4 * abs(ref) * 2.0**-52
+    at.toggle(key="steps_full").set_value(False).run()
+    assert "full precision" not in at.table[0].value.columns

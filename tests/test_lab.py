@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 import torch
 from scipy import special
@@ -21,7 +22,9 @@ from scipy import special
 from gelu_core import ACTIVATIONS
 from gelu_core.ffn import FeedForward
 from gelu_core.lab import (
+    HIST_BINS,
     MAX_HIDDEN_ELEMENTS,
+    MAX_POINTS,
     LabInputError,
     WidthMismatch,
     array_bytes,
@@ -34,6 +37,7 @@ from gelu_core.lab import (
     token_profile,
     use_cpu_threads,
 )
+from ui.ffn import hidden_histogram, post_histogram, token_norms_figure
 
 RTOL_SUM = 1e-6  # float32 row sums then float64, vs a float64 numpy sum
 
@@ -263,3 +267,21 @@ def test_array_bytes_round_trip():
 def test_use_cpu_threads_is_set_once():
     n = use_cpu_threads()
     assert n >= 1 and use_cpu_threads(n + 5) == n  # the second call changes nothing
+
+
+def test_charts_stay_light_for_eight_full_contexts():
+    """8 x 1024 tokens: the token-norm line holds at most MAX_POINTS points a series, histograms HIST_BINS bars,
+    so the browser never gets millions of points (ui.ffn builders, fed by the lab)."""
+    norms = torch.rand(8, 1024, generator=torch.Generator().manual_seed(0))
+    p = token_profile(norms)
+    fig = token_norms_figure(p.position, [("GELU", "gelu", p.mean), ("ReLU", "relu", p.mean)], bucket=p.bucket,
+                             tokens=1024, batch=8)
+    assert p.bucket == 4 and all(len(t.y) == 2048 <= MAX_POINTS for t in fig.data)
+    hist = histogram(torch.randn(100_000), -5, 5)
+    bars = hidden_histogram(hist.edges, hist.counts, 0.5)
+    assert sum(len(t.y) for t in bars.data) == HIST_BINS and sum(sum(t.y) for t in bars.data) == hist.counts.sum()
+    both = post_histogram(hist.edges, hist.counts, hist.counts, key_a="gelu", label_a="GELU", key_b="relu",
+                          label_b="ReLU")
+    assert [len(t.y) for t in both.data] == [HIST_BINS, HIST_BINS] and both.layout.yaxis.type == "log"
+    for figure in (fig, bars, both):
+        go.Figure(figure.to_dict())  # validates: the builders skip plotly's checks for speed

@@ -231,3 +231,23 @@ def test_bad_query_value_falls_back_to_default(app, key, bad):
     widget = at.number_input(key=key) if key == "ffn_d_model" else at.selectbox(key=key)
     assert widget.value == defaults[key]
     assert re.search(r"\(2, 3, \d+\)", at.code[0].value)
+
+
+def test_same_activation_on_both_sides(app):
+    """Comparing GELU tanh with itself: one column, one line, and no difference at all."""
+    at = open_lab(app, ffn_d_model=8, ffn_vs="GELU tanh")
+    assert not at.exception
+    assert metrics(at)["Outputs differ by, at most"] == "0.000"
+    assert len(chart_spec(at, 2)["data"]) == 1 and len(chart_spec(at, 1)["data"]) == 1
+
+
+def test_weights_file_fixes_d_model(app):
+    """With weights from a file, an input of another width gets a message, not an offer to change d_model."""
+    buffer = io.BytesIO()
+    torch.save(FeedForward(8, seed=1).state_dict(), buffer)
+    at = open_lab(app, ffn_weights="File", ffn_input="Upload")
+    at.file_uploader(key="ffn_weights_file").set_value(("w.pt", buffer.getvalue(), "application/octet-stream"))
+    at.file_uploader(key="ffn_file").set_value(("x.npy", npy_bytes(np.zeros((2, 6), np.float32)), "application/x"))
+    at.run()
+    assert not at.exception and not at.button
+    assert "6 features" in at.error[0].value and "file fix" in at.error[0].value

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
-from ui.steps import chart_range, full, sci, six, step_table, steps_figure
+from ui.steps import chart_range, full, readable, sci, step_table, steps_figure
 
 X_DEFAULT = 1.0
 X_LIMIT = 10.0  # exact input
@@ -47,8 +47,8 @@ st.caption("The last-but-one line is the gate; the last multiplies the input by 
 tanh_value = steps[-1].value
 exact_value = gelu(x)
 c1, c2, c3 = st.columns(3)
-c1.metric("tanh form", six(tanh_value), help=full(tanh_value))
-c2.metric("exact  x·Φ(x)", six(exact_value), help=full(exact_value))
+c1.metric("tanh form", readable(tanh_value), help=full(tanh_value))
+c2.metric("exact  x·Φ(x)", readable(exact_value), help=full(exact_value))
 c3.metric("difference (tanh − exact)", sci(tanh_value - exact_value),
           help="What the approximation costs at this x, in float64.")
 

@@ -194,6 +194,13 @@ def test_step_table_full_precision_against_mpmath(x):
         assert abs(got - value) <= ulps * np.spacing(abs(float(value))), (x, i, shown, value)
 
 
+def test_negative_operands_are_bracketed():
+    table = step_table(-2.0, tanh_steps(-2.0))
+    assert table["with numbers"][0] == "(−2.000000)³"
+    assert table["with numbers"][1] == "−2.000000 + 0.044715 × (−8.000000)"
+    assert table["with numbers"][5].startswith("0.5 × (1 + (−0.9")
+
+
 def test_six_decimals_and_minus_signs():
     assert six(-0.15880800939) == "−0.158808"
     assert full(-0.1) == "−0.1" and full(2.5e-300) == "2.5e-300"

@@ -52,17 +52,31 @@ def full(v: float) -> str:
     return "−" + text[1:] if text.startswith("-") else text
 
 
+def readable(v: float) -> str:
+    """Six decimals like the table, unless that would print a non-zero number as ±0.000000: then 4 significant digits.
+
+    >>> readable(0.8411919906), readable(-6.6789e-33), readable(0.0)
+    ('0.841192', '−6.679e-33', '0.000000')
+    """
+    return six(v) if v == 0 or abs(v) >= 5e-7 else sci(v)
+
+
+def _operand(v: float) -> str:
+    """A number written after an operator: in parentheses when negative, as on paper."""
+    return f"({six(v)})" if v < 0 else six(v)
+
+
 def _worked(x: float, values: Sequence[float]) -> list[str]:
     """Each step with the previous results filled in, as in the source's unfolded lines."""
     cube, inner, c, u, t, gate, _ = values
     return [
-        f"{six(x)}³",
-        f"{six(x)} + 0.044715 × {six(cube)}",
+        f"{_operand(x)}³",
+        f"{six(x)} + 0.044715 × {_operand(cube)}",
         "√(2 / π)",
-        f"{six(c)} × {six(inner)}",
+        f"{six(c)} × {_operand(inner)}",
         f"tanh({six(u)})",
-        f"0.5 × (1 + {six(t)})",
-        f"{six(x)} × {six(gate)}",
+        f"0.5 × (1 + {_operand(t)})",
+        f"{six(x)} × {_operand(gate)}",
     ]
 
 

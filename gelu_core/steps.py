@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gelu_core.activations import SQRT_2_OVER_PI, TANH_COEF, gelu_gate
+from gelu_core.activations import SQRT_2_OVER_PI, TANH_COEF, gelu, gelu_gate
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,8 @@ def tanh_steps(x: float) -> list[Step]:
 
     Values are float64.  The gate is the same number as 0.5 * (1 + tanh(u)) but
     is taken from ``gelu_gate`` (sigmoid(2u)), so it stays exact where
-    1 + tanh(u) would cancel (x below about -9).
+    1 + tanh(u) would cancel (x below about -9); the last line is ``gelu`` itself
+    (x * gate, and 0 rather than -inf * 0 at x = -inf).
 
     >>> [f"{s.value:.6f}" for s in tanh_steps(1.0)]
     ['1.000000', '1.044715', '0.797885', '0.833562', '0.682384', '0.841192', '0.841192']
@@ -40,5 +41,5 @@ def tanh_steps(x: float) -> list[Step]:
         Step("u = √(2/π) · (x + 0.044715·x³)", "scale", u),
         Step("tanh(u)", "squash into (−1, 1)", t),
         Step("gate = 0.5 · (1 + tanh(u))", "shift into (0, 1): the gate", gate),
-        Step("GELU(x) = x · gate", "multiply the input by its gate", x * gate),
+        Step("GELU(x) = x · gate", "multiply the input by its gate", gelu(x, approximate="tanh")),
     ]

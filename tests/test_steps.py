@@ -76,6 +76,15 @@ def test_the_gate_survives_where_one_plus_tanh_cancels():
     assert steps[5].value > 0 and abs(steps[5].value / true_gate - 1) < 1e-12
 
 
+def test_infinite_and_nan_inputs():
+    """x = +-inf: the gate is 1 / 0 and the last line is GELU's limit (inf / 0, not -inf * 0 = NaN);
+    NaN stays NaN."""
+    up, down = tanh_steps(float("inf")), tanh_steps(float("-inf"))
+    assert (up[5].value, up[6].value) == (1.0, float("inf"))
+    assert (down[5].value, down[6].value) == (0.0, 0.0)
+    assert all(np.isnan(s.value) for i, s in enumerate(tanh_steps(float("nan"))) if i != 2)
+
+
 def test_zero_and_integer_inputs():
     """x = 0: every line 0 except the constant and the gate (1/2); ints are accepted as floats."""
     steps = tanh_steps(0)

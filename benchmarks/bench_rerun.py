@@ -4,7 +4,8 @@
 
 For each page listed in app.py's st.navigation, AppTest opens the page and moves
 one slider back and forth (the key in ``SLIDER`` or, for a page not listed there,
-its first slider), timing each ``set_value(v).run()``.  Two figures per page:
+its first slider; on a page with no slider, its first number input), timing each
+``set_value(v).run()``.  Two figures per page:
 
 * page script: the time spent inside the page's own script (StreamlitPage.run,
   timed by wrapping it): computing, building the figures, serialising them to the
@@ -16,7 +17,7 @@ its first slider), timing each ``set_value(v).run()``.  Two figures per page:
 The ratio column is (the larger of the two) / 50 ms; below 1 meets the target.
 Each move is a full rerun (AppTest does not rerun fragments alone; in a browser a
 control inside an st.fragment reruns only its fragment, so these are upper bounds).
-A page without a slider is listed as such and skipped.
+A page with neither is listed as such and skipped.
 """
 
 from __future__ import annotations
@@ -72,9 +73,13 @@ def _page_timer():
     return times
 
 
-def _values(slider, moves: int) -> list:
+def _values(widget, moves: int) -> list:
     """Values to move to: small steps around the start, alternating direction, always in range."""
-    lo, hi, step = slider.min, slider.max, slider.step or (slider.max - slider.min) / 100
+    lo, hi = widget.min, widget.max
+    if lo is None or hi is None:  # an unbounded number input
+        lo, hi = widget.value - 100.0, widget.value + 100.0
+    step = widget.step or (hi - lo) / 100
+    slider = widget
     start = slider.value
     span = max(step, (hi - lo) / 50)
     out = []
@@ -90,17 +95,22 @@ def _values(slider, moves: int) -> list:
     return out
 
 
-def _find_slider(at, key: str | None):
+def _find_widget(at, key: str | None):
+    """(kind, widget): the slider with ``key``, else the first slider, else the first number input."""
     if key is not None:
         try:
-            return at.slider(key=key)
+            return "slider", at.slider(key=key)
         except KeyError:
             pass
-    return at.slider[0] if len(at.slider) else None
+    if len(at.slider):
+        return "slider", at.slider[0]
+    if len(at.number_input):
+        return "number_input", at.number_input[0]
+    return None, None
 
 
 def measure(script: str, page_path: str | None, key: str | None, moves: int, times: list[float]):
-    """Per move: (whole AppTest rerun, page script) in seconds; None if the page has no slider."""
+    """Per move: (whole AppTest rerun, page script) in seconds, and the control's key; None if it has none."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(script, default_timeout=120)
@@ -109,22 +119,26 @@ def measure(script: str, page_path: str | None, key: str | None, moves: int, tim
     at.run()
     if at.exception:
         raise RuntimeError(f"{page_path or script} raised: {at.exception[0].message}")
-    slider = _find_slider(at, key)
-    if slider is None:
+    kind, widget = _find_widget(at, key)
+    if widget is None:
         return None
-    key = slider.key
-    for v in _values(slider, 5):  # warm caches, imports and first-draw work
-        at.slider(key=key).set_value(v).run()
+    key = widget.key
+
+    def move(v):
+        getattr(at, kind)(key=key).set_value(v).run()
+
+    for v in _values(widget, 5):  # warm caches, imports and first-draw work
+        move(v)
     whole, page = [], []
-    for v in _values(slider, moves):
+    for v in _values(widget, moves):
         times.clear()
         t0 = time.perf_counter()
-        at.slider(key=key).set_value(v).run()
+        move(v)
         whole.append(time.perf_counter() - t0)
         page.append(sum(times))
         if at.exception:
             raise RuntimeError(f"{page_path} raised after a move: {at.exception[0].message}")
-    return whole, page, key
+    return whole, page, f"{key} ({kind.replace('_input', '')})" if kind != "slider" else key
 
 
 def _p90(xs: list[float]) -> float:
@@ -146,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     baseline = statistics.median(whole) * 1e3
     print(f"AppTest overhead (one-slider empty script): median {baseline:.1f} ms over {args.moves} moves")
     print(f"target: {TARGET_MS:.0f} ms server-side per slider move\n")
-    header = f"{'page':<16}{'slider':<20}{'page script ms':>16}{'p90':>8}{'rerun net ms':>14}{'p90':>8}{'ratio':>8}"
+    header = f"{'page':<16}{'control':<20}{'page script ms':>16}{'p90':>8}{'rerun net ms':>14}{'p90':>8}{'ratio':>8}"
     print(header)
     print("-" * len(header))
     worst = 0.0
@@ -155,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         result = measure(str(ROOT / "app.py"), path, SLIDER.get(url), args.moves, times)
         if result is None:
-            print(f"{url:<16}{'(no slider)':<20}")
+            print(f"{url:<16}{'(no slider or number)':<20}")
             continue
         whole, page, key = result
         page_med, page_p90 = statistics.median(page) * 1e3, _p90(page) * 1e3

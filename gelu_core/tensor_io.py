@@ -51,7 +51,6 @@ import pickle
 import pickletools
 import re
 import struct
-import warnings
 import zipfile
 import zlib
 
@@ -300,9 +299,7 @@ def _open_zip(data: bytes, label: str) -> zipfile.ZipFile:
     """A zip whose end record passed its checks (members, directory size); encrypted ones refused."""
     total, _, _ = _zip_directory(data, label)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, struct.error):
         raise TensorFileError(f"This {label}file is a damaged zip archive.") from None
     infos = archive.infolist()
@@ -358,9 +355,7 @@ def _read_torch(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple
     except Exception:  # genops: unknown opcode, truncated argument; zipfile: bad CRC
         raise TensorFileError(f"This {label}file is damaged or not a complete torch.save file.") from None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            obj = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu", mmap=False)
+        obj = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu", mmap=False)
     except pickle.UnpicklingError:
         raise TensorFileError(
             f"This {label}file holds Python objects other than tensors, which could run code; "
@@ -627,8 +622,9 @@ def _stored_member(data: bytes, info: zipfile.ZipInfo, label: str) -> memoryview
         raise damaged
     name_length, extra_length = struct.unpack("<HH", data[at + 26:at + 30])
     start = at + 30 + name_length + extra_length
-    if start + info.compress_size > len(data):
-        raise damaged
+    name = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+    if data[at + 30:at + 30 + name_length] != name or start + info.compress_size > len(data):
+        raise damaged  # as zipfile.open checks: the local header must name the member the directory does
     member = memoryview(data)[start:start + info.compress_size]
     if zlib.crc32(member) != info.CRC:
         raise damaged
@@ -774,7 +770,9 @@ def _read_csv(data: bytes, label: str, notes: list[str]) -> np.ndarray:
     if b"\x00" in data:
         raise not_text
     try:
-        skip, first = next(_data_lines(_text(data)), (0, None))
+        lines = _data_lines(_text(data))
+        skip, first = next(lines, (0, None))
+        second = next(lines, None)
     except UnicodeDecodeError:
         raise not_text from None
     if first is None:
@@ -788,11 +786,11 @@ def _read_csv(data: bytes, label: str, notes: list[str]) -> np.ndarray:
             f"This {label}file has up to {rows:,} rows of {columns:,} numbers; the limit is {MAX_CSV_CELLS:,} numbers."
         )
     header = not all(_is_number(cell) for cell in first.split(delimiter))
+    if header and second is None:
+        raise TensorFileError(f"This {label}file has a header but no rows of numbers.")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            table = np.loadtxt(_text(data), delimiter=delimiter, dtype=np.float64, ndmin=2, comments="#",
-                               skiprows=skip + header, quotechar='"')
+        table = np.loadtxt(_text(data), delimiter=delimiter, dtype=np.float64, ndmin=2, comments="#",
+                           skiprows=skip + header, quotechar='"')
         if table.size and table.shape[1] != columns:
             raise ValueError("columns")
     except UnicodeDecodeError:
@@ -803,8 +801,6 @@ def _read_csv(data: bytes, label: str, notes: list[str]) -> np.ndarray:
         except UnicodeDecodeError:
             raise not_text from None
         raise TensorFileError(problem) from None
-    if table.size == 0:
-        raise TensorFileError(f"This {label}file has a header but no rows of numbers.")
     if header:
         notes.append("The first row was read as column names.")
     return table

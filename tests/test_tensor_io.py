@@ -839,3 +839,43 @@ def test_fuzz_header_bytes(kind, header):
     else:
         data = safetensors_with_header(header, bytes(64))
     _tensors_or_refusal(data, "x." + kind)
+
+
+TORCH_ENTRIES = torch_members(torch_bytes({"w": torch.arange(6.0).reshape(2, 3), "b": {"c": torch.ones(2).half()}}))
+TORCH_PICKLE = next(entry["data"] for entry in TORCH_ENTRIES if entry["name"].endswith("data.pkl"))
+
+
+@FUZZ
+@given(edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=6),
+       cut=st.integers(0, 10**6))
+def test_fuzz_pickle_inside_a_valid_zip(edits, cut):
+    # the zip stays valid (CRCs recomputed), so every mutation reaches the pickle walk and torch.load
+    pickled = bytearray(TORCH_PICKLE)
+    for position, value in edits:
+        pickled[position % len(pickled)] = value
+    pickled = bytes(pickled[: len(pickled) - cut % 8])
+    _tensors_or_refusal(zip_bytes(replace_member(TORCH_ENTRIES, "data.pkl", data=pickled)), "x.pt")
+
+
+DESCRS = st.sampled_from(["<f4", ">f8", "<f2", "|u1", "<i8", "|b1", "<c8", "|O", "<U3", "V4", "<f16", "f0", "", "x"])
+SIZES = st.one_of(st.integers(-3, 6), st.integers(0, 2**70), st.just(True), st.floats(allow_nan=False))
+
+
+@FUZZ
+@given(descr=DESCRS, fortran=st.sampled_from(["True", "False", "0", "None"]),
+       shape=st.lists(SIZES, max_size=10), payload=st.integers(0, 200))
+def test_fuzz_npy_header_fields(descr, fortran, shape, payload):
+    shape_text = "(" + "".join(f"{size!r}, " for size in shape) + ")"
+    header = f"{{'descr': {descr!r}, 'fortran_order': {fortran}, 'shape': {shape_text}, }}"
+    _tensors_or_refusal(npy_with_header(header.ljust(118) + "\n", bytes(payload)), "x.npy")
+
+
+@FUZZ
+@given(entries=st.dictionaries(
+    st.text(max_size=12),
+    st.fixed_dictionaries({"dtype": st.sampled_from(["F32", "F64", "F16", "BF16", "I64", "U8", "BOOL", "Q", 3]),
+                           "shape": st.lists(SIZES, max_size=4),
+                           "data_offsets": st.lists(st.integers(-4, 80), min_size=0, max_size=3)}),
+    max_size=4), payload=st.integers(0, 80))
+def test_fuzz_safetensors_header_fields(entries, payload):
+    _tensors_or_refusal(safetensors_with_header(entries, bytes(payload)), "x.safetensors")

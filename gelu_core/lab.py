@@ -134,13 +134,17 @@ class Histogram:
         return 0.5 * (self.edges[:-1] + self.edges[1:])
 
 
-def histogram(values: torch.Tensor, lo: float, hi: float, bins: int = HIST_BINS) -> Histogram:
-    """Exact integer counts over [lo, hi] in ``bins`` equal bins (torch.histc in chunks; widened if lo == hi)."""
+def histogram(values: torch.Tensor, lo: float, hi: float, bins: int = HIST_BINS, transform=None) -> Histogram:
+    """Exact integer counts over [lo, hi] in ``bins`` equal bins (torch.histc in chunks; widened if lo == hi).
+
+    ``transform`` (e.g. an activation module) is applied chunk by chunk: the histogram of act(h) without act(h).
+    """
     lo, hi = float(lo), float(hi)
     if hi <= lo:
         lo, hi = lo - 0.5, hi + 0.5
     counts = torch.zeros(bins, dtype=torch.float64)
     for chunk in values.detach().reshape(-1).split(_CHUNK):
+        chunk = transform(chunk) if transform is not None else chunk
         counts += torch.histc(chunk.to(torch.float32), bins=bins, min=lo, max=hi).to(torch.float64)
     return Histogram(np.linspace(lo, hi, bins + 1), counts.numpy().round().astype(np.int64))
 
@@ -207,8 +211,40 @@ def shape_flow(block: FeedForward, input_shape: tuple[int, ...], activation: str
 
 
 def _total(t: torch.Tensor) -> float:
-    """Sum of a (..., hidden) tensor: float32 row sums (torch's cascade), then float64 across rows."""
+    """Sum of a (rows, hidden) tensor: float32 row sums (torch's cascade), then float64 across rows."""
     return float(t.sum(dim=-1).sum(dtype=torch.float64))
+
+
+def _row_chunks(*tensors: torch.Tensor):
+    """Matching slices of about _CHUNK elements of (..., hidden) tensors, as (rows, hidden) views: the masks and
+    temporaries of the statistics stay small, whatever the batch."""
+    hidden = tensors[0].shape[-1]
+    flat = [t.reshape(-1, hidden) for t in tensors]
+    step = max(1, _CHUNK // hidden)
+    for start in range(0, flat[0].shape[0], step):
+        yield [f[start:start + step] for f in flat]
+
+
+def _input_sides(h: torch.Tensor) -> tuple[int, float, float]:
+    """(count of h < 0, sum |h| over h < 0, sum h over h >= 0)."""
+    count, negative, positive = 0, 0.0, 0.0
+    for (hc,) in _row_chunks(h):
+        count += int(torch.count_nonzero(hc < 0))
+        negative -= _total(hc.clamp(max=0.0))
+        positive += _total(hc.clamp(min=0.0))
+    return count, negative, positive
+
+
+def _output_sides(h: torch.Tensor, y: torch.Tensor) -> tuple[int, float, float]:
+    """(count of h < 0 with y == 0, sum |y| over h < 0, sum y over h >= 0)."""
+    zeroed, negative_abs, positive = 0, 0.0, 0.0
+    for hc, yc in _row_chunks(h, y):
+        negative = hc < 0
+        on_negative = torch.where(negative, yc, 0.0)  # y where h < 0, else 0
+        zeroed += int(torch.count_nonzero(negative)) - int(torch.count_nonzero(on_negative))  # y == 0 or -0.0
+        positive += _total(yc) - _total(on_negative)
+        negative_abs += _total(on_negative.abs_())
+    return zeroed, negative_abs, positive
 
 
 def run_lab(
@@ -230,34 +266,24 @@ def run_lab(
                 "The hidden pre-activations overflowed float32 (values past 3.4e38): the input is too large "
                 "for this block. Scale it down and try again."
             )
-        negative = h < 0
-        negative_count = int(torch.count_nonzero(negative))
-        scratch = torch.empty_like(h)  # one reused buffer for the masked sums
-        zero = torch.zeros((), dtype=h.dtype)
-        negative_in = -_total(torch.clamp(h, max=0.0, out=scratch))  # sum |h| over h < 0
-        positive_in = _total(torch.clamp(h, min=0.0, out=scratch))  # sum h over h >= 0
+        negative_count, negative_in, positive_in = _input_sides(h)
         modules = {name: get_activation(name).module() for name in (activation, compare)}
 
         partial = {}
         for name, act in modules.items():
             y = act(h)  # (B, T, hidden), shape kept
             y_min, y_max = (float(v) for v in torch.aminmax(y))
-            torch.where(negative, y, zero, out=scratch)  # y where h < 0, else 0
-            negative_out = _total(scratch)  # signed sum of y over h < 0
-            zeroed = negative_count - int(torch.count_nonzero(scratch))  # h < 0 but y == 0 (or -0.0)
-            negative_abs_out = _total(scratch.abs_())
-            positive_out = _total(y) - negative_out  # sum of y over h >= 0
+            zeroed, negative_out, positive_out = _output_sides(h, y)
             out = block.c_proj(y)  # (B, T, hidden) -> (B, T, d)
+            del y
             partial[name] = dict(
                 output=out,
                 zeroed=zeroed,
-                negative_kept=negative_abs_out / negative_in if negative_in > 0 else float("nan"),
+                negative_kept=negative_out / negative_in if negative_in > 0 else float("nan"),
                 positive_kept=positive_out / positive_in if positive_in > 0 else float("nan"),
                 post_min=y_min,
                 post_max=y_max,
             )
-            del y
-        del scratch, negative
         lo = min(p["post_min"] for p in partial.values())
         hi = max(p["post_max"] for p in partial.values())
         results = {}
@@ -274,7 +300,7 @@ def run_lab(
                 label=get_activation(name).label,
                 token_norms=norms,
                 mean_token_norm=float(norms.mean(dtype=torch.float64)),
-                post_hist=histogram(act(h), lo, hi, bins),  # recomputed: cheaper than holding two hiddens
+                post_hist=histogram(h, lo, hi, bins, transform=act),  # recomputed: cheaper than holding y
                 **p,
             )
         out_a, out_b = results[activation].output, results[compare].output

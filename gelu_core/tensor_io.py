@@ -365,17 +365,14 @@ def _read_torch(data: bytes, archive: zipfile.ZipFile, label: str) -> list[tuple
         raise TensorFileError(f"This {label}file is damaged or not a complete torch.save file.") from None
     pairs: list[tuple[str, torch.Tensor]] = []
     _flatten(obj, "", pairs, 0, label)
-    for name, t in pairs:
-        _check_torch_tensor(name, t, label, len(data))
-    return [(name, t, None) for name, t in pairs]
+    return [(name, _plain_tensor(name, t, label, len(data)), None) for name, t in pairs]
 
 
 # What torch.save writes for tensors and dicts of them, protocol 2.  torch.load(weights_only=True)
 # allows more, and some of it is costly: bytearray(10**10) is 40 bytes of pickle and 10 GB of
 # zeroed memory; UntypedStorage(n) and Tensor(n) allocate memory the file never filled.
 _CALLABLE_GLOBALS = {
-    "torch._utils _rebuild_tensor_v2", "torch._utils _rebuild_tensor_v3",
-    "torch._utils _rebuild_parameter", "torch._utils _rebuild_parameter_with_state",
+    "torch._utils _rebuild_tensor_v2", "torch._utils _rebuild_tensor_v3", "torch._utils _rebuild_parameter",
     "collections OrderedDict",
 }
 _GLOBAL_WORDS = {  # what a refused global means, in words
@@ -384,6 +381,7 @@ _GLOBAL_WORDS = {  # what a refused global means, in words
     "torch._utils _rebuild_meta_tensor_no_storage": "tensors without data",
     "torch._utils _rebuild_wrapper_subclass": "tensor subclasses",
     "torch._tensor _rebuild_from_type_v2": "tensors with extra Python attributes",
+    "torch._utils _rebuild_parameter_with_state": "tensors with extra Python attributes",
     "torch._utils _rebuild_device_tensor_from_numpy": "NumPy arrays",
 }
 _PUSH_OPCODES = {"NONE", "NEWFALSE", "NEWTRUE", "EMPTY_TUPLE", "EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET", "BININT",
@@ -481,11 +479,12 @@ def _flatten(obj, prefix: str, out: list, depth: int, label: str) -> None:
     raise TensorFileError(f"This {label}file holds {kind}{where}, not a tensor or a dict of tensors.")
 
 
-def _check_torch_tensor(name: str, t: torch.Tensor, label: str, size: int) -> None:
-    """Refuse what is not a plain dense CPU tensor, or whose storage is larger than the file."""
+def _plain_tensor(name: str, t: torch.Tensor, label: str, size: int) -> torch.Tensor:
+    """t detached (a Parameter becomes a plain tensor), if it is dense, on the CPU and no larger than the file."""
     what = f"Tensor '{_clip(_clean_name(name))}' in this {label}file"
     if type(t) not in (torch.Tensor, torch.nn.Parameter):
         raise TensorFileError(f"{what} is a tensor subclass; save plain tensors.")
+    t = torch.Tensor.detach(t)  # the class's own method, whatever attributes the instance carries
     if t.layout != torch.strided or t.is_nested:
         raise TensorFileError(f"{what} is sparse or nested; save dense tensors.")
     if t.is_quantized:
@@ -496,6 +495,7 @@ def _check_torch_tensor(name: str, t: torch.Tensor, label: str, size: int) -> No
         raise TensorFileError(f"{what} has {t.dim()} dimensions; the limit is {MAX_NDIM}.")
     if t.untyped_storage().nbytes() > size:
         raise TensorFileError(f"{what} claims more storage than the file holds.")
+    return t
 
 
 # ---------------------------------------------------------------------------------------------
@@ -920,7 +920,7 @@ def _finish(triples: list, label: str, notes: list[str], budget: _Budget) -> tup
         while clean in out:
             clean, n = f"{base[: MAX_NAME - 6]}_{n}", n + 1
         if isinstance(value, torch.Tensor):
-            tensor = _own(value.detach(), target, seen)
+            tensor = _own(value, target, seen)
         else:
             tensor = torch.from_numpy(value)  # the readers made a fresh C-ordered array for us
         seen.add(tensor.untyped_storage().data_ptr())

@@ -412,8 +412,15 @@ def test_not_tensors(obj, words):
     (lambda: torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.qint8), "quantized"),
     (lambda: torch.ones(3, device="meta"), "without data"),
     (lambda: torch.ones([1] * 9), "9 dimensions"),
+    (lambda: _with_attribute(torch.ones(2)), "extra Python attributes"),
+    (lambda: {"p": _with_attribute(torch.nn.Parameter(torch.ones(2)))}, "extra Python attributes"),
     (lambda: {"a": torch.ones(2), "b": torch.ones(2, dtype=torch.float8_e4m3fn)}, "dtype float8_e4m3fn"),
 ])
+def _with_attribute(t: torch.Tensor) -> torch.Tensor:
+    t.note = "an attribute torch.save keeps"
+    return t
+
+
 @pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor")
 def test_unusual_torch_tensors(make, words):
     message = refused(torch_bytes(make()), "x.pt")

@@ -405,6 +405,11 @@ def test_not_tensors(obj, words):
     assert words in message, message
 
 
+def _with_attribute(t: torch.Tensor) -> torch.Tensor:
+    t.note = "an attribute torch.save keeps"
+    return t
+
+
 @pytest.mark.parametrize("make,words", [
     (lambda: torch.ones(3, dtype=torch.bool), "true/false"),
     (lambda: torch.ones(3, dtype=torch.complex64), "complex"),
@@ -416,11 +421,6 @@ def test_not_tensors(obj, words):
     (lambda: {"p": _with_attribute(torch.nn.Parameter(torch.ones(2)))}, "extra Python attributes"),
     (lambda: {"a": torch.ones(2), "b": torch.ones(2, dtype=torch.float8_e4m3fn)}, "dtype float8_e4m3fn"),
 ])
-def _with_attribute(t: torch.Tensor) -> torch.Tensor:
-    t.note = "an attribute torch.save keeps"
-    return t
-
-
 @pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor")
 def test_unusual_torch_tensors(make, words):
     message = refused(torch_bytes(make()), "x.pt")

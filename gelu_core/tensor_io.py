@@ -669,7 +669,7 @@ def _read_npz(data: bytes, archive: zipfile.ZipFile, label: str, budget: _Budget
 # safetensors
 # ---------------------------------------------------------------------------------------------
 
-# dtype name -> (numpy dtype of the stored little-endian bytes, itemsize); BF16 is widened by hand
+# safetensors dtype -> numpy dtype of its stored little-endian bytes (BF16 read as uint16, widened by hand)
 _SAFETENSORS_DTYPES = {
     "F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2",
     "I8": "i1", "I16": "<i2", "I32": "<i4", "I64": "<i8",

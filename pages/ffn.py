@@ -14,7 +14,6 @@ MAX_D_MODEL = 1600  # GPT-2 XL's width, the largest of the family
 @st.cache_resource(max_entries=4, show_spinner=False)
 def seeded_block(d_model: int, seed: int):
     """One FeedForward per (d_model, seed) for the whole server; never mutated."""
-    gelu_core.use_cpu_threads()
     return gelu_core.FeedForward(d_model, seed=seed)
 
 
@@ -25,11 +24,9 @@ def file_tensors(digest: str, filename: str, _data: bytes):
 
 
 @st.cache_resource(max_entries=4, ttl=3600, show_spinner=False)
-def file_block(digest: str, prefix: str, first: str, second: str, _tensors):
+def file_block(digest: str, place: tuple, _tensors, _candidate):
     """A block built from a file's weights, by content hash and place in the state dict; never mutated."""
-    from gelu_core.weights import Candidate
-
-    return gelu_core.load_block(_tensors, Candidate(prefix, first, second))
+    return gelu_core.load_block(_tensors, _candidate)
 
 
 @st.cache_resource(max_entries=3, ttl=900, show_spinner=False)
@@ -48,6 +45,7 @@ def match_width(width: int):
     st.session_state["ffn_d_model"] = width
 
 
+gelu_core.use_cpu_threads()  # once per server process: one torch thread per CPU it may use
 st.title("Feed-forward lab")
 st.markdown(
     "After attention, every token in GPT-2 goes through a small two-layer network on its own. The first "
@@ -98,7 +96,7 @@ with block_col:
                 if len(found) > 1:
                     choice = st.selectbox(f"This file holds {len(found)} blocks", found,
                                           format_func=lambda c: c.label, key="ffn_weights_block")
-                loaded = file_block(digest, choice.prefix, choice.first, choice.second, tensors)
+                loaded = file_block(digest, (choice.prefix, choice.first, choice.second), tensors, choice)
             except (gelu_core.TensorFileError, gelu_core.WeightsError) as err:
                 st.error(str(err))
             else:

@@ -16,7 +16,6 @@ import struct
 import zlib
 
 import numpy as np
-import safetensors.numpy
 import safetensors.torch
 import torch
 

@@ -198,7 +198,11 @@ class LabResult:
 
 
 def shape_flow(block: FeedForward, input_shape: tuple[int, ...], activation: str) -> tuple[FlowStep, ...]:
-    """(..., d) -> c_fc -> (..., hidden) -> activation -> (..., hidden) -> c_proj -> (..., d), with parameters."""
+    """(..., d) -> c_fc -> (..., hidden) -> activation -> (..., hidden) -> c_proj -> (..., d), with parameters.
+
+    >>> [(s.shape, s.params) for s in shape_flow(FeedForward(768), (2, 3, 768), "gelu_tanh")]
+    [((2, 3, 3072), 2362368), ((2, 3, 3072), 0), ((2, 3, 768), 2360064)]
+    """
     lead = tuple(input_shape[:-1])
     return (
         FlowStep("c_fc", f"Linear({block.d_model}, {block.hidden})", lead + (block.hidden,),
@@ -336,7 +340,11 @@ class Profile:
 
 
 def token_profile(norms: torch.Tensor, max_points: int = MAX_POINTS) -> Profile:
-    """Flatten (batch, tokens) in reading order; average consecutive tokens in buckets if there are too many."""
+    """Flatten (batch, tokens) in reading order; average consecutive tokens in buckets if there are too many.
+
+    >>> p = token_profile(torch.arange(6.0).reshape(2, 3), max_points=3); p.bucket, p.mean.tolist()
+    (2, [0.5, 2.5, 4.5])
+    """
     flat = norms.detach().reshape(-1).to(torch.float64).numpy()
     bucket = max(1, -(-flat.size // max_points))  # ceil division
     if bucket == 1:

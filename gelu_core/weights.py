@@ -67,7 +67,12 @@ class LoadedBlock:
 
 
 def find_blocks(tensors: dict[str, torch.Tensor]) -> list[Candidate]:
-    """Every prefix under which a recognised pair of weight names both exist, in the file's order."""
+    """Every prefix under which a recognised pair of weight names both exist, in the file's order.
+
+    >>> w = torch.zeros(2, 2)
+    >>> find_blocks({"h.0.mlp.c_fc.weight": w, "h.0.mlp.c_proj.weight": w, "h.0.attn.c_attn.weight": w})
+    [Candidate(prefix='h.0.mlp.', first='c_fc', second='c_proj')]
+    """
     found: list[Candidate] = []
     for key in tensors:
         for first, second in NAME_PAIRS:

@@ -43,13 +43,24 @@ class WidthMismatch(LabInputError):
         )
 
 
+def usable_cpus() -> int:
+    """CPUs this process may use: its affinity set, lowered by a cgroup v2 CPU quota (containers, hosted apps)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, max(1, -(-int(quota) // int(period))))  # ceil(quota / period)
+    except (OSError, ValueError):
+        pass
+    return max(1, cpus)
+
+
 def use_cpu_threads(threads: int | None = None) -> int:
-    """Give torch one intra-op thread per CPU this process may run on; done once per process."""
+    """Give torch one intra-op thread per usable CPU (or ``threads``); done once per process, later calls no-ops."""
     global _threads_set
     if not _threads_set:
-        if threads is None:
-            threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        torch.set_num_threads(max(1, int(threads or 1)))
+        torch.set_num_threads(max(1, int(threads or usable_cpus())))
         _threads_set = True
     return torch.get_num_threads()
 

@@ -12,6 +12,7 @@ References and tolerances, per test:
 from __future__ import annotations
 
 import io
+import os
 
 import numpy as np
 import plotly.graph_objects as go
@@ -35,6 +36,7 @@ from gelu_core.lab import (
     run_lab,
     shape_flow,
     token_profile,
+    usable_cpus,
     use_cpu_threads,
 )
 from ui.ffn import hidden_histogram, post_histogram, token_norms_figure
@@ -267,6 +269,7 @@ def test_array_bytes_round_trip():
 def test_use_cpu_threads_is_set_once():
     n = use_cpu_threads()
     assert n >= 1 and use_cpu_threads(n + 5) == n  # the second call changes nothing
+    assert 1 <= usable_cpus() <= (os.cpu_count() or 1)
 
 
 def test_charts_stay_light_for_eight_full_contexts():

@@ -43,7 +43,8 @@ def dtype_limits(dtype: str, approximate: str) -> dict[str, float]:
 
 def three_forms(shown: bool):
     for key in ("gelu", "gelu_tanh", "gelu_sigmoid"):
-        st.latex(rf"\text{{{ACTIVATIONS[key].label}:}}\quad " + ACTIVATIONS[key].latex)
+        st.caption(ACTIVATIONS[key].label)
+        st.latex(ACTIVATIONS[key].latex)
     lo, hi = st.slider(
         "Range of x", -12.0, 12.0, (-6.0, 6.0), 0.5, key="approx_range", bind="query-params",
         help="Stretch it to −12 to see the tails, where relative error grows.",

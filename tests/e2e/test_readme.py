@@ -1,0 +1,41 @@
+"""The README's example links to an exact view, opened in the browser: each keeps every parameter it sets.
+
+Streamlit drops a URL value it cannot use (out of range, unknown option) and leaves defaults out of the
+URL, so a link whose parameters all survive the page load names only valid, non-default values: the
+README says what it means.  Reference: the link's own query string, compared exactly after the load.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.e2e import driver
+
+pytestmark = pytest.mark.e2e
+
+README_BASE = "http://localhost:8501"
+
+
+def readme_links() -> list[str]:
+    text = (driver.ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Links to an exact view", 1)[-1].split("\n## ", 1)[0]
+    return re.findall(re.escape(README_BASE) + r"/[^\s)`]*", section)
+
+
+LINKS = readme_links()
+
+
+def test_the_readme_has_example_links():
+    assert len(LINKS) >= 5, "the section 'Links to an exact view' lost its examples"
+
+
+@pytest.mark.parametrize("link", LINKS, ids=[urlsplit(u).path.strip("/") + "?" + urlsplit(u).query for u in LINKS])
+def test_a_readme_link_opens_that_view(new_tab, link):
+    tab = new_tab()
+    tab.open(link.replace(README_BASE, tab.base_url))
+    tab.assert_clean()
+    assert urlsplit(tab.page.url).path == urlsplit(link).path
+    assert driver.query(tab.page.url) == driver.query(link), f"Streamlit dropped a value: {tab.page.url}"

@@ -36,8 +36,9 @@ def latency(page, moves: int) -> list[float]:
     control = driver.first_control(page)
     times = []
     for i in range(moves):
-        key_up, key_down = ("ArrowRight", "ArrowLeft") if control.get_attribute("type") == "range" else ("ArrowUp",
-                                                                                                          "ArrowDown")
+        key_up, key_down = (
+            ("ArrowRight", "ArrowLeft") if control.get_attribute("type") == "range" else ("ArrowUp", "ArrowDown")
+        )
         key = key_up if i % 2 == 0 else key_down
         control.focus()
         before = driver.runs(page)
@@ -84,7 +85,8 @@ def main() -> None:
         if not args.skip_memory:
             page = driver.new_page(browser)
             start = time.perf_counter()
-            driver.open_app(page, f"{server.base_url}/ffn?ffn_demo=8x1024")
+            page.goto(f"{server.base_url}/ffn?ffn_demo=8x1024", wait_until="commit")
+            driver.wait_idle(page, timeout_ms=300_000)
             took = time.perf_counter() - start
             assert page.locator(driver.EXCEPTION).count() == 0
             memory.append((f"lab, demo (8, 1024, 768) batch ({took:.1f} s to draw)", server.rss_kib()))
@@ -95,8 +97,13 @@ def main() -> None:
             driver.open_app(page, f"{server.base_url}/ffn?ffn_input=Upload")
             target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first
             start = time.perf_counter()
-            driver.act(page, lambda: target.set_input_files(
-                files=[{"name": "batch.npy", "mimeType": "application/octet-stream", "buffer": buffer.getvalue()}]))
+            driver.act(
+                page,
+                lambda: target.set_input_files(
+                    files=[{"name": "batch.npy", "mimeType": "application/octet-stream", "buffer": buffer.getvalue()}]
+                ),
+                timeout_ms=300_000,
+            )
             took = time.perf_counter() - start
             errors = page.locator(driver.ERROR_BOX).all_inner_texts() + page.locator(driver.EXCEPTION).all_inner_texts()
             assert not errors, errors

@@ -129,9 +129,11 @@ def main() -> None:
         results = cold_starts(browser, args.runs)
         healthy = statistics.median(r[0] for r in results)
         drawn = statistics.median(r[1] for r in results)
-        print(f"Cold start, {args.runs} runs: `streamlit run app.py` -> /_stcore/health: median {healthy:.2f} s; "
-              f"-> home page drawn in Chromium: median {drawn:.2f} s "
-              f"(runs: {', '.join(f'{r[1]:.2f}' for r in results)})")
+        print(
+            f"Cold start, {args.runs} runs: `streamlit run app.py` -> /_stcore/health: median {healthy:.2f} s; "
+            f"-> home page drawn in Chromium: median {drawn:.2f} s "
+            f"(runs: {', '.join(f'{r[1]:.2f}' for r in results)})"
+        )
 
         print("\nIs torch loaded in the server after opening each page in turn?")
         with driver.Server() as server:
@@ -140,7 +142,9 @@ def main() -> None:
                 start = time.perf_counter()
                 driver.open_app(page, f"{server.base_url}/{'' if app_page.default else app_page.url_path}")
                 took = time.perf_counter() - start
-                print(f"  {app_page.url_path:<16} drawn in {took:5.2f} s   torch loaded: {torch_mapped(server.proc.pid)}")
+                print(
+                    f"  {app_page.url_path:<16} drawn in {took:5.2f} s   torch loaded: {torch_mapped(server.proc.pid)}"
+                )
             page.context.close()
         browser.close()
 

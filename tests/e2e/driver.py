@@ -218,11 +218,11 @@ def open_app(page, url: str) -> None:
     wait_idle(page)
 
 
-def act(page, action) -> None:
+def act(page, action, timeout_ms: int = TIMEOUT_MS) -> None:
     """Do something that reruns the script (`action()`), then wait for that rerun to be drawn."""
     before = runs(page)
     action()
-    wait_idle(page, after=before)
+    wait_idle(page, after=before, timeout_ms=timeout_ms)
 
 
 def query(url: str) -> dict[str, list[str]]:

@@ -53,8 +53,10 @@ def crashing_server(tmp_path_factory):
 def crashing_tab(browser, crashing_server):
     page = driver.new_page(browser)
     frames: list[bytes] = []
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f if isinstance(f, bytes)
-                                                                                  else f.encode())))
+    page.on(
+        "websocket",
+        lambda ws: ws.on("framereceived", lambda f: frames.append(f if isinstance(f, bytes) else f.encode())),
+    )
     driver.open_app(page, crashing_server.base_url)
     yield page, frames
     page.context.close()
@@ -91,8 +93,9 @@ def test_an_upload_without_the_xsrf_token_is_refused(server):
     cookie = headers.get("set-cookie", "")
     assert cookie.startswith("_streamlit_xsrf="), "XSRF protection sets its cookie"
     token = cookie.split(";", 1)[0].split("=", 1)[1]
-    status, _, body = request(url, "PUT", data=b"payload",
-                              headers={"Cookie": f"_streamlit_xsrf={token}", "X-Xsrftoken": token})
+    status, _, body = request(
+        url, "PUT", data=b"payload", headers={"Cookie": f"_streamlit_xsrf={token}", "X-Xsrftoken": token}
+    )
     assert status == 400, (status, body)  # past the XSRF check, refused for the made-up session
 
 
@@ -103,6 +106,7 @@ def test_a_foreign_origin_gets_no_cors_grant(server):
 
 
 def test_the_agent_api_is_off(server):
-    status, _, body = request(f"{server.base_url}/_stcore/agent/interact", "POST",
-                              headers={"Content-Type": "application/json"}, data=b"{}")
+    status, _, body = request(
+        f"{server.base_url}/_stcore/agent/interact", "POST", headers={"Content-Type": "application/json"}, data=b"{}"
+    )
     assert status == 403 and b"not_available" in body, (status, body)

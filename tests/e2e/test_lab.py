@@ -28,8 +28,10 @@ def file_inputs(page):
 def upload(page, index: int, name: str, data: bytes) -> None:
     """Give the index-th file input of the page a file, as a student's browser would, and wait for the rerun."""
     target = file_inputs(page).nth(index)
-    driver.act(page, lambda: target.set_input_files(files=[{"name": name, "mimeType": "application/octet-stream",
-                                                             "buffer": data}]))
+    driver.act(
+        page,
+        lambda: target.set_input_files(files=[{"name": name, "mimeType": "application/octet-stream", "buffer": data}]),
+    )
 
 
 def test_uploaded_weights_and_input_go_through_the_block(new_tab, tmp_path):

@@ -55,7 +55,10 @@ def test_page_loads_clean_and_its_link_restores_the_view(new_tab, app_page):
     light = driver.look(page)
     want = THEME["light"]
     assert (light["background"], light["sidebar"], light["text"]) == (
-        want["backgroundColor"].lower(), want["secondaryBackgroundColor"].lower(), want["textColor"].lower())
+        want["backgroundColor"].lower(),
+        want["secondaryBackgroundColor"].lower(),
+        want["textColor"].lower(),
+    )
 
     control = driver.first_control(page)
     assert control is not None, f"page {app_page.url_path!r} has no slider or number input"

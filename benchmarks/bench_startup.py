@@ -60,11 +60,11 @@ def import_profile(modules: list[str]) -> tuple[float, dict[str, float], set[str
             "import streamlit, streamlit.runtime.scriptrunner",
             "print('--- mark', file=sys.stderr, flush=True)",
             "start = time.perf_counter()",
-            "for name in %r:" % modules,
+            f"for name in {modules!r}:",
             "    try: importlib.import_module(name)",
             "    except ImportError: pass",  # "from a import b" where b is a name, not a module
             "print('total_ms', (time.perf_counter() - start) * 1e3)",
-            "print('heavy', *sorted(m for m in %r if m in sys.modules))" % (HEAVY,),
+            f"print('heavy', *sorted(m for m in {HEAVY!r} if m in sys.modules))",
         ]
     )
     run = subprocess.run([sys.executable, "-X", "importtime", "-c", probe], cwd=ROOT, capture_output=True, text=True)

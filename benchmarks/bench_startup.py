@@ -50,7 +50,7 @@ def top_level_imports(script: Path) -> list[str]:
 
 
 def import_profile(modules: list[str]) -> tuple[float, dict[str, float], set[str]]:
-    """(ms to import `modules` after streamlit, the slowest new top-level packages in ms, heavy packages loaded).
+    """(ms to import `modules` after streamlit, the slowest new top-level packages in ms, heavy packages they load).
 
     Runs a fresh interpreter with -X importtime; only modules imported after streamlit count.
     """
@@ -58,13 +58,14 @@ def import_profile(modules: list[str]) -> tuple[float, dict[str, float], set[str
         [
             "import importlib, sys, time",
             "import streamlit, streamlit.runtime.scriptrunner",
+            "before = set(sys.modules)",
             "print('--- mark', file=sys.stderr, flush=True)",
             "start = time.perf_counter()",
             f"for name in {modules!r}:",
             "    try: importlib.import_module(name)",
             "    except ImportError: pass",  # "from a import b" where b is a name, not a module
             "print('total_ms', (time.perf_counter() - start) * 1e3)",
-            f"print('heavy', *sorted(m for m in {HEAVY!r} if m in sys.modules))",
+            f"print('heavy', *sorted(m for m in {HEAVY!r} if m in set(sys.modules) - before))",
         ]
     )
     run = subprocess.run([sys.executable, "-X", "importtime", "-c", probe], cwd=ROOT, capture_output=True, text=True)

@@ -69,7 +69,7 @@ def test_numpy_arrays_keep_dtype_and_shape(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_torch_tensors_keep_dtype_and_device(name):
     """float32/float64/float16/bfloat16 tensors keep their dtype; integer and bool tensors become torch's
-    default float dtype (as torch's own activations refuse ints, we promote like torch.mean would)."""
+    default float dtype (as an integer tensor divided by 1 does; torch's own F.gelu refuses them)."""
     fn = FUNCTIONS[name]
     base = torch.tensor([[-2.0, -0.5], [0.0, 3.0]])
     for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,

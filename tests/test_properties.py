@@ -23,8 +23,8 @@ FORMS = ("none", "tanh", "sigmoid")
 BACKENDS = ("numpy", "torch")
 DTYPES = (np.float64, np.float32)
 
-settings.register_profile("gelu_core", deadline=None, max_examples=80, derandomize=True)
-settings.load_profile("gelu_core")
+# per test, not a global profile: other test files keep hypothesis's defaults
+SETTINGS = settings(deadline=None, max_examples=80, derandomize=True)
 
 
 def finite_arrays(dtype, max_side: int = 64):
@@ -50,6 +50,7 @@ def test_gelu_minus_mirror_is_x(form, backend, dtype):
     Tolerance: 4 eps |x| + 2 smallest subnormals (x/2 of a subnormal x rounds)."""
     eps, tiny = np.finfo(dtype).eps, np.finfo(dtype).smallest_subnormal
 
+    @SETTINGS
     @given(finite_arrays(dtype))
     def check(x):
         d = call(lambda v: gelu(v, form), x, backend).astype(np.float64)
@@ -73,6 +74,7 @@ def test_gelu_never_above_relu_nor_below_its_minimum(form, backend, dtype):
     floor = gelu_minimum(form).value
     floor -= np.finfo(dtype).eps * 0.25
 
+    @SETTINGS
     @given(finite_arrays(dtype))
     def check(x):
         y = call(lambda v: gelu(v, form), x, backend)
@@ -100,6 +102,7 @@ def test_gate_lies_in_unit_interval_and_never_decreases(form, backend, dtype):
     """0 <= gate(x) <= 1 and, on sorted inputs, gate never steps down: exactly in float32, by no more
     than the accuracy contract in float64 (see ``_allowed_dip``)."""
 
+    @SETTINGS
     @given(finite_arrays(dtype, max_side=200))
     def check(x):
         x = np.sort(x)

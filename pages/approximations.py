@@ -6,6 +6,9 @@ import streamlit as st
 from gelu_core import ACTIVATIONS, gelu
 from gelu_core.analysis import approximation_error, worst_error
 from ui.approximations import error_figure, forms_figure, framework_figure, framework_table
+from ui.frame import require_app_frame
+
+require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 POINTS = 801  # per curve: smooth at any zoom, light to send
 TABLE_X = (-12.0, -8.0, -6.0, -5.5, -5.0, -3.0, -1.0, 1.0, 3.0)  # exact in every dtype shown

@@ -5,6 +5,9 @@ import streamlit as st
 import gelu_core
 from ui.controls import CURVES, fmt, ordered_range, parse_points
 from ui.curves import FORM_LATEX, curves_figure, gelu_key, probe_readout, values_table
+from ui.frame import require_app_frame
+
+require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 st.title("Curves")
 st.markdown(

@@ -4,6 +4,9 @@ import streamlit as st
 
 from ui.controls import DERIVATIVE, fmt
 from ui.derivative import gelu_minimum_figure, landmarks, nudge, slopes_figure
+from ui.frame import require_app_frame
+
+require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 st.title("Slopes")
 st.markdown(

@@ -7,6 +7,9 @@ import streamlit as st
 import gelu_core
 from gelu_core import tensor_io
 from ui import ffn as view
+from ui.frame import require_app_frame
+
+require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 MAX_D_MODEL = 1600  # GPT-2 XL's width, the largest of the family
 

@@ -4,7 +4,10 @@ import streamlit as st
 
 import gelu_core
 from ui.controls import GATE, fmt, percent
+from ui.frame import require_app_frame
 from ui.gate import bell_figure, bouncer_readouts, gate_figure, generalised_figure
+
+require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 st.title("The gate")
 st.markdown(

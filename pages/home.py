@@ -3,7 +3,10 @@
 import streamlit as st
 
 from ui.controls import HOME
+from ui.frame import require_app_frame
 from ui.home import TABLE_COLUMNS, five_inputs_table, overview_figure
+
+require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 st.title("GELU Explorer")
 st.markdown(

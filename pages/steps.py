@@ -4,7 +4,10 @@ import numpy as np
 import streamlit as st
 
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
+from ui.frame import require_app_frame
 from ui.steps import chart_range, full, readable, sci, step_table, steps_figure
+
+require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 X_DEFAULT = 1.0
 X_LIMIT = 10.0  # exact input

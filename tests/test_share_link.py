@@ -4,12 +4,11 @@ References: the widget values in session state (what is on screen) and the page'
 the session that made the link and a fresh session opened from it; Streamlit's own URL format (floats as
 "1.5", whole floats as "2", lists as repeated keys), as seen in a real browser.
 
-A note on AppTest and the ``pages/`` folder: because a folder named ``pages`` sits next to app.py, Streamlit's
-PagesManager starts every fresh session (and every AppTest run) in the old multipage mode, which runs a page
-file directly, without app.py around it (no sidebar, no page config), until app.py's ``st.navigation`` has run
-once in the process. The ``framed`` fixture puts AppTest in the state a warm server is in (``st.navigation``
-already seen); ``test_first_visit_runs_the_frame`` documents the cold case and fails while the folder is named
-``pages``.
+A note on the ``pages/`` folder: because a folder named ``pages`` sits next to app.py, Streamlit starts every
+fresh server (and every AppTest run) in its old multipage mode, which runs a page file directly, without app.py
+around it (no sidebar, no page config), until some session has run ``st.navigation``. Every page calls
+``ui.frame.require_app_frame()`` first, which clears that mode and reruns through app.py;
+``test_first_visit_runs_the_frame`` holds that for every page, cold.
 """
 
 from __future__ import annotations
@@ -25,17 +24,8 @@ PAGES = {"curves": "pages/curves.py", "gate": "pages/gate.py", "derivative": "pa
 
 
 @pytest.fixture
-def framed(app, monkeypatch):
-    """AppTest as a warm server runs: app.py (sidebar, link) around every page, not the bare page file."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False  # what app.py's st.navigation call sets in a live server
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
+def framed(app):
+    """AppTest of the whole app: each page runs inside app.py (sidebar, link), as ui.frame guarantees."""
     return app
 
 
@@ -146,11 +136,9 @@ def test_a_page_without_declared_controls_passes_the_url_through(framed):
     assert query_of(link_of(framed))["steps_note"] == ["from-a-teacher"]
 
 
-@pytest.mark.xfail(strict=True, reason="a folder named pages/ next to app.py puts a cold session in Streamlit's "
-                                       "old multipage mode: the page file runs without app.py (no share link, "
-                                       "no page config); rename the folder to fix, then drop this marker")
-@pytest.mark.parametrize("page", list(PAGES.values()))
+@pytest.mark.parametrize("page", sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py")))
 def test_first_visit_runs_the_frame(app, page):
+    """Reference: app.py's sidebar (the share link's st.code) is on screen, so app.py ran around the page."""
     app.run()
     app.switch_page(page).run()
     assert len(app.sidebar.code) == 1

@@ -40,6 +40,9 @@ SLIDER = {
     "derivative": "derivative_nudge",
     "approximations": "approx_range",
     "steps": "steps_pick",
+    # the lab has no slider: its everyday move is choosing the activation on the cached block
+    # (changing d_model or the seed builds a new 4.7M-parameter block, a deliberate, spinner-covered wait)
+    "ffn": "ffn_act",
 }
 
 EMPTY_PAGE = """
@@ -75,6 +78,9 @@ def _page_timer():
 
 def _values(widget, moves: int) -> list:
     """Values to move to: small steps around the start, alternating direction, always in range."""
+    if type(widget).__name__ == "Selectbox":  # cycle through its first few options
+        options = list(widget.options)[:4]
+        return [options[(i + 1) % len(options)] for i in range(moves)]
     lo, hi = widget.min, widget.max
     if lo is None or hi is None:  # an unbounded number input
         lo, hi = widget.value - 100.0, widget.value + 100.0
@@ -96,12 +102,13 @@ def _values(widget, moves: int) -> list:
 
 
 def _find_widget(at, key: str | None):
-    """(kind, widget): the slider with ``key``, else the first slider, else the first number input."""
+    """(kind, widget): the slider (or selectbox) with ``key``, else the first slider, else the first number input."""
     if key is not None:
-        try:
-            return "slider", at.slider(key=key)
-        except KeyError:
-            pass
+        for kind in ("slider", "selectbox"):
+            try:
+                return kind, getattr(at, kind)(key=key)
+            except KeyError:
+                pass
     if len(at.slider):
         return "slider", at.slider[0]
     if len(at.number_input):

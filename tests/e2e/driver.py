@@ -36,19 +36,46 @@ DESKTOP = {"width": 1400, "height": 900}
 PHONE = {"width": 390, "height": 844}
 TIMEOUT_MS = 30_000
 
-# Counts finished script runs on the page.  After a widget move Streamlit updates the URL at once but
-# only starts the rerun ~100 ms later, so "state is notRunning" alone can be read before the rerun has
-# begun; waiting for this counter to pass its value from before the action closes that gap.
+# Counts finished script runs on the page, from the server's own messages.  After a widget move Streamlit
+# updates the URL at once but starts the rerun only ~100 ms later, and a fast rerun can start and finish
+# within one React commit, so the stApp element's data-test-script-state may never show "running": a
+# state change cannot be waited for.  Instead every websocket message is read for ForwardMsg field 6,
+# script_finished (streamlit/proto/ForwardMsg.proto), and counted unless its status is 2,
+# FINISHED_EARLY_FOR_RERUN (a run cut short by the next one).
 RUN_COUNTER_JS = """
 window.__geluRuns = 0;
-new MutationObserver((records) => {
-  for (const r of records) {
-    if (r.target.getAttribute("data-testid") !== "stApp") continue;
-    const now = r.target.getAttribute("data-test-script-state");
-    if (now === "notRunning" && r.oldValue !== "notRunning") window.__geluRuns += 1;
-  }
-}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
-                      attributeFilter: ["data-test-script-state"]});
+(() => {
+  const finishedRun = (buffer) => {
+    const b = new Uint8Array(buffer);
+    let i = 0;
+    const varint = () => {
+      let value = 0, scale = 1, byte;
+      do { byte = b[i++]; value += (byte & 0x7f) * scale; scale *= 128; } while (byte & 0x80 && i < b.length);
+      return value;
+    };
+    while (i < b.length) {
+      const tag = varint(), field = Math.floor(tag / 8), wire = tag % 8;
+      if (wire === 0) { const value = varint(); if (field === 6) return value !== 2; }
+      else if (wire === 2) { const length = varint(); i += length; }  // not `i += varint()`: i is read first
+      else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4;
+      else return false;
+    }
+    return false;
+  };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => {
+        if (event.data instanceof ArrayBuffer && finishedRun(event.data)) {
+          // count it once Streamlit has handled the message and React has drawn: two frames later
+          setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => { window.__geluRuns += 1; })));
+        }
+      });
+    }
+  };
+})();
 """
 IDLE = "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']"
 MAIN = "[data-testid='stMain']"

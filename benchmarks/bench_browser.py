@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import io
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,25 +32,70 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e import driver  # noqa: E402
 
 INSTANT_MS = 100.0
+BASELINE_APP = """import streamlit as st
+
+st.title("Baseline")
+x = st.slider("x", -3.0, 3.0, 0.0, 0.1, key="base_x", bind="query-params")
+st.write(x)
+"""
 
 
-def latency(page, moves: int) -> list[float]:
+# When the first key of a move went down and when the page next sent the server a message (the rerun
+# request); latency() clears both before each move.
+TIMING_JS = """
+window.__benchKey = null; window.__benchSent = null;
+document.addEventListener("keydown", () => {
+  if (window.__benchKey === null) window.__benchKey = performance.now();
+}, true);
+const nativeSend = WebSocket.prototype.send;
+WebSocket.prototype.send = function (data) {
+  if (window.__benchKey !== null && window.__benchSent === null) window.__benchSent = performance.now();
+  return nativeSend.call(this, data);
+};
+"""
+
+
+def latency(page, moves: int) -> list[dict[str, float]]:
+    """Per move, in ms: total (key press to drawn, measured here) and, from the page's clock, the part
+    before the rerun request left the browser, the server's rerun until its last message arrived, and the
+    drawing after it."""
     control = driver.first_control(page)
+    ranged = control.get_attribute("type") == "range"
     times = []
     for i in range(moves):
-        key_up, key_down = (
-            ("ArrowRight", "ArrowLeft") if control.get_attribute("type") == "range" else ("ArrowUp", "ArrowDown")
-        )
-        key = key_up if i % 2 == 0 else key_down
+        key = ("ArrowRight" if ranged else "ArrowUp") if i % 2 == 0 else ("ArrowLeft" if ranged else "ArrowDown")
         control.focus()
         before = driver.runs(page)
+        page.evaluate("window.__benchKey = null; window.__benchSent = null")
         start = time.perf_counter()
         control.press(key)
-        if control.get_attribute("type") != "range":
+        if not ranged:
             control.press("Enter")
         driver.wait_idle(page, after=before)
-        times.append((time.perf_counter() - start) * 1e3)
+        total = (time.perf_counter() - start) * 1e3
+        t = page.evaluate("[window.__benchKey, window.__benchSent, window.__geluFinishedAt, window.__geluCountedAt]")
+        times.append({"total": total, "client": t[1] - t[0], "server": t[2] - t[1], "draw": t[3] - t[2]})
     return times
+
+
+def summary(name: str, times: list[dict[str, float]]) -> str:
+    med = {k: statistics.median(t[k] for t in times) for k in times[0]}
+    totals = [t["total"] for t in times]
+    p90 = statistics.quantiles(totals, n=10)[-1] if len(totals) > 1 else totals[0]
+    return (
+        f"{name:<16}{med['total']:>7.0f}{p90:>7.0f}{med['total'] / INSTANT_MS:>9.2f}"
+        f"{med['client']:>16.0f}{med['server']:>7.0f}{med['draw']:>6.0f}"
+    )
+
+
+def measure(browser, url: str, moves: int) -> list[dict[str, float]] | None:
+    page = driver.new_page(browser)
+    page.add_init_script(TIMING_JS)
+    try:
+        driver.open_app(page, url)
+        return latency(page, moves) if driver.first_control(page) is not None else None
+    finally:
+        page.context.close()
 
 
 def mib(kib: int) -> str:
@@ -67,19 +114,19 @@ def main() -> None:
     with driver.Server() as server, sync_playwright() as playwright:
         browser = driver.launch(playwright)
         memory = [("started", server.rss_kib())]
-        print(f"Slider move -> redraw in Chromium, {args.moves} moves per page")
-        print(f"{'page':<16}{'median ms':>10}{'p90 ms':>9}{'/100 ms':>9}")
+        print(f"Slider move -> redraw in Chromium, {args.moves} moves per page (ms; median, and p90 of the total)")
+        print("  before request: the page's own delay after the key; rerun: request sent to the run's last message")
+        print("  received; draw: from then to two frames later, when the counter ticks")
+        print(f"{'page':<16}{'total':>7}{'p90':>7}{'/100 ms':>9}{'before request':>16}{'rerun':>7}{'draw':>6}")
         for app_page in pages:
-            page = driver.new_page(browser)
-            driver.open_app(page, f"{server.base_url}/{'' if app_page.default else app_page.url_path}")
-            if driver.first_control(page) is None:
-                print(f"{app_page.url_path:<16}  (no slider or number input)")
-                continue
-            times = latency(page, args.moves)
-            median = statistics.median(times)
-            p90 = statistics.quantiles(times, n=10)[-1] if len(times) > 1 else times[0]
-            print(f"{app_page.url_path:<16}{median:>10.0f}{p90:>9.0f}{median / INSTANT_MS:>9.2f}")
-            page.context.close()
+            url = f"{server.base_url}/{'' if app_page.default else app_page.url_path}"
+            times = measure(browser, url, args.moves)
+            print(summary(app_page.url_path, times) if times else f"{app_page.url_path:<16}  (no control to move)")
+        with tempfile.TemporaryDirectory() as tmp:  # the same config, one slider and its value: Streamlit's floor
+            shutil.copytree(ROOT / ".streamlit", Path(tmp) / ".streamlit")
+            (Path(tmp) / "app.py").write_text(BASELINE_APP)
+            with driver.Server(Path(tmp)) as baseline:
+                print(summary("(one-slider app)", measure(browser, baseline.base_url, args.moves)))
         memory.append(("every page opened (and moved)", server.rss_kib()))
 
         if not args.skip_memory:

@@ -69,8 +69,12 @@ window.__geluRuns = 0;
       super(...args);
       this.addEventListener("message", (event) => {
         if (event.data instanceof ArrayBuffer && finishedRun(event.data)) {
+          window.__geluFinishedAt = performance.now();  // timings for benchmarks/bench_browser.py
           // count it once Streamlit has handled the message and React has drawn: two frames later
-          setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => { window.__geluRuns += 1; })));
+          setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => {
+            window.__geluRuns += 1;
+            window.__geluCountedAt = performance.now();
+          })));
         }
       });
     }

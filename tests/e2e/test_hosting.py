@@ -7,7 +7,11 @@
   --server.fileWatcherType poll shows the prompt (run by hand when this was written: see the README).
 - enableXsrfProtection: an upload without the XSRF token is refused (403) before anything else is looked
   at; with a matching cookie and header the same request gets past that check (400: no such session).
+- maxUploadSize = 50: the server itself refuses a 51 MB upload (413) sent straight to the upload URL of
+  a live session with a valid token, past anything the page's uploader would stop; a small one is taken.
 - CORS: a foreign Origin gets no Access-Control-Allow-Origin.
+- toolbarMode = "viewer": the app menu offers the theme, print and screen recording, but no rerun,
+  cache clearing or deploy.
 - the agent API (Streamlit's HTTP/MCP interface for driving an app without a browser) is off.
 """
 
@@ -97,6 +101,36 @@ def test_an_upload_without_the_xsrf_token_is_refused(server):
         url, "PUT", data=b"payload", headers={"Cookie": f"_streamlit_xsrf={token}", "X-Xsrftoken": token}
     )
     assert status == 400, (status, body)  # past the XSRF check, refused for the made-up session
+
+
+def test_the_server_refuses_an_upload_over_the_cap(new_tab):
+    tab = new_tab()
+    tab.open("ffn?ffn_input=Upload")
+    page = tab.page
+    urls = []
+    page.on("request", lambda req: "/_stcore/upload_file/" in req.url and req.method == "PUT" and urls.append(req.url))
+    target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first
+    file = {"name": "tiny.npy", "mimeType": "application/octet-stream", "buffer": b"not a tensor"}
+    driver.act(page, lambda: target.set_input_files(files=[file]))
+    assert urls, "the uploader sent nothing"
+    token = {c["name"]: c["value"] for c in page.context.cookies()}["_streamlit_xsrf"]
+
+    big = page.request.put(urls[0], data=b"\0" * (51 * 2**20), headers={"X-Xsrftoken": token})
+    assert big.status == 413, (big.status, big.text())
+    small = page.request.put(urls[0], multipart={"file": file}, headers={"X-Xsrftoken": token})
+    assert small.status in (200, 204), (small.status, small.text())
+
+
+def test_the_menu_has_no_developer_options(new_tab):
+    tab = new_tab()
+    tab.open()
+    tab.page.locator("[data-testid='stMainMenu']").click()
+    popover = tab.page.locator("[data-testid='stMainMenuPopover']")
+    popover.wait_for()
+    text = popover.inner_text()
+    assert "Dark" in text and "Light" in text, text  # students may pick a theme themselves
+    for developer_option in ("Rerun", "Clear cache", "Deploy"):
+        assert developer_option not in text, text
 
 
 def test_a_foreign_origin_gets_no_cors_grant(server):

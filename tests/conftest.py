@@ -21,3 +21,18 @@ def app():
     from streamlit.testing.v1 import AppTest
 
     return AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+
+
+def open_page(app, page: str, **query):
+    """Run the app at ``page`` (a path under pages/) with URL query parameters; fail on any exception."""
+    for key, value in query.items():
+        app.query_params[key] = value
+    app.switch_page(page)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def metrics(at) -> dict[str, str]:
+    """The page's st.metric readouts, label -> shown value."""
+    return {m.label: m.value for m in at.metric}

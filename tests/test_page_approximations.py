@@ -13,7 +13,7 @@ import pytest
 import torch
 from mpmath import mp
 
-from tests.conftest import chart_spec
+from tests.conftest import chart_spec, open_page
 
 PAGE = "pages/approximations.py"
 TORCH_TAB = "What PyTorch computes"
@@ -40,15 +40,6 @@ def mp_worst(form: str, start: float):
     return float(x), float(abs(err(x)))
 
 
-def open_page(app, **query):
-    for key, value in query.items():
-        app.query_params[key] = value
-    app.switch_page(PAGE)
-    app.run()
-    assert not app.exception, app.exception
-    return app
-
-
 def x_range(spec: dict) -> tuple[float, float]:
     """First and last x of a chart's first trace (plotly 6 may store it as a base64 typed array)."""
     import base64
@@ -62,7 +53,7 @@ def x_range(spec: dict) -> tuple[float, float]:
 def test_opens_with_three_charts_and_the_worst_errors(app):
     """Worst absolute error: tanh 4.73e-04 at |x| = 2.70, sigmoid 2.03e-02 at |x| = 2.27 (the issue's numbers),
     each equal to 50-digit mpmath rounded to the 3 significant figures shown, and its place to 2 decimals."""
-    at = open_page(app)
+    at = open_page(app, PAGE)
     assert len(at.get("plotly_chart")) == 3
     metrics = {m.label: m.value for m in at.metric}
     captions = " ".join(c.value for c in at.caption)
@@ -74,7 +65,7 @@ def test_opens_with_three_charts_and_the_worst_errors(app):
 
 
 def test_range_slider_moves_every_chart(app):
-    at = open_page(app)
+    at = open_page(app, PAGE)
     before = [chart_spec(at, i) for i in range(3)]
     at.slider(key="approx_range").set_value((-12.0, 2.0)).run()
     after = [chart_spec(at, i) for i in range(3)]
@@ -84,26 +75,26 @@ def test_range_slider_moves_every_chart(app):
 
 
 def test_range_from_the_url(app):
-    at = open_page(app, approx_range=["-12", "3"])
+    at = open_page(app, PAGE, approx_range=["-12", "3"])
     assert at.slider(key="approx_range").value == (-12.0, 3.0)
     assert x_range(chart_spec(at, 0)) == (-12.0, 3.0)
 
 
 @pytest.mark.parametrize("bad", [["-40", "3"], ["abc", "1"], ["2"]])
 def test_bad_range_in_the_url_falls_back_to_the_default(app, bad):
-    at = open_page(app, approx_range=bad)
+    at = open_page(app, PAGE, approx_range=bad)
     assert at.slider(key="approx_range").value == (-6.0, 6.0)
     assert x_range(chart_spec(at, 0)) == (-6.0, 6.0)
 
 
 def test_an_empty_range_is_explained(app):
-    at = open_page(app, approx_range=["3", "3"])
+    at = open_page(app, PAGE, approx_range=["3", "3"])
     assert any("at least 0.5 wide" in i.value for i in at.info)
     assert len(at.get("plotly_chart")) == 0
 
 
 def test_bad_tab_in_the_url_opens_the_first_tab(app):
-    at = open_page(app, approx_view="Nonsense")
+    at = open_page(app, PAGE, approx_view="Nonsense")
     assert len(at.get("plotly_chart")) == 3
 
 
@@ -125,7 +116,7 @@ def framework_tables(at):
 def test_framework_table_against_torch_and_mpmath(app, form, approximate):
     """torch columns: bit for bit what torch returns; exact column: 50-digit mpmath within 8 (1 + x^2) ulps;
     relative error: recomputed here from those two; torch returns 0 at x = -12, -8, -6 (100 %)."""
-    at = open_page(app, approx_view=TORCH_TAB, approx_fw_form=form,
+    at = open_page(app, PAGE, approx_view=TORCH_TAB, approx_fw_form=form,
                    approx_fw_dtypes=["float32", "bfloat16", "float16"])
     assert len(at.get("plotly_chart")) == 1
     _, digits = framework_tables(at)
@@ -149,7 +140,7 @@ def test_limits_table_marks_torchs_cliff(app):
     """float32 row: torch gives 0 at the first column's x and at 1000 float32 inputs spread over the unit below
     it; it never gives 0 at 1000 inputs spread over the unit above the second column's x.  The third column is
     far left: 50-digit GELU at x = -14 is still above float32's smallest number, 2^-149."""
-    at = open_page(app, approx_view=TORCH_TAB)
+    at = open_page(app, PAGE, approx_view=TORCH_TAB)
     limits, _ = framework_tables(at)
     row = limits[limits["dtype"] == "float32"].iloc[0]
     every, some = row["torch: 0 for every x ≤"], row["torch: 0 for some x up to"]
@@ -163,7 +154,7 @@ def test_limits_table_marks_torchs_cliff(app):
 
 
 def test_framework_controls_change_the_chart(app):
-    at = open_page(app, approx_view=TORCH_TAB)
+    at = open_page(app, PAGE, approx_view=TORCH_TAB)
     base = chart_spec(at, 0)
     at.slider(key="approx_fw_range").set_value((-8.0, -2.0)).run()
     moved = chart_spec(at, 0)
@@ -176,7 +167,7 @@ def test_framework_controls_change_the_chart(app):
 
 
 def test_no_dtype_is_explained(app):
-    at = open_page(app, approx_view=TORCH_TAB)
+    at = open_page(app, PAGE, approx_view=TORCH_TAB)
     at.multiselect(key="approx_fw_dtypes").set_value([]).run()
     assert not at.exception
     assert any("at least one number format" in i.value for i in at.info)
@@ -184,7 +175,7 @@ def test_no_dtype_is_explained(app):
 
 
 def test_bad_framework_values_in_the_url_fall_back(app):
-    at = open_page(app, approx_view=TORCH_TAB, approx_fw_form="float128", approx_fw_dtypes=["int8"],
+    at = open_page(app, PAGE, approx_view=TORCH_TAB, approx_fw_form="float128", approx_fw_dtypes=["int8"],
                    approx_fw_range=["-99", "0"])
     assert at.segmented_control(key="approx_fw_form").value == "exact"
     assert at.multiselect(key="approx_fw_dtypes").value == ["float32", "bfloat16"]

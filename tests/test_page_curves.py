@@ -8,22 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import chart_spec
+from tests.conftest import chart_spec, metrics, open_page
 from tests.test_ui_figures_1 import REL, arr, close, gate_ref, gelu_ref, shown
 
 PAGE = "pages/curves.py"
-
-
-def open_curves(app, **query):
-    app.run()
-    app.switch_page(PAGE)
-    for key, value in query.items():
-        app.query_params[key] = value
-    return app.run()
-
-
-def metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
 
 
 def trace(spec, meta):
@@ -32,7 +20,7 @@ def trace(spec, meta):
 
 def test_curves_open_as_the_source_draws_them(app):
     """Default view: -3 … 3 with 100 points, tanh GELU, probe at -1 reading the source's -0.1588."""
-    at = open_curves(app)
+    at = open_page(app, PAGE)
     assert not at.exception
     spec = chart_spec(at)
     x = arr(trace(spec, "relu")["x"])
@@ -42,7 +30,7 @@ def test_curves_open_as_the_source_draws_them(app):
 
 @pytest.mark.parametrize("x, form", [(0.37, "exact"), (-2.5, "tanh"), (1.0, "sigmoid"), (-0.01, "exact")])
 def test_probe_readouts_against_mpmath(app, x, form):
-    at = open_curves(app, curves_x=str(x), curves_form=form)
+    at = open_page(app, PAGE, curves_x=str(x), curves_form=form)
     label = f"{x:.2f}".replace("-", "−")
     m = metrics(at)
     assert m[f"ReLU({label})"] == shown(max(x, 0.0))
@@ -55,7 +43,7 @@ def test_probe_readouts_against_mpmath(app, x, form):
 
 @pytest.mark.parametrize("key, value", [("curves_x", 1.25), ("curves_range", (-5.0, 2.0)), ("curves_n", 37)])
 def test_each_slider_changes_the_chart(app, key, value):
-    at = open_curves(app)
+    at = open_page(app, PAGE)
     before = chart_spec(at)
     at.slider(key=key).set_value(value).run()
     assert not at.exception
@@ -63,13 +51,13 @@ def test_each_slider_changes_the_chart(app, key, value):
 
 
 def test_point_count_and_range_shape_the_grid(app):
-    at = open_curves(app, curves_range=["-6", "1.5"], curves_n="7")
+    at = open_page(app, PAGE, curves_range=["-6", "1.5"], curves_n="7")
     x = arr(trace(chart_spec(at), "relu")["x"])
     assert x.tolist() == pytest.approx([-6.0 + i * 7.5 / 6 for i in range(7)], rel=0, abs=1e-15)
 
 
 def test_form_switch_redraws_gelu(app):
-    at = open_curves(app)
+    at = open_page(app, PAGE)
     at.button_group(key="curves_form").set_value("exact").run()
     spec = chart_spec(at)
     assert [t for t in spec["data"] if t.get("meta") == "gelu"] and not [
@@ -77,7 +65,7 @@ def test_form_switch_redraws_gelu(app):
 
 
 def test_overlays_and_their_parameter_sliders(app):
-    at = open_curves(app)
+    at = open_page(app, PAGE)
     assert not [s for s in at.slider if s.key in ("curves_slope", "curves_alpha")]  # shown only when chosen
     at.multiselect(key="curves_more").set_value(["leaky_relu", "elu", "sigmoid"]).run()
     spec = chart_spec(at)
@@ -94,7 +82,7 @@ def test_overlays_and_their_parameter_sliders(app):
 
 
 def test_values_table_against_mpmath(app):
-    at = open_curves(app, curves_points="-3, -0.5, 0.25, 4", curves_form="exact")
+    at = open_page(app, PAGE, curves_points="-3, -0.5, 0.25, 4", curves_form="exact")
     table = at.dataframe[0].value
     assert table["x"].tolist() == [-3.0, -0.5, 0.25, 4.0]
     for x, r, g, gate in table[["x", "ReLU(x)", "GELU(x), exact", "gate(x), exact"]].itertuples(index=False):
@@ -102,7 +90,7 @@ def test_values_table_against_mpmath(app):
 
 
 def test_bad_points_text_gets_a_message_not_a_traceback(app):
-    at = open_curves(app)
+    at = open_page(app, PAGE)
     at.text_input(key="curves_points").input("1, two").run()
     assert not at.exception
     assert "“two” is not a number" in at.info[0].value
@@ -113,13 +101,13 @@ def test_bad_points_text_gets_a_message_not_a_traceback(app):
     ("curves_x", "99", -1.0), ("curves_x", "abc", -1.0), ("curves_n", "100000", 100), ("curves_n", "1.5", 100),
 ])
 def test_bad_slider_query_values_fall_back_to_defaults(app, key, bad, default):
-    at = open_curves(app, **{key: bad})
+    at = open_page(app, PAGE, **{key: bad})
     assert not at.exception and not at.error
     assert at.slider(key=key).value == default
 
 
 def test_bad_choice_query_values_fall_back_to_defaults(app):
-    at = open_curves(app, curves_form="cubic", curves_more=["SiLU", "Bogus"])
+    at = open_page(app, PAGE, curves_form="cubic", curves_more=["SiLU", "Bogus"])
     assert not at.exception and not at.error
     assert at.button_group(key="curves_form").value == "tanh"
     assert at.multiselect(key="curves_more").value == ["silu"]  # Streamlit drops the unknown option
@@ -128,14 +116,14 @@ def test_bad_choice_query_values_fall_back_to_defaults(app):
 @pytest.mark.parametrize("ends, expected", [(["2", "-1"], (-1.0, 2.0)), (["1", "1"], (0.0, 2.0))])
 def test_reversed_or_empty_range_from_a_url_still_draws(app, ends, expected):
     """Streamlit accepts a reversed range pair from the URL; the page orders it (and widens a single point)."""
-    at = open_curves(app, curves_range=ends)
+    at = open_page(app, PAGE, curves_range=ends)
     assert not at.exception and not at.error
     x = arr(trace(chart_spec(at), "relu")["x"])
     assert (x[0], x[-1]) == expected
 
 
 def test_query_parameters_restore_a_whole_view(app):
-    at = open_curves(app, curves_x="0.5", curves_form="sigmoid", curves_more=["SiLU", "Leaky ReLU"],
+    at = open_page(app, PAGE, curves_x="0.5", curves_form="sigmoid", curves_more=["SiLU", "Leaky ReLU"],
                      curves_slope="0.25", curves_points="1, 2")
     assert at.slider(key="curves_x").value == 0.5
     assert at.button_group(key="curves_form").value == "sigmoid"

@@ -9,27 +9,15 @@ from __future__ import annotations
 import mpmath as mp
 import pytest
 
-from tests.conftest import chart_spec
+from tests.conftest import chart_spec, metrics, open_page
 from tests.test_ui_figures_1 import arr, gelu_ref, grad_ref, shown
 
 PAGE = "pages/derivative.py"
 
 
-def open_slopes(app, **query):
-    app.run()
-    app.switch_page(PAGE)
-    for key, value in query.items():
-        app.query_params[key] = value
-    return app.run()
-
-
-def metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
-
-
 def test_the_lessons_nudge(app):
     """From -0.01 to +0.01: ReLU' 0 -> 1, GELU' 0.4920 -> 0.5080 (lesson's figures, mpmath check)."""
-    at = open_slopes(app)
+    at = open_page(app, PAGE)
     assert not at.exception
     m = metrics(at)
     assert m["ReLU′ jumps"] == "0 → 1"
@@ -38,7 +26,7 @@ def test_the_lessons_nudge(app):
 
 def test_landmarks_against_mpmath(app):
     """GELU's minimum -0.1700 at -0.7518; GELU' from -0.1289 (at -sqrt 2) to 1.1289 (at sqrt 2)."""
-    at = open_slopes(app)
+    at = open_page(app, PAGE)
     m = metrics(at)
     root = mp.findroot(lambda t: mp.ncdf(t) + t * mp.npdf(t), -0.75)
     assert m["GELU's minimum"] == shown(root * mp.ncdf(root)) == "−0.1700"
@@ -51,7 +39,7 @@ def test_landmarks_against_mpmath(app):
 
 @pytest.mark.parametrize("form, h", [("tanh", 0.1), ("sigmoid", 0.5), ("exact", 0.001)])
 def test_nudge_for_each_form_against_mpmath(app, form, h):
-    at = open_slopes(app, derivative_form=form, derivative_nudge=str(h))
+    at = open_page(app, PAGE, derivative_form=form, derivative_nudge=str(h))
     m = metrics(at)
     assert m[f"GELU′ ({form}) barely moves"] == f"{shown(grad_ref(-h, form))} → {shown(grad_ref(h, form))}"
     key = {"exact": "gelu", "tanh": "gelu_tanh", "sigmoid": "gelu_sigmoid"}[form]
@@ -62,7 +50,7 @@ def test_nudge_for_each_form_against_mpmath(app, form, h):
 
 
 def test_nudge_slider_and_form_change_the_charts(app):
-    at = open_slopes(app)
+    at = open_page(app, PAGE)
     before = chart_spec(at, 0)
     at.slider(key="derivative_nudge").set_value(0.3).run()
     assert not at.exception and chart_spec(at, 0) != before
@@ -74,7 +62,7 @@ def test_nudge_slider_and_form_change_the_charts(app):
 @pytest.mark.parametrize("key, bad", [("derivative_nudge", "0"), ("derivative_nudge", "2"), ("derivative_nudge", "x"),
                                       ("derivative_form", "quartic")])
 def test_bad_query_values_fall_back_to_defaults(app, key, bad):
-    at = open_slopes(app, **{key: bad})
+    at = open_page(app, PAGE, **{key: bad})
     assert not at.exception and not at.error
     assert at.slider(key="derivative_nudge").value == 0.01
     assert at.button_group(key="derivative_form").value == "exact"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import mpmath as mp
 import pytest
 
-from tests.conftest import chart_spec
+from tests.conftest import chart_spec, metrics, open_page
 from tests.test_ui_figures_1 import arr, gelu_ref, phi_ref, shown
 from ui.controls import percent
 
@@ -17,21 +17,9 @@ PAGE = "pages/gate.py"
 BELL, GATES, GENERALISED = 0, 1, 2  # chart order on the page
 
 
-def open_gate(app, **query):
-    app.run()
-    app.switch_page(PAGE)
-    for key, value in query.items():
-        app.query_params[key] = value
-    return app.run()
-
-
-def metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
-
-
 def test_bouncer_readouts_are_the_lessons(app):
     """The lesson: card 2 ~97 %, card 0 half, card -3 ~0.1 %; shown 97.7 %, 50.0 %, 0.13 % (mpmath ncdf)."""
-    at = open_gate(app)
+    at = open_page(app, PAGE)
     assert not at.exception
     m = metrics(at)
     assert m["card 2"] == f"{percent(float(phi_ref(2)))} open" == "97.7% open"
@@ -41,7 +29,7 @@ def test_bouncer_readouts_are_the_lessons(app):
 
 @pytest.mark.parametrize("x", [1.0, -0.75, 2.5, -3.9])
 def test_probe_readouts_against_mpmath(app, x):
-    at = open_gate(app, gate_x=str(x))
+    at = open_page(app, PAGE, gate_x=str(x))
     label = f"{x:.2f}".replace("-", "−")
     m = metrics(at)
     assert m[f"gate Φ({label})"] == percent(float(phi_ref(x)))
@@ -55,7 +43,7 @@ def test_probe_readouts_against_mpmath(app, x):
     ("gate_x", -1.5, (BELL, GATES)), ("gate_mu", 0.5, (GENERALISED,)), ("gate_sigma", 0.3, (GENERALISED,)),
 ])
 def test_each_slider_changes_its_chart(app, key, value, charts):
-    at = open_gate(app)
+    at = open_page(app, PAGE)
     before = [chart_spec(at, i) for i in charts]
     at.slider(key=key).set_value(value).run()
     assert not at.exception
@@ -65,7 +53,7 @@ def test_each_slider_changes_its_chart(app, key, value, charts):
 @pytest.mark.parametrize("sigma", [1.0, 0.5, 0.0])
 def test_gap_to_relu_closes_as_sigma_goes_to_zero(app, sigma):
     """With mu = 0 the largest gap is sigma times |min t Phi(t)| = 0.169971 sigma (mpmath; grid 0.01 -> 1e-4)."""
-    at = open_gate(app, gate_sigma=str(sigma))
+    at = open_page(app, PAGE, gate_sigma=str(sigma))
     t = mp.findroot(lambda s: mp.ncdf(s) + s * mp.npdf(s), -0.75)
     expected = float(-t * mp.ncdf(t)) * sigma
     shown_gap = float(metrics(at)["Largest gap between x · gate and ReLU on −3 … 3"].replace("−", "-"))
@@ -80,20 +68,20 @@ def test_gap_to_relu_closes_as_sigma_goes_to_zero(app, sigma):
     ("gate_x", "7", 1.0), ("gate_x", "one", 1.0), ("gate_sigma", "-1", 1.0), ("gate_mu", "", 0.0),
 ])
 def test_bad_query_values_fall_back_to_defaults(app, key, bad, default):
-    at = open_gate(app, **{key: bad})
+    at = open_page(app, PAGE, **{key: bad})
     assert not at.exception and not at.error
     assert at.slider(key=key).value == default
 
 
 def test_query_parameters_restore_the_view(app):
-    at = open_gate(app, gate_x="-2", gate_mu="0.5", gate_sigma="0.25")
+    at = open_page(app, PAGE, gate_x="-2", gate_mu="0.5", gate_sigma="0.25")
     assert (at.slider(key="gate_x").value, at.slider(key="gate_mu").value, at.slider(key="gate_sigma").value) == (
         -2.0, 0.5, 0.25)
 
 
 def test_gap_help_text_is_true(app):
     """The help under the gap says it is 0.1700 · σ for μ = 0: |min t·Φ(t)| rounded to 4 decimals (mpmath)."""
-    at = open_gate(app)
+    at = open_page(app, PAGE)
     t = mp.findroot(lambda s: mp.ncdf(s) + s * mp.npdf(s), -0.75)
     gap_metric = [m for m in at.metric if m.label.startswith("Largest gap")][0]
     assert f"{shown(-t * mp.ncdf(t))} · σ" in gap_metric.help

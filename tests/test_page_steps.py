@@ -11,7 +11,7 @@ import mpmath
 import pytest
 from mpmath import mp
 
-from tests.conftest import chart_spec
+from tests.conftest import chart_spec, open_page
 
 PAGE = "pages/steps.py"
 SOURCE_AT_1 = ["1.000000", "1.044715", "0.797885", "0.833562", "0.682384", "0.841192", "0.841192"]
@@ -39,15 +39,6 @@ def six(v) -> str:
     return f"{float(v):.6f}".replace("-", "−")
 
 
-def open_page(app, **query):
-    for key, value in query.items():
-        app.query_params[key] = value
-    app.switch_page(PAGE)
-    app.run()
-    assert not app.exception, app.exception
-    return app
-
-
 def values(at) -> list[str]:
     return at.table[0].value["value"].tolist()
 
@@ -55,7 +46,7 @@ def values(at) -> list[str]:
 def test_x_1_reproduces_the_source(app):
     """The source's seven lines at x = 1, to six decimals; exact GELU 0.841345 and the difference -1.528e-04
     from 50-digit mpmath."""
-    at = open_page(app)
+    at = open_page(app, PAGE)
     assert values(at) == SOURCE_AT_1 == [six(v) for v in mp_steps(1.0)]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["tanh form"] == "0.841192"
@@ -67,7 +58,7 @@ def test_x_1_reproduces_the_source(app):
 
 @pytest.mark.parametrize("x", ["-1", "2.5", "-3.75", "0.123456789", "-9.5", "0"])
 def test_any_x_from_the_url_against_mpmath(app, x):
-    at = open_page(app, steps_x=x)
+    at = open_page(app, PAGE, steps_x=x)
     assert at.number_input(key="steps_x").value == float(x)
     assert values(at) == [six(v) for v in mp_steps(float(x))]
     exact = mp_exact(float(x))
@@ -79,7 +70,7 @@ def test_any_x_from_the_url_against_mpmath(app, x):
 
 
 def test_the_slider_sets_x_and_redraws(app):
-    at = open_page(app)
+    at = open_page(app, PAGE)
     before = chart_spec(at, 0)
     at.slider(key="steps_pick").set_value(2.3).run()
     assert not at.exception
@@ -89,7 +80,7 @@ def test_the_slider_sets_x_and_redraws(app):
 
 
 def test_the_exact_number_moves_the_slider_to_its_tenth(app):
-    at = open_page(app)
+    at = open_page(app, PAGE)
     before = chart_spec(at, 0)
     at.number_input(key="steps_x").set_value(-2.345678).run()
     assert not at.exception
@@ -101,13 +92,13 @@ def test_the_exact_number_moves_the_slider_to_its_tenth(app):
 
 
 def test_url_x_puts_the_slider_in_place(app):
-    at = open_page(app, steps_x="-4.07")
+    at = open_page(app, PAGE, steps_x="-4.07")
     assert at.slider(key="steps_pick").value == -4.1
 
 
 @pytest.mark.parametrize("bad", ["abc", "99", "nan", ""])
 def test_bad_x_in_the_url_falls_back_to_1(app, bad):
-    at = open_page(app, steps_x=bad, steps_pick="42")
+    at = open_page(app, PAGE, steps_x=bad, steps_pick="42")
     assert at.number_input(key="steps_x").value == 1.0
     assert at.slider(key="steps_pick").value == 1.0
     assert values(at) == SOURCE_AT_1
@@ -115,7 +106,7 @@ def test_bad_x_in_the_url_falls_back_to_1(app, bad):
 
 def test_full_precision_toggle(app):
     """Full digits: each parses back to within 4 float64 ulps of 50-digit mpmath (x = 1, no cancellation)."""
-    at = open_page(app, steps_full="true")
+    at = open_page(app, PAGE, steps_full="true")
     full = at.table[0].value["full precision"].tolist()
     for shown, ref in zip(full, mp_steps(1.0), strict=True):
         got = float(shown.replace("−", "-"))

@@ -1,11 +1,15 @@
 """GELU Explorer: page config, navigation over pages/, and the shared sidebar."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui.controls import PAGE_CONTROLS, link_params
 from ui.links import share_url
 
-st.set_page_config(page_title="GELU Explorer", page_icon=":material/function:", layout="wide")
+# A local icon: a ":material/...:" one is fetched from a font server, which a school network may block.
+ICON = Path(__file__).parent / "assets" / "icon.png"
+st.set_page_config(page_title="GELU Explorer", page_icon=str(ICON), layout="wide")
 
 PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home", default=True),

@@ -294,9 +294,9 @@ def control_state(control) -> tuple[str, str]:
 
 # Opening a deep link (/curves) makes Streamlit's frontend probe /curves/_stcore/health and
 # /curves/_stcore/host-config to learn whether "curves" is a base URL path; the 404s it gets are expected
-# and logged by Chromium as console errors.  Resources from other origins (the favicon Streamlit fetches
-# from fonts.gstatic.com for a ":material/...:" page icon) fail where there is no internet, which says
-# nothing about the app: `ThirdParty` lists those hosts instead.  Everything else counts.
+# and logged by Chromium as console errors.  A resource from another origin fails where there is no
+# internet, which says nothing about the page itself: `ThirdParty` lists those hosts instead (and the page
+# test allows none).  Everything else counts.
 def _is_expected(message, local_origin: str) -> bool:
     url = (message.location or {}).get("url", "")
     if not message.text.startswith("Failed to load resource"):

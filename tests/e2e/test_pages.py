@@ -22,9 +22,9 @@ pytestmark = pytest.mark.e2e
 PAGES = driver.app_pages()
 THEME = driver.theme_colors()
 
-# The only third-party request allowed: Streamlit draws a ":material/...:" page icon as a favicon
-# fetched from Google's font CDN.  A script, font or tracker from anywhere else fails the page test.
-ALLOWED_HOSTS = {"fonts.gstatic.com"}
+# No third-party request at all: the favicon is a local file (a ":material/...:" page icon would be fetched
+# from Google's font CDN).  A script, font, icon or tracker from anywhere else fails the page test.
+ALLOWED_HOSTS: set[str] = set()
 
 
 def page_path(app_page: driver.AppPage) -> str:

@@ -6,7 +6,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize
 
 from gelu_core.activations import (
     SIGMOID_COEF,
@@ -21,6 +20,13 @@ from gelu_core.activations import (
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
+
+def _brentq(*args, **kwargs):
+    """scipy's brentq, imported on first use: the pages that never ask for a landmark start faster."""
+    from scipy.optimize import brentq
+
+    return brentq(*args, **kwargs)
+
 class Point(NamedTuple):
     """A landmark: where (x) and how much (value)."""
 
@@ -34,7 +40,7 @@ def gelu_minimum(approximate: str = "none") -> Point:
     >>> p = gelu_minimum(); round(p.x, 6), round(p.value, 6)
     (-0.751792, -0.169971)
     """
-    x = optimize.brentq(lambda t: gelu_grad(t, approximate), -2.0, -0.25, xtol=1e-15, maxiter=200)
+    x = _brentq(lambda t: gelu_grad(t, approximate), -2.0, -0.25, xtol=1e-15, maxiter=200)
     return Point(x, gelu(x, approximate))
 
 
@@ -67,8 +73,8 @@ def gelu_grad_extremes(approximate: str = "none") -> tuple[Point, Point]:
     if approximate == "none":
         r = math.sqrt(2.0)
         return Point(-r, gelu_grad(-r)), Point(r, gelu_grad(r))
-    lo = optimize.brentq(lambda t: _gelu_second(t, approximate), -3.0, -0.5, xtol=1e-15, maxiter=200)
-    hi = optimize.brentq(lambda t: _gelu_second(t, approximate), 0.5, 3.0, xtol=1e-15, maxiter=200)
+    lo = _brentq(lambda t: _gelu_second(t, approximate), -3.0, -0.5, xtol=1e-15, maxiter=200)
+    hi = _brentq(lambda t: _gelu_second(t, approximate), 0.5, 3.0, xtol=1e-15, maxiter=200)
     return Point(lo, gelu_grad(lo, approximate)), Point(hi, gelu_grad(hi, approximate))
 
 
@@ -113,7 +119,7 @@ def worst_error(approximate: str, lo: float = 0.0, hi: float = 10.0) -> Point:
 
     if slope(a) * slope(b) > 0:
         return Point(float(grid[i]), float(err[i]))
-    root = optimize.brentq(slope, a, b, xtol=1e-15, maxiter=200)
+    root = _brentq(slope, a, b, xtol=1e-15, maxiter=200)
     x = root if right <= 0.0 else -root
     return Point(float(x), float(approximation_error(x, approximate)[0]))
 

@@ -288,3 +288,35 @@ def test_charts_stay_light_for_eight_full_contexts():
     assert [len(t.y) for t in both.data] == [HIST_BINS, HIST_BINS] and both.layout.yaxis.type == "log"
     for figure in (fig, bars, both):
         go.Figure(figure.to_dict())  # validates: the builders skip plotly's checks for speed
+
+
+def test_runs_take_turns(monkeypatch):
+    """Reference: a counter of runs inside the block at once, from four threads; the lab lets in one at a time."""
+    import threading
+    import time
+
+    from gelu_core import lab
+
+    inside, most = 0, 0
+    guard = threading.Lock()
+    real = lab._input_sides
+
+    def slow_sides(h):
+        nonlocal inside, most
+        with guard:
+            inside += 1
+            most = max(most, inside)
+        time.sleep(0.05)
+        with guard:
+            inside -= 1
+        return real(h)
+
+    monkeypatch.setattr(lab, "_input_sides", slow_sides)
+    block = lab.FeedForward(8, seed=0)
+    x = lab.demo_input(8, 0, 2, 3)
+    threads = [threading.Thread(target=lab.run_lab, args=(block, x)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most == 1

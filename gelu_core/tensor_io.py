@@ -51,6 +51,7 @@ import pickle
 import pickletools
 import re
 import struct
+import threading
 import zipfile
 import zlib
 
@@ -111,6 +112,9 @@ class _Budget:
 # ---------------------------------------------------------------------------------------------
 
 
+_ONE_LOAD_AT_A_TIME = threading.Lock()
+
+
 def load_tensors(data: bytes, filename: str) -> dict[str, torch.Tensor]:
     """The tensors in an uploaded file, by name; raises TensorFileError for anything else.
 
@@ -123,9 +127,14 @@ def load_tensors(data: bytes, filename: str) -> dict[str, torch.Tensor]:
 
 
 def load_tensors_with_notes(data: bytes, filename: str) -> tuple[dict[str, torch.Tensor], list[str]]:
-    """``load_tensors`` plus notes for the reader (conversions made, names cleaned), in plain words."""
+    """``load_tensors`` plus notes for the reader (conversions made, names cleaned), in plain words.
+
+    One load at a time per process: each may hold up to MAX_LOADED_BYTES while it works, and a class
+    uploading together should hold that once, not once per student.
+    """
     try:
-        return _load(data, filename)
+        with _ONE_LOAD_AT_A_TIME:
+            return _load(data, filename)
     except TensorFileError:
         raise
     except Exception:  # a bug or a case not foreseen: still a refusal, never a traceback

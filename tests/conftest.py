@@ -36,3 +36,34 @@ def open_page(app, page: str, **query):
 def metrics(at) -> dict[str, str]:
     """The page's st.metric readouts, label -> shown value."""
     return {m.label: m.value for m in at.metric}
+
+
+def most_at_once(monkeypatch, module, name: str, call, threads: int = 4) -> int:
+    """How many calls of ``module.name`` were ever under way together while ``threads`` threads each ran ``call()``.
+
+    ``module.name`` is wrapped to count itself in and out and to linger 50 ms, so overlap shows if it can happen.
+    """
+    import threading
+    import time
+
+    inside = most = 0
+    guard = threading.Lock()
+    real = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        nonlocal inside, most
+        with guard:
+            inside += 1
+            most = max(most, inside)
+        time.sleep(0.05)
+        with guard:
+            inside -= 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    workers = [threading.Thread(target=call) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return most

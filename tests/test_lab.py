@@ -292,31 +292,8 @@ def test_charts_stay_light_for_eight_full_contexts():
 
 def test_runs_take_turns(monkeypatch):
     """Reference: a counter of runs inside the block at once, from four threads; the lab lets in one at a time."""
-    import threading
-    import time
-
     from gelu_core import lab
+    from tests.conftest import most_at_once
 
-    inside, most = 0, 0
-    guard = threading.Lock()
-    real = lab._input_sides
-
-    def slow_sides(h):
-        nonlocal inside, most
-        with guard:
-            inside += 1
-            most = max(most, inside)
-        time.sleep(0.05)
-        with guard:
-            inside -= 1
-        return real(h)
-
-    monkeypatch.setattr(lab, "_input_sides", slow_sides)
-    block = lab.FeedForward(8, seed=0)
-    x = lab.demo_input(8, 0, 2, 3)
-    threads = [threading.Thread(target=lab.run_lab, args=(block, x)) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert most == 1
+    block, x = lab.FeedForward(8, seed=0), lab.demo_input(8, 0, 2, 3)
+    assert most_at_once(monkeypatch, lab, "_input_sides", lambda: lab.run_lab(block, x)) == 1

@@ -888,31 +888,9 @@ def test_fuzz_safetensors_header_fields(entries, payload):
 
 def test_loads_take_turns(monkeypatch):
     """Reference: a counter of loads under way at once, from four threads; the loader lets in one at a time."""
-    import threading
-    import time
-
     from gelu_core import tensor_io
+    from tests.conftest import most_at_once
 
-    inside, most = 0, 0
-    guard = threading.Lock()
-    real = tensor_io._load
-
-    def slow_load(data, filename):
-        nonlocal inside, most
-        with guard:
-            inside += 1
-            most = max(most, inside)
-        time.sleep(0.05)
-        with guard:
-            inside -= 1
-        return real(data, filename)
-
-    monkeypatch.setattr(tensor_io, "_load", slow_load)
     buf = io.BytesIO()
     np.save(buf, np.ones((2, 3), dtype=np.float32))
-    threads = [threading.Thread(target=tensor_io.load_tensors, args=(buf.getvalue(), "x.npy")) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert most == 1
+    assert most_at_once(monkeypatch, tensor_io, "_load", lambda: tensor_io.load_tensors(buf.getvalue(), "x.npy")) == 1

@@ -70,10 +70,15 @@ def _gelu(ops, x, approximate):
     return _at_infinity(ops, x, x * _gate(ops, x, approximate), 0.0, x)
 
 
+def _normal_pdf(ops, x):
+    """phi(x) = exp(-x^2 / 2) / sqrt(2 pi): the bell curve, and the slope of Phi."""
+    return INV_SQRT_2PI * ops.exp(-0.5 * (x * x))
+
+
 def _gelu_grad(ops, x, approximate):
     gate = _gate(ops, x, approximate)
     if approximate == "none":
-        slope_of_gate = INV_SQRT_2PI * ops.exp(-0.5 * (x * x))  # phi(x)
+        slope_of_gate = _normal_pdf(ops, x)
     elif approximate == "tanh":
         u = _tanh_inner(x)
         du = SQRT_2_OVER_PI * (1.0 + 3.0 * TANH_COEF * (x * x))  # inf once x^2 overflows (|x| > 1.3e154)
@@ -173,6 +178,15 @@ def gelu_grad(x, approximate: str = "none"):
     1.128904
     """
     return evaluate(_gelu_grad, x, _check(approximate))
+
+
+def normal_pdf(x):
+    """The standard-normal density phi(x) = exp(-x^2 / 2) / sqrt(2 pi), whose area left of x is the gate Phi(x).
+
+    >>> round(normal_pdf(0.0), 6)
+    0.398942
+    """
+    return evaluate(_normal_pdf, x)
 
 
 def relu(x):

@@ -14,11 +14,9 @@ from gelu_core.activations import (
     gelu,
     gelu_gate,
     gelu_grad,
+    normal_pdf,
     sigmoid_grad,
 )
-
-INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-
 
 
 def _brentq(*args, **kwargs):
@@ -26,6 +24,7 @@ def _brentq(*args, **kwargs):
     from scipy.optimize import brentq
 
     return brentq(*args, **kwargs)
+
 
 class Point(NamedTuple):
     """A landmark: where (x) and how much (value)."""
@@ -48,7 +47,7 @@ def _gelu_second(x: float, approximate: str) -> float:
     """GELU''(x) = 2 gate'(x) + x gate''(x), in float64; for the sigmoid-shaped gates, with gate = sigmoid(t):
     gate' = t' p and gate'' = t'' p + t'^2 p (1 - 2 sigmoid(t)), where p = sigmoid(t) sigmoid(-t)."""
     if approximate == "none":
-        return INV_SQRT_2PI * math.exp(-0.5 * x * x) * (2.0 - x * x)
+        return normal_pdf(x) * (2.0 - x * x)
     if approximate == "tanh":
         t = 2.0 * SQRT_2_OVER_PI * (x + TANH_COEF * x * x * x)
         dt = 2.0 * SQRT_2_OVER_PI * (1.0 + 3.0 * TANH_COEF * x * x)

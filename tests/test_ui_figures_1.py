@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+import gelu_core
 from ui import controls, curves, derivative, gate, home
 from ui.theme import COLORS, DASHES
 
@@ -285,7 +286,7 @@ def test_values_table_columns_and_values():
 
 def test_normal_pdf_against_mpmath():
     for x in (-4.0, -1.0, 0.0, 0.3, 2.0):
-        assert close(gate.normal_pdf(x), mp.npdf(x))
+        assert close(gelu_core.normal_pdf(x), mp.npdf(x))
 
 
 def test_bouncer_readouts_are_the_lessons_numbers():

@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
+from gelu_core import normal_pdf
 from gelu_core.analysis import gaussian_gate
 from ui.controls import fmt, percent
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 BOUNCER_XS = (2.0, 0.0, -3.0)  # the lesson's bouncer: card 2 is let in at ~97 %, 0 at half, -3 at ~0.1 %
 GATE_RANGE = (-4.0, 4.0)
-INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-
-
-def normal_pdf(x):
-    """The bell curve: phi(x) = exp(-x^2 / 2) / sqrt(2 pi), the density whose left area is Phi(x)."""
-    x = np.asarray(x, dtype=np.float64)
-    return INV_SQRT_2PI * np.exp(-0.5 * x * x)
 
 
 def bouncer_readouts() -> list[tuple[float, float]]:

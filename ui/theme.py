@@ -63,41 +63,6 @@ def base_figure(x_title: str, y_title: str, *, height: int = 420) -> go.Figure:
     return fig
 
 
-def line(fig: go.Figure, x, y, *, name: str, key: str, width: float = 3, hover_format: str = ".4f") -> go.Figure:
-    """Add one activation's curve in its house colour and dash."""
-    fig.add_trace(
-        go.Scatter(
-            x=x,
-            y=y,
-            mode="lines",
-            name=name,
-            line=dict(color=color(key), width=width, dash=DASHES.get(key, "solid")),
-            hovertemplate=f"%{{y:{hover_format}}}<extra>{name}</extra>",
-            meta=key,
-        )
-    )
-    return fig
-
-
-def marker(fig: go.Figure, x: float, y: float, *, name: str, key: str, text: str | None = None) -> go.Figure:
-    """Mark one point (a probe, a minimum) in the colour of the curve it sits on."""
-    fig.add_trace(
-        go.Scatter(
-            x=[x],
-            y=[y],
-            mode="markers+text" if text else "markers",
-            name=name,
-            text=[text] if text else None,
-            textposition="top left",
-            marker=dict(color=color(key), size=12, line=dict(color="white", width=2)),
-            hovertemplate=f"x = %{{x:.4f}}<br>%{{y:.4f}}<extra>{name}</extra>",
-            showlegend=False,
-            meta=f"marker:{key}",
-        )
-    )
-    return fig
-
-
 # ---------------------------------------------------------------- fast path for pages that redraw on every move
 # plotly's validators cost about 1 ms a trace and 9 ms for base_figure's layout; a page that redraws on each
 # slider move assembles plain dicts instead (same look, same palette) and its tests validate the result with
@@ -115,7 +80,7 @@ def base_layout(x_title: str, y_title: str, *, height: int = 420) -> dict:
 
 def line_trace(x, y, *, name: str, key: str, width: float = 3, dash: str | None = None,
                hover_format: str = ".4f", **extra) -> dict:
-    """``line``'s trace as a dict: one curve in its house colour and dash."""
+    """One activation's curve as a trace dict, in its house colour and dash."""
     return dict(
         type="scatter", x=x, y=y, mode="lines", name=name, meta=key,
         line=dict(color=color(key), width=width, dash=dash or DASHES.get(key, "solid")),
@@ -126,7 +91,8 @@ def line_trace(x, y, *, name: str, key: str, width: float = 3, dash: str | None 
 
 def marker_trace(x, y, *, name: str, key: str, text: str | None = None, symbol: str = "circle",
                  size: int = 12, textposition: str = "top left") -> dict:
-    """``marker``'s trace as a dict; ``symbol="circle-open"`` for an excluded end point."""
+    """Points (a probe, a minimum) in the colour of the curve they sit on; ``symbol="circle-open"`` for an
+    excluded end point."""
     x = list(x) if isinstance(x, (list, tuple)) else [x]
     y = list(y) if isinstance(y, (list, tuple)) else [y]
     open_ = symbol.endswith("-open")

@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e import driver  # noqa: E402
+from harness import browser as driver  # noqa: E402
 
 INSTANT_MS = 100.0
 BASELINE_APP = """import streamlit as st

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e import driver  # noqa: E402
+from harness import browser as driver  # noqa: E402
 
 HEAVY = ("torch", "scipy", "pandas", "numpy", "plotly", "safetensors")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import driver
+from harness import browser as driver
 
 
 def _missing(reason: str):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e import driver
+from harness import browser as driver
 
 pytestmark = pytest.mark.e2e
 

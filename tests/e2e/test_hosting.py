@@ -24,7 +24,7 @@ import urllib.request
 
 import pytest
 
-from tests.e2e import driver
+from harness import browser as driver
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ import pickle
 import numpy as np
 import pytest
 
-from tests.e2e import driver
+from harness import browser as driver
 
 pytestmark = pytest.mark.e2e
 

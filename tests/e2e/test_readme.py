@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.e2e import driver
+from harness import browser as driver
 
 pytestmark = pytest.mark.e2e
 

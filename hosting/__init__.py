@@ -1,0 +1,34 @@
+"""The server around the app: what `streamlit run app.py` sets up once per process, before the first student.
+
+app.py holds an ``st.App`` (Streamlit's ASGI application) built from the two things here:
+
+* ``lifespan``: at start-up, the heavy imports begin in the background (``hosting.warm``), and Streamlit's
+  old ``pages/``-folder mode is switched off for the process, so even the first deep link on a fresh server
+  runs through app.py;
+* ``MIDDLEWARE``: guards in front of Streamlit's own routes (``hosting.guard``).
+
+Nothing here runs inside a student's script run except ``hosting.warm.warm()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from starlette.middleware import Middleware
+
+from hosting import warm
+from hosting.guard import Guard
+
+MIDDLEWARE = [Middleware(Guard)]
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app):
+    """Start-up: begin the heavy imports; leave the pages/ folder's legacy mode before any session starts."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    # A folder named pages/ beside app.py makes Streamlit run deep links without app.py until some session
+    # has called st.navigation (see ui/frame.py); app.py always calls it, so say so from the start.
+    PagesManager.uses_pages_directory = False
+    warm.start()
+    yield

@@ -1,0 +1,61 @@
+"""Heavy imports, once per server process, one after another, before any page code runs.
+
+Several sessions arriving together used to import pandas, plotly and torch lazily in parallel threads.
+Some libraries peek into ``sys.modules`` instead of importing (Plotly reads ``sys.modules["pandas"]``,
+SciPy's array-API helpers ``sys.modules["torch"]``), so a session could meet a module that another
+session's thread had only half imported: ``partially initialized module 'pandas' has no attribute
+'Series'``.  Here every heavy module is imported by one thread, in a fixed order; ``warm()`` returns only
+when all of them are complete, and every script run calls it before anything else (app.py's first line).
+
+The server starts ``warm()`` in the background at start-up (``hosting.lifespan``), so the imports overlap
+the browser loading Streamlit's frontend; a session that arrives earlier waits for them.  Without a server
+(AppTest, a script), the first call does the imports itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+
+# In import order: each entry's dependencies come before it.
+HEAVY = (
+    "numpy",
+    "scipy.special",
+    "scipy.optimize",
+    "pandas",
+    "pyarrow",
+    "PIL.Image",
+    "plotly.graph_objects",
+    "plotly.io",
+    "torch",
+    "gelu_core.lab",
+    "gelu_core.frameworks",
+    "gelu_core.tensor_io",
+    "gelu_core.weights",
+)
+
+_lock = threading.Lock()
+_done = threading.Event()
+seconds: dict[str, float] = {}  # how long each import took, for benchmarks/bench_startup.py
+
+
+def warm() -> None:
+    """Import every module in HEAVY (once per process); a second caller waits for the first to finish."""
+    if _done.is_set():
+        return
+    with _lock:
+        if _done.is_set():
+            return
+        for name in HEAVY:
+            start = time.perf_counter()
+            importlib.import_module(name)
+            seconds[name] = time.perf_counter() - start
+        _done.set()
+
+
+def start() -> threading.Thread:
+    """Begin warm() on a background thread (at server start-up); script runs still call warm() to wait."""
+    thread = threading.Thread(target=warm, name="gelu-warm-imports", daemon=True)
+    thread.start()
+    return thread

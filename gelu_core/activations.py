@@ -273,12 +273,14 @@ def softplus_grad(x):
 class Activation:
     """One entry of the registry: the function, its derivative and how to show it."""
 
-    name: str
-    label: str
+    name: str  # registry key: "gelu_tanh"
+    label: str  # in sentences and figure legends: "GELU (tanh, GPT-2)"
     fn: Callable[..., Any]
     grad: Callable[..., Any]
-    latex: str
+    latex: str  # on short lines (gathered), so it fits a phone
     description: str
+    short: str = ""  # on controls and in links: "GELU tanh" (?ffn_act=GELU+tanh)
+    approximate: str | None = None  # a GELU form's approximate= ("none", "tanh", "sigmoid"); None otherwise
     params: dict[str, float] = field(default_factory=dict)
     param_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
 
@@ -287,12 +289,6 @@ class Activation:
 
     def derivative(self, x, **params):
         return self.grad(x, **{**self.params, **params})
-
-    def module(self, **params):
-        """The torch ``nn.Module`` a framework would use: PyTorch's own kernel where it has one."""
-        from gelu_core._modules import activation_module
-
-        return activation_module(self.name, **{**self.params, **params})
 
 
 def _gelu_entry(name, approximate, label, latex, description):
@@ -303,7 +299,18 @@ def _gelu_entry(name, approximate, label, latex, description):
         grad=lambda x: gelu_grad(x, approximate),
         latex=latex,
         description=description,
+        short=f"GELU {form_word(approximate)}",
+        approximate=approximate,
     )
+
+
+def form_word(approximate: str) -> str:
+    """The word a page shows for a GELU form: PyTorch's approximate="none" is the exact form.
+
+    >>> [form_word(a) for a in APPROXIMATIONS]
+    ['exact', 'tanh', 'sigmoid']
+    """
+    return "exact" if _check(approximate) == "none" else approximate
 
 
 ACTIVATIONS: dict[str, Activation] = {
@@ -311,43 +318,50 @@ ACTIVATIONS: dict[str, Activation] = {
     for a in (
         Activation(
             "relu", "ReLU", relu, relu_grad,
-            r"\mathrm{ReLU}(x) = \max(0, x)",
+            r"\mathrm{ReLU}(x) = \max(0,\,x)",
             "A hard rule: negatives become 0, positives pass unchanged.",
+            short="ReLU",
         ),
         _gelu_entry(
             "gelu", "none", "GELU (exact)",
-            r"\mathrm{GELU}(x) = x\,\Phi(x) = \tfrac{1}{2}\,x\,\operatorname{erfc}\!\left(-\tfrac{x}{\sqrt{2}}\right)",
+            r"\begin{gathered} \mathrm{GELU}(x) = x\,\Phi(x) \\ "
+            r"= \tfrac{1}{2}\,x\,\operatorname{erfc}\!\left(-\tfrac{x}{\sqrt{2}}\right) \end{gathered}",
             "x times the chance that a standard-normal sample falls below x.",
         ),
         _gelu_entry(
             "gelu_tanh", "tanh", "GELU (tanh, GPT-2)",
-            r"\tfrac{1}{2}\,x\left(1 + \tanh\!\left[\sqrt{2/\pi}\,\left(x + 0.044715\,x^{3}\right)\right]\right)",
+            r"\begin{gathered} \mathrm{GELU}_{\tanh}(x) = \tfrac12\,x\,\bigl(1 + \tanh u\bigr) \\ "
+            r"u = \sqrt{2/\pi}\,\left(x + 0.044715\,x^{3}\right) \end{gathered}",
             "The cheaper approximation used by GPT-2 and chapter 4 of the book.",
         ),
         _gelu_entry(
             "gelu_sigmoid", "sigmoid", "GELU (sigmoid)",
-            r"x\,\sigma(1.702\,x)",
+            r"\mathrm{GELU}_{\sigma}(x) = x\,\sigma(1.702\,x)",
             "The cheapest approximation: a sigmoid gate squeezed to match Phi.",
         ),
         Activation(
             "sigmoid", "Sigmoid", sigmoid, sigmoid_grad,
             r"\sigma(x) = \frac{1}{1 + e^{-x}}",
             "Squashes any number into (0, 1); the classic gate of early networks.",
+            short="Sigmoid",
         ),
         Activation(
             "tanh", "Tanh", tanh, tanh_grad,
             r"\tanh(x) = \frac{e^{x} - e^{-x}}{e^{x} + e^{-x}}",
             "Squashes into (-1, 1), centred on zero.",
+            short="Tanh",
         ),
         Activation(
             "silu", "SiLU / Swish", silu, silu_grad,
             r"\mathrm{SiLU}(x) = x\,\sigma(x)",
             "GELU's close cousin: x gated by a sigmoid instead of Phi (Llama uses it).",
+            short="SiLU",
         ),
         Activation(
             "leaky_relu", "Leaky ReLU", leaky_relu, leaky_relu_grad,
             r"\mathrm{LeakyReLU}(x) = \max(0, x) + a\,\min(0, x)",
             "ReLU that lets a fixed fraction a of each negative through.",
+            short="Leaky ReLU",
             params={"negative_slope": 0.01},
             param_ranges={"negative_slope": (0.0, 0.5)},
         ),
@@ -355,6 +369,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "elu", "ELU", elu, elu_grad,
             r"\mathrm{ELU}(x) = \begin{cases} x & x > 0 \\ \alpha\,(e^{x} - 1) & x \le 0 \end{cases}",
             "Smooth on the negative side, levelling off at -alpha.",
+            short="ELU",
             params={"alpha": 1.0},
             param_ranges={"alpha": (0.1, 3.0)},
         ),
@@ -362,6 +377,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "softplus", "Softplus", softplus, softplus_grad,
             r"\mathrm{softplus}(x) = \log\left(1 + e^{x}\right)",
             "A smooth ReLU that never goes negative.",
+            short="Softplus",
         ),
     )
 }

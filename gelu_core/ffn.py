@@ -1,11 +1,41 @@
-"""The GPT-2 feed-forward block: Linear(d, 4d) -> activation -> Linear(4d, d)."""
+"""The GPT-2 feed-forward block, Linear(d, 4d) -> activation -> Linear(4d, d), and the torch module of
+each registry activation: what a framework computes."""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from gelu_core.activations import get_activation
+from gelu_core.activations import SIGMOID_COEF, get_activation
+
+
+class SigmoidGELU(nn.Module):
+    """x * sigmoid(1.702 x); owns no parameters."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.sigmoid(SIGMOID_COEF * x)
+
+
+def activation_module(name: str, **params) -> nn.Module:
+    """PyTorch's own module for a registry name (PyTorch's kernel where it has one); no weights.
+
+    >>> activation_module("gelu_tanh"), activation_module("leaky_relu", negative_slope=0.2)
+    (GELU(approximate='tanh'), LeakyReLU(negative_slope=0.2))
+    """
+    params = {**get_activation(name).params, **params}  # raises a clear error for an unknown name
+    factories = {
+        "relu": lambda: nn.ReLU(),
+        "gelu": lambda: nn.GELU(approximate="none"),
+        "gelu_tanh": lambda: nn.GELU(approximate="tanh"),
+        "gelu_sigmoid": lambda: SigmoidGELU(),
+        "sigmoid": lambda: nn.Sigmoid(),
+        "tanh": lambda: nn.Tanh(),
+        "silu": lambda: nn.SiLU(),
+        "leaky_relu": lambda: nn.LeakyReLU(negative_slope=params["negative_slope"]),
+        "elu": lambda: nn.ELU(alpha=params["alpha"]),
+        "softplus": lambda: nn.Softplus(),
+    }
+    return factories[name]()
 
 
 class FeedForward(nn.Module):
@@ -33,7 +63,7 @@ class FeedForward(nn.Module):
             raise ValueError(f"hidden must be a positive integer, got {hidden}")
         self.d_model, self.hidden, self.activation = d_model, hidden, activation
         self.c_fc = nn.Linear(d_model, hidden, device=device, dtype=dtype)
-        self.act = get_activation(activation).module()
+        self.act = activation_module(activation)
         self.c_proj = nn.Linear(hidden, d_model, device=device, dtype=dtype)
         if seed is not None:
             self.reset_parameters(seed)
@@ -47,15 +77,6 @@ class FeedForward(nn.Module):
             for p in (layer.weight, layer.bias):
                 values = torch.empty(p.shape, dtype=torch.float32).uniform_(-bound, bound, generator=generator)
                 p.copy_(values.to(p.device, p.dtype))
-
-    def with_activation(self, activation: str) -> FeedForward:
-        """The same weights, another activation (weights shared, not copied)."""
-        other = FeedForward.__new__(FeedForward)
-        nn.Module.__init__(other)
-        other.d_model, other.hidden, other.activation = self.d_model, self.hidden, activation
-        other.c_fc, other.c_proj = self.c_fc, self.c_proj
-        other.act = get_activation(activation).module()
-        return other
 
     def hidden_pre(self, x: torch.Tensor) -> torch.Tensor:
         """(..., d_model) -> (..., hidden): what the activation receives."""

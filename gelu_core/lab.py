@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from gelu_core.activations import get_activation
-from gelu_core.ffn import FeedForward, parameter_count
+from gelu_core.ffn import FeedForward, activation_module, parameter_count
 
 MAX_HIDDEN_ELEMENTS = 8 * 1024 * 3072  # (8, 1024, 3072): GPT-2 small's hidden layer for 8 full contexts
 HIST_BINS = 60  # bars per histogram: enough to see the shape, light to send
@@ -225,7 +225,7 @@ def shape_flow(block: FeedForward, input_shape: tuple[int, ...], activation: str
         FlowStep("c_fc", f"Linear({block.d_model}, {block.hidden})", lead + (block.hidden,),
                  parameter_count(block.c_fc)),
         FlowStep("activation", get_activation(activation).label, lead + (block.hidden,),
-                 parameter_count(get_activation(activation).module())),
+                 parameter_count(activation_module(activation))),
         FlowStep("c_proj", f"Linear({block.hidden}, {block.d_model})", lead + (block.d_model,),
                  parameter_count(block.c_proj)),
     )
@@ -296,7 +296,7 @@ def _run_lab(block: FeedForward, x: torch.Tensor, activation: str, compare: str,
                 "for this block. Scale it down and try again."
             )
         negative_count, negative_in, positive_in = _input_sides(h)
-        modules = {name: get_activation(name).module() for name in (activation, compare)}
+        modules = {name: activation_module(name) for name in (activation, compare)}
 
         partial = {}
         for name, act in modules.items():

@@ -67,3 +67,13 @@ def most_at_once(monkeypatch, module, name: str, call, threads: int = 4) -> int:
     for w in workers:
         w.join()
     return most
+
+
+def with_activation(block, activation: str):
+    """A FeedForward with ``block``'s weights (copied) and another activation: the reference the lab's
+    two-activation run is held to."""
+    from gelu_core.ffn import FeedForward
+
+    other = FeedForward(block.d_model, hidden=block.hidden, activation=activation)
+    other.load_state_dict(block.state_dict())
+    return other

@@ -17,6 +17,7 @@ import torch
 from mpmath import mp
 
 from gelu_core import ACTIVATIONS, gelu_grad, relu_grad
+from gelu_core.ffn import activation_module
 from tests import reference as ref
 
 PARAMS = {  # the registry defaults and a couple of others for the activations that take a parameter
@@ -132,7 +133,7 @@ def test_derivative_against_torch_autograd(case):
         torch.linspace(lo, hi, 2601, dtype=torch.float64),
         torch.tensor([0.0, -0.0, 2 ** 0.5, -(2 ** 0.5), 1e-300, -1e-300], dtype=torch.float64),
     ]).requires_grad_(True)
-    (expected,) = torch.autograd.grad(act.module(**params)(x).sum(), x)
+    (expected,) = torch.autograd.grad(activation_module(name, **params)(x).sum(), x)
     ours = act.derivative(x.detach(), **params)
     torch.testing.assert_close(ours, expected, rtol=1e-12, atol=1e-14)
 
@@ -161,7 +162,7 @@ def test_conventions_at_the_kink(x):
     assert ACTIVATIONS["elu"].derivative(x, alpha=0.3) == 0.3
     for name, params in (("relu", {}), ("leaky_relu", {"negative_slope": 0.2}), ("elu", {"alpha": 0.3})):
         t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
-        (g,) = torch.autograd.grad(ACTIVATIONS[name].module(**params)(t), t)
+        (g,) = torch.autograd.grad(activation_module(name, **params)(t), t)
         assert ACTIVATIONS[name].derivative(x, **params) == g.item()
 
 

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 import torch
 
-from gelu_core import ACTIVATIONS, FeedForward, demo_input
+from gelu_core import FeedForward, demo_input
+from gelu_core.ffn import activation_module
 from tests.conftest import chart_spec
 
 PAGE = "pages/ffn.py"
@@ -49,7 +50,7 @@ def assert_shown(text: str, want: float):
 def by_hand(x: torch.Tensor, w1, b1, w2, b2, act="gelu_tanh", vs="relu") -> dict:
     """The lab's headline numbers, written out: x (B, T, d) -> h (B, T, 4d) -> act -> (B, T, d)."""
     h = torch.nn.functional.linear(x, w1, b1)
-    ya, yb = ACTIVATIONS[act].module()(h), ACTIVATIONS[vs].module()(h)
+    ya, yb = activation_module(act)(h), activation_module(vs)(h)
     out_a = torch.nn.functional.linear(ya, w2, b2).double().numpy()
     out_b = torch.nn.functional.linear(yb, w2, b2).double().numpy()
     h64, ya64, yb64 = h.double().numpy(), ya.double().numpy(), yb.double().numpy()

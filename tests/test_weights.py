@@ -18,6 +18,7 @@ from safetensors.torch import save as safetensors_save
 from gelu_core import load_tensors
 from gelu_core.ffn import FeedForward, parameter_count
 from gelu_core.weights import CONV1D, LINEAR, Candidate, WeightsError, find_blocks, load_block
+from tests.conftest import with_activation
 
 TOL = dict(rtol=1e-6, atol=1e-6)
 
@@ -94,7 +95,7 @@ def test_own_feedforward_state_dict_round_trips_bitwise(tmp_path):
     assert loaded.layout == LINEAR and loaded.candidate == Candidate("", "c_fc", "c_proj")
     x = rand(3, 16, seed=2)
     with torch.inference_mode():
-        assert torch.equal(loaded.block(x), block.with_activation("gelu")(x))
+        assert torch.equal(loaded.block(x), with_activation(block, "gelu")(x))
 
 
 def test_sequential_chapter4_names(tmp_path):

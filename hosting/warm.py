@@ -10,10 +10,17 @@ when all of them are complete, and every script run calls it before anything els
 The server starts ``warm()`` in the background at start-up (``hosting.lifespan``), so the imports overlap
 the browser loading Streamlit's frontend; a session that arrives earlier waits for them.  Without a server
 (AppTest, a script), the first call does the imports itself.
+
+Then ``gc.freeze()``: Streamlit runs a full garbage collection after every script run
+(``runner.postScriptGC``), holding the GIL, and with torch, pandas and Plotly loaded that walks ~280,000
+objects, about 110 ms on this machine, during which no other session's message goes out.  The objects of
+the imported modules live as long as the process anyway; frozen, the collection after a run only looks at
+what the runs themselves made (well under 1 ms), and still frees their cycles.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import threading
 import time
@@ -51,6 +58,8 @@ def warm() -> None:
             start = time.perf_counter()
             importlib.import_module(name)
             seconds[name] = time.perf_counter() - start
+        gc.collect()
+        gc.freeze()  # the modules' own objects out of every later collection's way (see above)
         _done.set()
 
 

@@ -9,9 +9,8 @@ from pathlib import Path
 import streamlit as st
 
 import hosting
-import hosting.warm
-from ui.controls import PAGE_CONTROLS, link_params
-from ui.links import share_url
+from ui import frame
+from ui.controls import PAGE_CONTROLS
 
 # A local icon: a ":material/...:" one is fetched from a font server, which a school network may block.
 ICON = Path(__file__).parent / "assets" / "icon.png"
@@ -22,41 +21,43 @@ def main() -> None:
     hosting.warm.warm()  # first of all: no page code runs before the heavy imports are complete
     st.set_page_config(page_title="GELU Explorer", page_icon=str(ICON), layout="wide")
 
-    pages = [
+    lesson = [
         st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home", default=True),
-        st.Page("pages/curves.py", title="Curves", icon=":material/show_chart:", url_path="curves"),
         st.Page("pages/gate.py", title="The gate", icon=":material/door_open:", url_path="gate"),
+        st.Page("pages/curves.py", title="Curves", icon=":material/show_chart:", url_path="curves"),
         st.Page("pages/derivative.py", title="Slopes", icon=":material/trending_up:", url_path="derivative"),
-        st.Page("pages/approximations.py", title="Approximations", icon=":material/compare:",
-                url_path="approximations"),
         st.Page("pages/steps.py", title="Step by step", icon=":material/stairs:", url_path="steps"),
         st.Page("pages/ffn.py", title="Feed-forward lab", icon=":material/hub:", url_path="ffn"),
     ]
-    page = st.navigation(pages)
+    asides = [
+        st.Page("pages/approximations.py", title="Approximations", icon=":material/compare:",
+                url_path="approximations"),
+    ]
+    page = st.navigation({"The lesson": lesson, "Aside": asides})
+    pages = {p.url_path or "home": p for p in lesson + asides}
+    name = page.url_path or "home"
+    controls = PAGE_CONTROLS.get(name)
 
+    if frame.presenting():
+        frame.presenter_style(controls)
     with st.sidebar:
         st.markdown(
             "**GELU Explorer** shows what the GELU activation does to numbers, "
             "side by side with ReLU: the curve, its gate, its slope, and its place "
             "inside GPT-2's feed-forward block."
         )
-        link_slot = st.container()
-
+        hide_key = f"share_hide_{name}"
+        frame.share_link(st.session_state.get(hide_key, []))
+        if controls is not None:
+            bound = [c for c in controls if c.bound]
+            labels = {c.key: c.label for c in bound}
+            st.multiselect("Hide in the presenter view", list(labels), format_func=labels.__getitem__,
+                           key=hide_key, placeholder="Controls to hide",
+                           help="The presenter link hides the sidebar and these controls, and enlarges the type.")
+    frame.check_link(controls)
+    frame.lesson_top(name, tuple(pages))
     page.run()
-
-    # After the page ran, so every widget of this view holds its value.
-    with link_slot:
-        declared = PAGE_CONTROLS.get(page.url_path or "home")
-        if declared is not None:
-            # the page's declared controls, read from session state: right even where the browser has not yet
-            # reported its URL (AppTest, the first run after a move)
-            params = link_params(declared, st.session_state)
-        else:
-            # pages without a declaration: the bound widgets' values as the browser's URL reports them
-            params = {k: st.query_params.get_all(k) for k in st.query_params}
-        st.markdown("**Share this view**")
-        st.code(share_url(st.context.url, params), language=None, wrap_lines=True)
-        st.caption("The link holds every setting on this page; opening it brings back exactly what you see.")
+    frame.lesson_footer(name, pages)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from gelu_core.activations import (
     Activation,
     elu,
     elu_grad,
+    form_word,
     gelu,
     gelu_gate,
     gelu_grad,
@@ -67,7 +68,7 @@ def __getattr__(name):
 __all__ = [
     "ACTIVATIONS", "APPROXIMATIONS", "GELU_FORMS", "SIGMOID_COEF", "SQRT_2_OVER_PI", "TANH_COEF",
     "Activation", "FeedForward", "Step", "TensorFileError",
-    "elu", "elu_grad", "gelu", "gelu_gate", "gelu_grad", "get_activation",
+    "elu", "elu_grad", "form_word", "gelu", "gelu_gate", "gelu_grad", "get_activation",
     "leaky_relu", "leaky_relu_grad", "load_tensors", "normal_pdf", "parameter_count",
     "relu", "relu_grad", "sigmoid", "sigmoid_grad", "silu", "silu_grad",
     "softplus", "softplus_grad", "tanh", "tanh_grad", "tanh_steps",

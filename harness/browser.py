@@ -214,8 +214,10 @@ def launch(playwright):
 
 
 def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = None):
-    """A page in a fresh context (own cookies, own Streamlit session) that counts finished script runs."""
-    context = browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme)
+    """A page in a fresh context (own cookies, own Streamlit session) that counts finished script runs; it may
+    write and read the clipboard (the share box's Copy buttons)."""
+    context = browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme,
+                                  permissions=["clipboard-read", "clipboard-write"])
     context.set_default_timeout(TIMEOUT_MS)
     context.add_init_script(RUN_COUNTER_JS)
     return context.new_page()
@@ -282,6 +284,13 @@ def move(page, control) -> None:
         act(page, lambda: control.press("ArrowLeft" if at_max else "ArrowRight"))
     else:
         act(page, lambda: (control.press("ArrowDown" if at_max else "ArrowUp"), control.press("Enter")))
+
+
+def shared_link(page, button: str = "Copy link") -> str:
+    """Press one of the sidebar's share buttons and read what it put on the clipboard."""
+    page.locator("[data-testid='stSidebar'] .gelu-share button", has_text=button).first.click()
+    page.wait_for_function("() => /copied/.test(document.querySelector('.gelu-share-note').textContent)")
+    return page.evaluate("navigator.clipboard.readText()")
 
 
 def control_state(control) -> tuple[str, str]:

@@ -3,9 +3,10 @@
 import streamlit as st
 
 import gelu_core
-from ui.controls import CURVES, fmt, ordered_range, parse_points
-from ui.curves import FORM_LATEX, curves_figure, gelu_key, probe_readout, values_table
-from ui.frame import require_app_frame
+from ui.controls import CURVES, ordered_range, parse_points
+from ui.curves import curves_figure, probe_readout, values_table
+from ui.format import fixed
+from ui.frame import chart, require_app_frame
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -15,38 +16,42 @@ st.markdown(
     "zero, turns smoothly through the origin and only slowly joins the line y = x."
 )
 
-controls, chart = st.columns([1, 2.4], gap="large")
-with controls:
+# The probe and the chart it moves sit together (on a phone the chart follows the probe directly);
+# the range, the point count and the overlays come after.
+probe_col, chart_col = st.columns([1, 2.4], gap="large")
+with probe_col:
     x = st.slider(**CURVES["x"].kwargs())
-    form = st.segmented_control(**CURVES["form"].kwargs())
-    lo, hi = st.slider(**CURVES["range"].kwargs())
-    n = st.slider(**CURVES["n"].kwargs())
+    approximate = st.segmented_control(**CURVES["form"].kwargs())
+    form = gelu_core.form_word(approximate)
+with st.expander("Range, points and other activations", expanded=True):
+    r1, r2 = st.columns(2)
+    lo, hi = r1.slider(**CURVES["range"].kwargs())
+    n = r2.slider(**CURVES["n"].kwargs())
     overlays = st.multiselect(**CURVES["more"].kwargs())
     params = {}
+    p1, p2 = st.columns(2)
     if "leaky_relu" in overlays:
-        params["leaky_relu"] = {"negative_slope": st.slider(**CURVES["slope"].kwargs())}
+        params["leaky_relu"] = {"negative_slope": p1.slider(**CURVES["slope"].kwargs())}
     if "elu" in overlays:
-        params["elu"] = {"alpha": st.slider(**CURVES["alpha"].kwargs())}
+        params["elu"] = {"alpha": p2.slider(**CURVES["alpha"].kwargs())}
 
-if lo == hi:
-    st.info(f"The range is a single point, so the chart shows {fmt(lo - 1, 1)} … {fmt(hi + 1, 1)}.")
-lo, hi = ordered_range(lo, hi)
-
-with chart:
-    r = probe_readout(x, form)
+with chart_col:
+    if lo == hi:
+        st.info(f"The range is a single point, so the chart shows {fixed(lo - 1, 1)} … {fixed(hi + 1, 1)}.")
+    lo, hi = ordered_range(lo, hi)
+    chart(curves_figure(lo, hi, n, approximate, x, overlays, params), "curves")
+    r = probe_readout(x, approximate)
     c1, c2, c3 = st.columns(3)
-    c1.metric(f"ReLU({fmt(x, 2)})", fmt(r["relu"]))
-    c2.metric(f"GELU({fmt(x, 2)}), {form}", fmt(r["gelu"]), help="GELU(x) = x · gate(x)")
-    c3.metric(f"gate({fmt(x, 2)}), {form}", fmt(r["gate"]), help="How open GELU's door is at this x, from 0 to 1.")
-    st.plotly_chart(curves_figure(lo, hi, n, form, x, overlays, params), theme="streamlit",
-                    config={"displayModeBar": False})
+    c1.metric(f"ReLU({fixed(x, 2)})", fixed(r["relu"]))
+    c2.metric(f"GELU({fixed(x, 2)}), {form}", fixed(r["gelu"]), help="GELU(x) = x · gate(x)")
+    c3.metric(f"gate({fixed(x, 2)}), {form}", fixed(r["gate"]), help="How open GELU's door is at this x, from 0 to 1.")
     if not lo <= x <= hi:
-        st.caption(f"The probe x = {fmt(x, 2)} lies outside the plotted range: widen the range to see it.")
+        st.caption(f"The probe x = {fixed(x, 2)} lies outside the plotted range: widen the range to see it.")
 
 f1, f2 = st.columns(2)
 f1.latex(gelu_core.get_activation("relu").latex)
-f2.latex(FORM_LATEX[form])
-others = [name for name in overlays if name != gelu_key(form)]
+f2.latex(gelu_core.get_activation(gelu_core.GELU_FORMS[approximate]).latex)
+others = [name for name in overlays if name != gelu_core.GELU_FORMS[approximate]]
 if others:
     with st.expander("The overlaid activations"):
         for name in others:
@@ -61,5 +66,6 @@ try:
 except ValueError as err:
     st.info(f"{err} Meanwhile the table shows the default points.")
     points = parse_points(CURVES["points"].default)
-table = values_table(points, form, overlays, params)
-st.dataframe(table, hide_index=True, column_config={k: st.column_config.NumberColumn(k, format="%.4f") for k in table})
+table = values_table(points, approximate, overlays, params)
+st.dataframe(table, hide_index=True, key="curves_table",
+             column_config={k: st.column_config.NumberColumn(k, format="%.4f") for k in table})

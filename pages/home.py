@@ -3,8 +3,8 @@
 import streamlit as st
 
 from ui.controls import HOME
-from ui.frame import require_app_frame
-from ui.home import TABLE_COLUMNS, five_inputs_table, overview_figure
+from ui.frame import chart, require_app_frame
+from ui.home import TABLE_COLUMNS, five_inputs_table, overview_figure, prose
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -34,26 +34,23 @@ st.dataframe(
     column_config={name: st.column_config.NumberColumn(name, help=help_, format="%.4f")
                    for name, help_ in TABLE_COLUMNS.items()},
 )
-st.markdown(
-    "Look at **x = −1**: ReLU gives exactly 0, GELU gives about **−0.1588** (tanh form; the exact form "
-    "−0.1587). GELU shrinks a negative input hard but does not erase it. On the positive side it lets a "
-    "little less than all of x through: 0.8412 of 1."
-)
-st.plotly_chart(overview_figure(inputs), theme="streamlit", config={"displayModeBar": False})
+st.caption("GELU(x) = x · gate(x), both in the tanh form GPT-2 uses; the exact form is in the last column.")
+st.markdown(prose(inputs))
+chart(overview_figure(inputs), "home")
 
-st.subheader("Where next")
+st.subheader("The lesson, step by step")
 NEXT = [
-    ("pages/curves.py", "Curves", ":material/show_chart:",
-     "both curves on one range: probe any x, overlay sigmoid, SiLU and friends."),
     ("pages/gate.py", "The gate", ":material/door_open:",
      "where Φ(x) comes from: the area under the bell curve, and the bouncer at the door."),
+    ("pages/curves.py", "Curves", ":material/show_chart:",
+     "both curves on one range: probe any x, overlay sigmoid, SiLU and friends."),
     ("pages/derivative.py", "Slopes", ":material/trending_up:",
-     "why smooth matters: ReLU's slope jumps at 0, GELU's glides."),
-    ("pages/approximations.py", "Approximations", ":material/compare:",
-     "exact against tanh against sigmoid, and what your framework really computes."),
+     "the gradient: ReLU passes back nothing for a negative input, GELU a little."),
     ("pages/steps.py", "Step by step", ":material/stairs:", "one number through the tanh formula, line by line."),
     ("pages/ffn.py", "Feed-forward lab", ":material/hub:",
      "GPT-2's 768 → 3072 → 768 block on tensors you upload."),
+    ("pages/approximations.py", "Approximations (aside)", ":material/compare:",
+     "exact against tanh against sigmoid, and what your framework really computes."),
 ]
 for row in (NEXT[:3], NEXT[3:]):
     for col, (path, label, icon, teaser) in zip(st.columns(3), row, strict=True):

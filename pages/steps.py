@@ -4,14 +4,13 @@ import numpy as np
 import streamlit as st
 
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
-from ui.frame import require_app_frame
-from ui.steps import chart_range, full, readable, sci, step_table, steps_figure
+from ui.controls import STEPS, STEPS_PICK_LIMIT
+from ui.format import full, readable, sci
+from ui.frame import chart, csv_button, require_app_frame
+from ui.steps import chart_range, step_table, steps_figure
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
-X_DEFAULT = 1.0
-X_LIMIT = 10.0  # exact input
-PICK_LIMIT = 6.0  # slider: a coarse pick, tenths
 CURVE_POINTS = 401
 
 st.title("Step by step")
@@ -27,23 +26,21 @@ def _picked():
     st.session_state["steps_x"] = round(float(st.session_state["steps_pick"]), 1)
 
 
-# The number input is the source of truth; the slider follows it (to the nearest tenth, within its range).
+# The number input is the source of truth (and the URL's); the slider is a coarse pick that follows it.
 pick_col, exact_col = st.columns([3, 1], vertical_alignment="bottom")
 with exact_col:
-    x = st.number_input(
-        "Exact x", -X_LIMIT, X_LIMIT, X_DEFAULT, 0.1, format="%.10g", key="steps_x", bind="query-params",
-        help=f"Type any number from −{X_LIMIT:g} to {X_LIMIT:g}; the slider follows to the nearest tenth.",
-    )
-coarse = min(max(round(x, 1), -PICK_LIMIT), PICK_LIMIT)
-if st.session_state.get("steps_pick", X_DEFAULT) != coarse:
+    x = st.number_input(**STEPS["x"].kwargs())
+coarse = min(max(round(x, 1), -STEPS_PICK_LIMIT), STEPS_PICK_LIMIT)
+if st.session_state.get("steps_pick", STEPS["pick"].default) != coarse:
     st.session_state["steps_pick"] = coarse
 with pick_col:
-    st.slider("Pick x", -PICK_LIMIT, PICK_LIMIT, X_DEFAULT, 0.1, key="steps_pick", bind="query-params",
-              on_change=_picked)
+    st.slider(**STEPS["pick"].kwargs(), on_change=_picked)
 
 steps = tanh_steps(x)
-show_all = st.toggle("Show every digit (float64)", key="steps_full", bind="query-params")
-st.table(step_table(x, steps, full_precision=show_all), hide_index=True)
+show_all = st.toggle(**STEPS["full"].kwargs())
+table = step_table(x, steps, full_precision=show_all)
+st.table(table, hide_index=True)
+csv_button(table, "steps")
 st.caption("The last-but-one line is the gate; the last multiplies the input by it. "
            "Values are rounded to six decimals, as in the source; the toggle shows the full float64 value.")
 
@@ -57,8 +54,5 @@ c3.metric("difference (tanh − exact)", sci(tanh_value - exact_value),
 
 lo, hi = chart_range(x)
 grid = np.linspace(lo, hi, CURVE_POINTS)
-st.plotly_chart(
-    steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"),
-                 gelu_at_x=tanh_value, gate_at_x=steps[-2].value),
-    theme="streamlit", key="steps_chart",
-)
+chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=tanh_value,
+                  gate_at_x=steps[-2].value), "steps")

@@ -177,6 +177,6 @@ def test_no_dtype_is_explained(app):
 def test_bad_framework_values_in_the_url_fall_back(app):
     at = open_page(app, PAGE, approx_view=TORCH_TAB, approx_fw_form="float128", approx_fw_dtypes=["int8"],
                    approx_fw_range=["-99", "0"])
-    assert at.segmented_control(key="approx_fw_form").value == "exact"
+    assert at.segmented_control(key="approx_fw_form").value == "none"  # PyTorch's name for the exact form
     assert at.multiselect(key="approx_fw_dtypes").value == ["float32", "bfloat16"]
     assert at.slider(key="approx_fw_range").value == (-12.0, 4.0)

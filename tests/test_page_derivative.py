@@ -12,6 +12,15 @@ import pytest
 from tests.conftest import chart_spec, metrics, open_page
 from tests.test_ui_figures_1 import arr, gelu_ref, grad_ref, shown
 
+
+def verb(change: float) -> str:
+    """The nudge card's words, as the page promises them: GELU's slope change against ReLU's jump of 1."""
+    if change < 0.05:
+        return "barely moves"
+    if change < 0.5:
+        return "moves a little"
+    return "moves, but less than ReLU's jump" if change < 1 else "moves more than ReLU's jump"
+
 PAGE = "pages/derivative.py"
 
 
@@ -29,19 +38,22 @@ def test_landmarks_against_mpmath(app):
     at = open_page(app, PAGE)
     m = metrics(at)
     root = mp.findroot(lambda t: mp.ncdf(t) + t * mp.npdf(t), -0.75)
-    assert m["GELU's minimum"] == shown(root * mp.ncdf(root)) == "−0.1700"
+    assert m["GELU's minimum"] == shown(root * mp.ncdf(root)) == "-0.1700"
     r2 = mp.sqrt(2)
-    assert m["Steepest descent, GELU′"] == shown(grad_ref(-r2)) == "−0.1289"
-    assert m["Steepest climb, GELU′"] == shown(grad_ref(r2)) == "1.1289"
+    assert m["Lowest slope, GELU′"] == shown(grad_ref(-r2)) == "-0.1289"
+    assert m["Highest slope, GELU′"] == shown(grad_ref(r2)) == "1.1289"
     captions = " ".join(c.value for c in at.caption)
-    assert "at x = −0.7518" in captions and "−1.4142 = −√2" in captions
+    assert "at x = -0.7518" in captions and "-1.4142 = -√2" in captions
 
 
-@pytest.mark.parametrize("form, h", [("tanh", 0.1), ("sigmoid", 0.5), ("exact", 0.001)])
+@pytest.mark.parametrize("form, h", [("tanh", 0.1), ("sigmoid", 0.5), ("exact", 0.001), ("exact", 1.0),
+                                     ("exact", 0.5), ("tanh", 0.7)])
 def test_nudge_for_each_form_against_mpmath(app, form, h):
+    """The card's words follow its numbers: at h = 1 the slope moves more than ReLU's jump (-0.0833 -> 1.0833)."""
     at = open_page(app, PAGE, derivative_form=form, derivative_nudge=str(h))
     m = metrics(at)
-    assert m[f"GELU′ ({form}) barely moves"] == f"{shown(grad_ref(-h, form))} → {shown(grad_ref(h, form))}"
+    words = verb(float(abs(grad_ref(h, form) - grad_ref(-h, form))))
+    assert m[f"GELU′ ({form}) {words}"] == f"{shown(grad_ref(-h, form))} → {shown(grad_ref(h, form))}"
     key = {"exact": "gelu", "tanh": "gelu_tanh", "sigmoid": "gelu_sigmoid"}[form]
     curve = [t for t in chart_spec(at, 0)["data"] if t.get("meta") == key][0]
     assert float(arr(curve["y"])[300]) == pytest.approx(float(grad_ref(arr(curve["x"])[300], form)), rel=1e-11)
@@ -65,4 +77,4 @@ def test_bad_query_values_fall_back_to_defaults(app, key, bad):
     at = open_page(app, PAGE, **{key: bad})
     assert not at.exception and not at.error
     assert at.slider(key="derivative_nudge").value == 0.01
-    assert at.button_group(key="derivative_form").value == "exact"
+    assert at.button_group(key="derivative_form").value == "none"  # PyTorch's name for the exact form

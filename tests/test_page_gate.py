@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import chart_spec, metrics, open_page
 from tests.test_ui_figures_1 import arr, gelu_ref, phi_ref, shown
-from ui.controls import percent
+from ui.format import percent
 
 PAGE = "pages/gate.py"
 BELL, GATES, GENERALISED = 0, 1, 2  # chart order on the page
@@ -24,13 +24,13 @@ def test_bouncer_readouts_are_the_lessons(app):
     m = metrics(at)
     assert m["card 2"] == f"{percent(float(phi_ref(2)))} open" == "97.7% open"
     assert m["card 0"] == "50.0% open"
-    assert m["card −3"] == f"{percent(float(phi_ref(-3)))} open" == "0.13% open"
+    assert m["card -3"] == f"{percent(float(phi_ref(-3)))} open" == "0.13% open"
 
 
 @pytest.mark.parametrize("x", [1.0, -0.75, 2.5, -3.9])
 def test_probe_readouts_against_mpmath(app, x):
     at = open_page(app, PAGE, gate_x=str(x))
-    label = f"{x:.2f}".replace("-", "−")
+    label = f"{x:.2f}"
     m = metrics(at)
     assert m[f"gate Φ({label})"] == percent(float(phi_ref(x)))
     assert m[f"GELU({label}) = x · Φ(x)"] == shown(gelu_ref(x))
@@ -56,7 +56,7 @@ def test_gap_to_relu_closes_as_sigma_goes_to_zero(app, sigma):
     at = open_page(app, PAGE, gate_sigma=str(sigma))
     t = mp.findroot(lambda s: mp.ncdf(s) + s * mp.npdf(s), -0.75)
     expected = float(-t * mp.ncdf(t)) * sigma
-    shown_gap = float(metrics(at)["Largest gap between x · gate and ReLU on −3 … 3"].replace("−", "-"))
+    shown_gap = float(metrics(at)["Largest gap between x · gate and ReLU on -3 … 3"])
     assert abs(shown_gap - expected) <= 1e-4
     if sigma == 0.0:
         gated = [tr for tr in chart_spec(at, GENERALISED)["data"] if tr["name"].startswith("x · gate")][0]

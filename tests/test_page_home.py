@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.conftest import chart_spec
-from tests.test_ui_figures_1 import REL, arr, close, gelu_ref, phi_ref, shown
+from tests.test_ui_figures_1 import REL, arr, close, gate_ref, gelu_ref, shown
 from ui.controls import HOME, HOME_DEFAULT_INPUTS
 from ui.home import TABLE_COLUMNS
 
@@ -25,18 +25,18 @@ def test_home_opens_on_the_five_inputs_of_the_source(home):
     assert not home.exception
     assert [home.number_input(key=c.key).value for c in HOME] == list(HOME_DEFAULT_INPUTS)
     df = home.dataframe[0].value
-    assert df["GELU(x), tanh form"].map("{:.4f}".format).tolist() == ["-0.0454", "-0.1588", "0.0000", "0.8412",
+    assert df["GELU(x)"].map("{:.4f}".format).tolist() == ["-0.0454", "-0.1588", "0.0000", "0.8412",
                                                                       "1.9546"]
-    assert df["GELU(x), exact"].map("{:.4f}".format).tolist() == ["-0.0455", "-0.1587", "0.0000", "0.8413",
+    assert df["exact GELU"].map("{:.4f}".format).tolist() == ["-0.0455", "-0.1587", "0.0000", "0.8413",
                                                                   "1.9545"]
 
 
 def test_table_matches_mpmath_and_shows_four_decimals(home):
     """Every cell at full precision against mpmath (rel 1e-13); every column displayed with %.4f."""
     df = home.dataframe[0].value
-    for x, r, t, e, g in df.itertuples(index=False):
+    for x, r, g, t, e in df.itertuples(index=False):
         assert r == max(0.0, x)
-        assert close(t, gelu_ref(x, "tanh"), REL) and close(e, gelu_ref(x), REL) and close(g, phi_ref(x), REL)
+        assert close(t, gelu_ref(x, "tanh"), REL) and close(e, gelu_ref(x), REL) and close(g, gate_ref(x, "tanh"), REL)
     columns = json.loads(home.dataframe[0].proto.columns)
     assert {columns[name]["type_config"]["format"] for name in TABLE_COLUMNS} == {"%.4f"}
 
@@ -49,7 +49,7 @@ def test_each_input_changes_table_and_chart(home, index):
     assert not home.exception
     assert chart_spec(home) != before
     df = home.dataframe[0].value
-    assert df["x"][index] == 3.5 and close(df["GELU(x), exact"][index], gelu_ref(3.5), REL)
+    assert df["x"][index] == 3.5 and close(df["exact GELU"][index], gelu_ref(3.5), REL)
     marks = [t for t in chart_spec(home)["data"] if t.get("meta") == "marker:gelu_tanh"][0]
     assert arr(marks["x"])[index] == 3.5
 
@@ -58,7 +58,7 @@ def test_query_parameter_sets_an_input(app):
     app.query_params["home_x2"] = "-0.25"
     app.run()
     assert app.number_input(key="home_x2").value == -0.25
-    assert close(app.dataframe[0].value["GELU(x), tanh form"][1], gelu_ref(-0.25, "tanh"), REL)
+    assert close(app.dataframe[0].value["GELU(x)"][1], gelu_ref(-0.25, "tanh"), REL)
 
 
 @pytest.mark.parametrize("bad", ["abc", "1e9", "", "nan"])
@@ -75,8 +75,15 @@ def test_home_links_to_every_lesson(home):
 
 
 def test_numbers_in_the_prose_are_true(home):
-    """The sentence under the table quotes GELU(-1) in both forms and tanh GELU(1): each must be the 4-decimal
-    rounding of the mpmath value."""
-    text = " ".join(m.value for m in home.markdown if "x = −1" in m.value)
-    assert f"**{shown(gelu_ref(-1, 'tanh'))}** (tanh form; the exact form {shown(gelu_ref(-1))})" in text
-    assert f"{shown(gelu_ref(1, 'tanh'))} of 1" in text
+    """The sentence under the table quotes GELU at the most negative input (-2) in both forms and tanh GELU(1):
+    each must be the 4-decimal rounding of the mpmath value."""
+    text = " ".join(m.value for m in home.markdown if "x = -2.00" in m.value)
+    assert f"**{shown(gelu_ref(-2, 'tanh'))}** (tanh form; the exact form {shown(gelu_ref(-2))})" in text
+    assert f"{shown(gelu_ref(1, 'tanh'))} of 1.00" in text
+
+
+def test_the_prose_follows_a_changed_input(home):
+    home.number_input(key="home_x1").set_value(-0.5).run()
+    home.number_input(key="home_x2").set_value(0.5).run()
+    text = " ".join(m.value for m in home.markdown if "Look at" in m.value)
+    assert f"x = -0.50**: ReLU gives exactly 0, GELU gives **{shown(gelu_ref(-0.5, 'tanh'))}**" in text

@@ -17,6 +17,7 @@ import pytest
 
 import gelu_core
 from ui import controls, curves, derivative, gate, home
+from ui.format import fixed, percent
 from ui.theme import COLORS, DASHES
 
 mp.mp.dps = 50
@@ -33,7 +34,7 @@ def phi_ref(x) -> mp.mpf:
 def gelu_ref(x, form: str = "exact") -> mp.mpf:
     """GELU in each form, straight from its textbook formula, with the decimal constants 0.044715 and 1.702."""
     x = mp.mpf(x)
-    if form == "exact":
+    if form in ("exact", "none"):
         return x * mp.ncdf(x)
     if form == "tanh":
         return x * gate_ref(x, "tanh")
@@ -42,7 +43,7 @@ def gelu_ref(x, form: str = "exact") -> mp.mpf:
 
 def gate_ref(x, form: str = "exact") -> mp.mpf:
     x = mp.mpf(x)
-    if form == "exact":
+    if form in ("exact", "none"):
         return mp.ncdf(x)
     if form == "tanh":
         return (1 + mp.tanh(mp.sqrt(2 / mp.pi) * (x + mp.mpf("0.044715") * x**3))) / 2
@@ -59,11 +60,11 @@ def close(a, b, rel: float = REL, abs_: float = 1e-300) -> bool:
 
 
 def shown(value: mp.mpf, digits: int = 4) -> str:
-    """How a correctly rounded value reads on screen (true minus sign, no "−0.0000")."""
+    """How a correctly rounded value reads on screen (the ASCII minus the widgets print, no "-0.0000")."""
     text = f"{float(value):.{digits}f}"
     if float(text) == 0:
         text = text.lstrip("-")
-    return text.replace("-", "\u2212")
+    return text
 
 
 # ----------------------------------------------------------------- plotly helpers
@@ -109,16 +110,19 @@ def test_kwargs_name_each_widgets_initial_value_argument():
     assert controls.CURVES["x"].kwargs()["value"] == -1.0
     assert controls.CURVES["more"].kwargs()["default"] == []
     assert controls.CURVES["form"].kwargs()["default"] == "tanh"
-    for c in (*controls.HOME, *controls.CURVES, *controls.GATE, *controls.DERIVATIVE):
-        kw = c.kwargs()
-        assert kw["key"] == c.key and kw["bind"] == "query-params"
+    assert controls.FFN["act"].kwargs()["index"] == controls.LAB_ACTIVATIONS.index("gelu_tanh")
+    assert controls.APPROX["view"].kwargs()["tabs"] == controls.APPROXIMATIONS_VIEWS
+    for page in controls.PAGE_CONTROLS.values():
+        for c in page:
+            kw = c.kwargs()
+            assert kw["key"] == c.key and kw.get("bind") == ("query-params" if c.bound else None)
 
 
 def test_every_key_carries_its_page_prefix_and_is_unique():
     keys = [c.key for page in controls.PAGE_CONTROLS.values() for c in page]
     assert len(keys) == len(set(keys))
-    for name, page in controls.PAGE_CONTROLS.items():
-        assert all(c.key.startswith(f"{name}_") for c in page)
+    for page in controls.PAGE_CONTROLS.values():
+        assert all(c.key.startswith(f"{page.page}_") for c in page)
 
 
 def test_defaults_lie_inside_their_widgets_bounds():
@@ -132,22 +136,32 @@ def test_defaults_lie_inside_their_widgets_bounds():
                 assert all(v in c.options["options"] for v in values), c.key
 
 
-def test_url_values_match_streamlits_url_format():
-    """Reference: the strings Streamlit's frontend writes (seen in a real browser): 5.0 -> "5", lists repeat."""
-    assert controls.CURVES["x"].url_values(1.5) == ["1.5"]
-    assert controls.CURVES["x"].url_values(2.0) == ["2"]
-    assert controls.CURVES["x"].url_values(-1.0) == []  # the default stays out of the URL
-    assert controls.CURVES["range"].url_values((-4.0, 3.5)) == ["-4", "3.5"]
-    assert controls.CURVES["range"].url_values([-3.0, 3.0]) == []
-    assert controls.CURVES["n"].url_values(250) == ["250"]
-    assert controls.CURVES["more"].url_values(["leaky_relu", "silu"]) == ["Leaky ReLU", "SiLU"]
-    assert controls.CURVES["form"].url_values("exact") == ["exact"]
-    assert controls.CURVES["points"].url_values("1, 2") == ["1, 2"]
+@pytest.mark.parametrize("control, values", [
+    (controls.CURVES["x"], ["1.5"]), (controls.CURVES["x"], ["-10"]), (controls.CURVES["range"], ["-4", "3.5"]),
+    (controls.CURVES["n"], ["250"]), (controls.CURVES["more"], ["Leaky ReLU", "SiLU"]), (controls.CURVES["more"], [""]),
+    (controls.CURVES["form"], ["exact"]), (controls.CURVES["points"], ["1, 2"]), (controls.STEPS["full"], ["True"]),
+    (controls.FFN["act"], ["GELU exact"]), (controls.FFN["d_model"], ["1600"]),
+    (controls.APPROX["view"], ["Three forms"]),
+])
+def test_url_values_a_control_takes(control, values):
+    """Reference: what Streamlit's frontend writes into the URL for these values (seen in a real browser)."""
+    assert control.url_problem(values) is None
 
 
-def test_link_params_hold_only_values_that_differ_from_defaults():
-    state = {"curves_x": 0.5, "curves_n": 100, "curves_more": [], "gate_x": 3.0, "other": 1}
-    assert controls.link_params(controls.CURVES, state) == {"curves_x": ["0.5"]}
+@pytest.mark.parametrize("control, values, words", [
+    (controls.CURVES["x"], ["inf"], "not between"), (controls.CURVES["x"], ["99"], "not between"),
+    (controls.CURVES["x"], ["abc"], "not a number"), (controls.CURVES["x"], [""], "empty"),
+    (controls.CURVES["x"], ["1", "2"], "one value"), (controls.CURVES["range"], ["2"], "2 values"),
+    (controls.CURVES["n"], ["1.5"], "whole number"), (controls.FFN["d_model"], ["1e400"], "whole number"),
+    (controls.FFN["seed"], ["9" * 400], "too long"),
+    (controls.FFN["seed"], ["2147483648"], "not between"), (controls.FFN["seed"], ["-inf"], "whole number"),
+    (controls.CURVES["form"], [""], "not one of"), (controls.CURVES["form"], ["cubic"], "not one of"),
+    (controls.CURVES["more"], ["SiLU", "Bogus"], "not one of"), (controls.CURVES["more"], ["SiLU", "SiLU"], "twice"),
+    (controls.STEPS["full"], ["maybe"], "true or false"), (controls.CURVES["points"], ["1" * 201], "longer"),
+    (controls.APPROX["view"], ["Nonsense"], "not one of"),
+])
+def test_url_values_a_control_refuses(control, values, words):
+    assert words in control.url_problem(values)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -172,13 +186,13 @@ def test_parse_points_explains_bad_text(text, fragment):
 
 
 def test_fmt_and_percent_read_well():
-    assert controls.fmt(-0.15880800939172324) == "\u22120.1588"
-    assert controls.fmt(-0.00001) == "0.0000"
-    assert controls.percent(float(phi_ref(2))) == "97.7%"
-    assert controls.percent(0.5) == "50.0%"
-    assert controls.percent(float(phi_ref(-3))) == "0.13%"
-    assert controls.percent(float(phi_ref(4))) == "99.9968%"
-    assert controls.percent(1.0) == "100%"
+    assert fixed(-0.15880800939172324) == "-0.1588"
+    assert fixed(-0.00001) == "0.0000"
+    assert percent(float(phi_ref(2))) == "97.7%"
+    assert percent(0.5) == "50.0%"
+    assert percent(float(phi_ref(-3))) == "0.13%"
+    assert percent(float(phi_ref(4))) == "99.9968%"
+    assert percent(1.0) == "100%"
 
 
 # ----------------------------------------------------------------- home
@@ -190,11 +204,33 @@ def test_five_inputs_table_against_mpmath_and_the_source():
     assert list(table) == list(home.TABLE_COLUMNS)
     for i, x in enumerate(xs):
         assert table["ReLU(x)"][i] == max(0.0, x)
-        assert close(table["GELU(x), tanh form"][i], gelu_ref(x, "tanh"))
-        assert close(table["GELU(x), exact"][i], gelu_ref(x))
-        assert close(table["gate Φ(x)"][i], phi_ref(x))
-    assert [f"{v:.4f}" for v in table["GELU(x), tanh form"]] == ["-0.0454", "-0.1588", "0.0000", "0.8412", "1.9546"]
-    assert [f"{v:.4f}" for v in table["GELU(x), exact"]] == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
+        assert close(table["GELU(x)"][i], gelu_ref(x, "tanh"))
+        assert close(table["exact GELU"][i], gelu_ref(x))
+        # the gate beside tanh GELU is the tanh gate: the row reads GELU(x) = x · gate(x)
+        assert close(table["gate(x)"][i], gate_ref(x, "tanh"))
+    assert [f"{v:.4f}" for v in table["GELU(x)"]] == ["-0.0454", "-0.1588", "0.0000", "0.8412", "1.9546"]
+    assert [f"{v:.4f}" for v in table["exact GELU"]] == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
+    assert [f"{v:.4f}" for v in table["gate(x)"]][3:] == ["0.8412", "0.9773"]  # not Φ: 0.8413, 0.9772
+
+
+@pytest.mark.parametrize("xs", [[-2.0, -1.0, 0.0, 1.0, 2.0], [-0.5, 3.0, 3.0, 4.0, 5.0], [0.0, 1.5, 2.0, 3.0, 4.0],
+                                [-3.0, -2.0, -1.0, -0.5, -0.25]])
+def test_home_prose_follows_the_inputs(xs):
+    """The paragraph names the most negative input and the smallest positive one, with mpmath's 4-decimal values."""
+    text = home.prose(xs)
+    negative = [x for x in xs if x < 0]
+    positive = [x for x in xs if x > 0]
+    if negative:
+        n = min(negative)
+        assert f"x = {fixed(n, 2)}" in text
+        assert f"**{shown(gelu_ref(n, 'tanh'))}** (tanh form; the exact form {shown(gelu_ref(n))})" in text
+    else:
+        assert "None of your inputs is negative" in text
+    if positive:
+        p = min(positive)
+        assert f"{shown(gelu_ref(p, 'tanh'))} of {fixed(p, 2)}" in text
+    else:
+        assert "positive side" not in text
 
 
 def test_overview_figure_marks_every_input_in_the_house_colours():
@@ -208,7 +244,7 @@ def test_overview_figure_marks_every_input_in_the_house_colours():
     relu_marks, tanh_marks = by_meta(fig, "marker:relu")[0], by_meta(fig, "marker:gelu_tanh")[0]
     assert arr(relu_marks["x"]).tolist() == xs and arr(tanh_marks["x"]).tolist() == xs
     assert all(close(y, gelu_ref(x, "tanh")) for x, y in zip(xs, arr(tanh_marks["y"]), strict=True))
-    assert tanh_marks["text"] == ["", "\u22120.1588 (ReLU: 0)", "", "", ""]  # the most negative output is named
+    assert tanh_marks["text"] == ["", "-0.1588 (ReLU: 0)", "", "", ""]  # the most negative output is named
     assert tanh_marks["marker"]["color"] == COLORS["gelu_tanh"]
 
 
@@ -235,7 +271,7 @@ def test_curves_grid_is_torch_linspace():
     np.testing.assert_allclose(x, ref, rtol=0, atol=2 * np.spacing(3.0))
 
 
-@pytest.mark.parametrize("form, key", [("exact", "gelu"), ("tanh", "gelu_tanh"), ("sigmoid", "gelu_sigmoid")])
+@pytest.mark.parametrize("form, key", [("none", "gelu"), ("tanh", "gelu_tanh"), ("sigmoid", "gelu_sigmoid")])
 def test_curves_figure_draws_the_chosen_form_and_marks_the_probe(form, key):
     fig = curves.curves_figure(-3.0, 3.0, 50, form, 0.7)
     valid(fig)
@@ -251,7 +287,7 @@ def test_curves_figure_draws_the_chosen_form_and_marks_the_probe(form, key):
 
 
 def test_curves_overlays_keep_their_colours_and_parameters():
-    fig = curves.curves_figure(-3.0, 3.0, 40, "exact", 0.0, ["elu", "gelu", "leaky_relu", "silu"],
+    fig = curves.curves_figure(-3.0, 3.0, 40, "none", 0.0, ["elu", "gelu", "leaky_relu", "silu"],
                                {"leaky_relu": {"negative_slope": 0.2}, "elu": {"alpha": 2.0}})
     valid(fig)
     assert len(by_meta(fig, "gelu")) == 1  # the overlay equal to the main form is not drawn twice
@@ -295,7 +331,7 @@ def test_bouncer_readouts_are_the_lessons_numbers():
     assert set(got) == {2.0, 0.0, -3.0}
     for x, p in got.items():
         assert close(p, phi_ref(x))
-    assert controls.percent(got[2.0]) == "97.7%" and controls.percent(got[-3.0]) == "0.13%"
+    assert percent(got[2.0]) == "97.7%" and percent(got[-3.0]) == "0.13%"
 
 
 @pytest.mark.parametrize("x", [-4.0, -1.3, 0.0, 1.0, 3.99])
@@ -308,7 +344,7 @@ def test_bell_figure_shades_exactly_the_area_left_of_x(x):
     assert area["fill"] == "tozeroy"
     # the shaded polygon's area (trapezoids on a 0.02 grid) is Phi(x) less the tail below -4, to 1e-4
     assert abs(np.sum(np.diff(ax) * (ay[1:] + ay[:-1]) / 2) - float(phi_ref(x) - phi_ref(-4))) < 1e-4
-    assert controls.percent(float(phi_ref(x))) in fig.layout.annotations[0].text
+    assert percent(float(phi_ref(x))) in fig.layout.annotations[0].text
 
 
 def test_gate_figure_draws_three_gates_in_their_colours():
@@ -355,15 +391,15 @@ def test_sigma_zero_gives_relu_exactly():
 def test_landmarks_against_mpmath():
     """Reference: GELU' = Phi + x phi has its root at -0.751792 (minimum -0.169971); GELU'' = phi (2 - x^2) = 0
     at ±sqrt 2, where GELU' = -0.128904 and 1.128904."""
-    m = derivative.landmarks("exact")
+    m = derivative.landmarks("none")
     root = mp.findroot(lambda t: mp.ncdf(t) + t * mp.npdf(t), -0.75)
     assert abs(m.minimum.x - float(root)) < 1e-12 and close(m.minimum.value, root * mp.ncdf(root), rel=1e-12)
     r2 = mp.sqrt(2)
     assert close(m.steepest_down.x, -r2) and close(m.steepest_up.x, r2)
     assert close(m.steepest_down.value, mp.ncdf(-r2) - r2 * mp.npdf(r2))
     assert close(m.steepest_up.value, mp.ncdf(r2) + r2 * mp.npdf(r2))
-    assert (controls.fmt(m.minimum.x), controls.fmt(m.minimum.value)) == ("\u22120.7518", "\u22120.1700")
-    assert (controls.fmt(m.steepest_down.value), controls.fmt(m.steepest_up.value)) == ("\u22120.1289", "1.1289")
+    assert (fixed(m.minimum.x), fixed(m.minimum.value)) == ("-0.7518", "-0.1700")
+    assert (fixed(m.steepest_down.value), fixed(m.steepest_up.value)) == ("-0.1289", "1.1289")
 
 
 @pytest.mark.parametrize("form", ["tanh", "sigmoid"])
@@ -378,15 +414,15 @@ def test_landmarks_of_the_approximations_against_mpmath(form):
 @pytest.mark.parametrize("h", [0.01, 0.001, 0.5])
 def test_nudge_against_mpmath(h):
     """The lesson's nudge: from -0.01 to +0.01 ReLU' jumps 0 -> 1, GELU' moves 0.4920 -> 0.5080."""
-    n = derivative.nudge("exact", h)
+    n = derivative.nudge("none", h)
     assert n.relu == (0.0, 1.0)
     assert close(n.gelu[0], grad_ref(-h), rel=1e-12) and close(n.gelu[1], grad_ref(h), rel=1e-12)
     if h == 0.01:
-        assert (controls.fmt(n.gelu[0]), controls.fmt(n.gelu[1])) == ("0.4920", "0.5080")
+        assert (fixed(n.gelu[0]), fixed(n.gelu[1])) == ("0.4920", "0.5080")
 
 
 def test_relu_step_has_a_gap_at_zero_and_the_convention_markers():
-    fig = derivative.slopes_figure("exact", 0.01)
+    fig = derivative.slopes_figure("none", 0.01)
     valid(fig)
     step = one(fig, "relu")
     xs, ys = arr(step["x"]), arr(step["y"])
@@ -399,7 +435,7 @@ def test_relu_step_has_a_gap_at_zero_and_the_convention_markers():
     assert symbols == {0.0: "circle", 1.0: "circle-open"}
 
 
-@pytest.mark.parametrize("form, key", [("exact", "gelu"), ("tanh", "gelu_tanh"), ("sigmoid", "gelu_sigmoid")])
+@pytest.mark.parametrize("form, key", [("none", "gelu"), ("tanh", "gelu_tanh"), ("sigmoid", "gelu_sigmoid")])
 def test_slopes_figure_draws_gelu_prime_and_marks_landmarks(form, key):
     fig = derivative.slopes_figure(form, 0.2)
     valid(fig)

@@ -26,7 +26,8 @@ from ui.approximations import (
     framework_figure,
     framework_table,
 )
-from ui.steps import chart_range, full, six, step_table, steps_figure
+from ui.format import full, six
+from ui.steps import chart_range, step_table, steps_figure
 from ui.theme import COLORS, DASHES, NEUTRAL
 
 mp.dps = 50
@@ -196,14 +197,14 @@ def test_step_table_full_precision_against_mpmath(x):
 
 def test_negative_operands_are_bracketed():
     table = step_table(-2.0, tanh_steps(-2.0))
-    assert table["with numbers"][0] == "(−2.000000)³"
-    assert table["with numbers"][1] == "−2.000000 + 0.044715 × (−8.000000)"
-    assert table["with numbers"][5].startswith("0.5 × (1 + (−0.9")
+    assert table["with numbers"][0] == "(-2.000000)³"
+    assert table["with numbers"][1] == "-2.000000 + 0.044715 × (-8.000000)"
+    assert table["with numbers"][5].startswith("0.5 × (1 + (-0.9")
 
 
 def test_six_decimals_and_minus_signs():
-    assert six(-0.15880800939) == "−0.158808"
-    assert full(-0.1) == "−0.1" and full(2.5e-300) == "2.5e-300"
+    assert six(-0.15880800939) == "-0.158808"
+    assert full(-0.1) == "-0.1" and full(2.5e-300) == "2.5e-300"
     with pytest.raises(ValueError, match="7 steps"):
         step_table(1.0, tanh_steps(1.0)[:6])
 

@@ -1,68 +1,133 @@
-"""The teaching controls of each page, declared once: widget, URL key, default.
+"""Every control a teacher sets, on every page, declared once: widget, key (= URL parameter), default, range.
 
-A page draws a control with ``st.<widget>(**control.kwargs())``; the sidebar
-builds the share link from the same declarations (``link_params``), so the
-link holds exactly the values on screen that differ from their defaults, in
-the form Streamlit itself writes into the URL.  No Streamlit import here.
+A page draws a control with ``st.<widget>(**CONTROL.kwargs())``.  Streamlit binds it to the URL itself
+(``bind="query-params"``): moving it writes its value into the address bar, and a link with that value
+brings it back.  So the share link is simply the page's URL (the sidebar copies it in the browser).
+
+The declarations serve two more readers: ``url_problem`` tells a value a link may carry from one the
+control cannot take (out of range, not a number, not an option, repeated), so that the frame drops it with
+a note before Streamlit sees it; and the presenter view hides controls by key.  No Streamlit import here.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gelu_core import ACTIVATIONS, APPROXIMATIONS, form_word
+from ui.format import fixed
+
 # the keyword that carries a widget's initial value differs between widgets
-_DEFAULT_ARG = {"multiselect": "default", "segmented_control": "default", "pills": "default"}
+_DEFAULT_ARG = {"multiselect": "default", "segmented_control": "default", "pills": "default", "tabs": "default"}
+_CHOICE_WIDGETS = {"segmented_control", "selectbox", "radio", "pills"}
+
+
+def _short(text: str, width: int = 24) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @dataclass(frozen=True)
 class Control:
     """One widget a teacher sets: drawn as ``st.<widget>(**kwargs())``, bound to the URL under ``key``."""
 
-    widget: str  # "slider", "number_input", "multiselect", "segmented_control", "text_input", ...
+    widget: str  # "slider", "number_input", "segmented_control", "selectbox", "multiselect", "tabs", ...
     key: str  # page-prefixed; also the URL parameter
     label: str
     default: Any
     options: Mapping[str, Any] = field(default_factory=dict)  # the widget's other keyword arguments
+    bound: bool = True  # False: a helper widget that follows another (not in the URL)
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``st.<widget>``: label, initial value, key, ``bind="query-params"``, options."""
         default = list(self.default) if isinstance(self.default, list) else self.default
-        return {
-            "label": self.label,
-            _DEFAULT_ARG.get(self.widget, "value"): default,
-            "key": self.key,
-            "bind": "query-params",
-            **self.options,
-        }
+        args: dict[str, Any] = {"key": self.key, **self.options}
+        if self.widget == "tabs":
+            args["tabs"] = args.pop("options")
+        else:
+            args["label"] = self.label
+        if self.widget == "selectbox":
+            args["index"] = tuple(self.options["options"]).index(default)
+        else:
+            args[_DEFAULT_ARG.get(self.widget, "value")] = default
+        if self.bound:
+            args["bind"] = "query-params"
+        return args
 
-    def url_values(self, value: Any) -> list[str]:
-        """The URL values Streamlit writes for ``value`` (repeated key for lists); [] for the default."""
-        if _same(value, self.default):
-            return []
-        fmt: Callable[[Any], str] = self.options.get("format_func", str)
-        items = list(value) if isinstance(value, (list, tuple)) else [value]
-        return [_url_text(v, fmt) for v in items]
+    def choices(self) -> list[str]:
+        """What the URL may hold for a choice widget: each option as shown (through ``format_func``)."""
+        shown = self.options.get("format_func", str)
+        return [shown(o) for o in self.options["options"]]
+
+    def shown(self, value: Any) -> str:
+        """A value as the page shows it (for the note that the default is back)."""
+        if isinstance(value, (tuple, list)):
+            return " … ".join(self.shown(v) for v in value) if value else "none"
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        if isinstance(value, float):
+            digits = re.search(r"\.(\d+)f", self.options.get("format", "%.2f"))
+            return fixed(value, int(digits.group(1)) if digits else 2)
+        if "format_func" in self.options:
+            return self.options["format_func"](value)
+        return str(value)
+
+    def url_problem(self, values: list[str]) -> str | None:
+        """Why these URL values cannot set this control, in a few words; None when they can.
+
+        >>> x = Control("slider", "gate_x", "x", 1.0, dict(min_value=-4.0, max_value=4.0))
+        >>> x.url_problem(["2.5"]), x.url_problem(["inf"]), x.url_problem(["1", "2"]), x.url_problem([""])
+        (None, 'inf is not between -4 and 4', 'takes one value, not 2', 'is empty')
+        """
+        w = self.widget
+        if w in ("slider", "number_input"):
+            wanted = len(self.default) if isinstance(self.default, (tuple, list)) else 1
+            integer = isinstance(self.options.get("min_value", self.default), int)
+            return _numbers_problem(values, wanted, integer, self.options["min_value"], self.options["max_value"])
+        if w in _CHOICE_WIDGETS or w == "tabs":
+            if len(values) != 1:
+                return f"takes one value, not {len(values)}"
+            if values[0] not in self.choices():
+                return f"“{_short(values[0])}” is not one of {', '.join(self.choices())}"
+            return None
+        if w == "multiselect":
+            if values == [""]:
+                return None  # Streamlit's own way of writing "none chosen"
+            unknown = [v for v in values if v not in self.choices()]
+            if unknown:
+                return f"“{_short(unknown[0])}” is not one of {', '.join(self.choices())}"
+            if len(set(values)) != len(values):
+                return "names an option twice"
+            return None
+        if w == "toggle":
+            return None if len(values) == 1 and values[0].lower() in ("true", "false") else "is not true or false"
+        if w == "text_input":
+            if len(values) != 1:
+                return f"takes one value, not {len(values)}"
+            most = self.options.get("max_chars")
+            return f"is longer than {most} characters" if most and len(values[0]) > most else None
+        raise ValueError(f"no URL rule for widget {w!r}")
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return a == b
-
-
-def _url_text(v: Any, fmt: Callable[[Any], str]) -> str:
-    """Streamlit's URL form: 5.0 -> "5", 0.25 -> "0.25", True -> "true", options through format_func."""
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, float):
-        return str(int(v)) if math.isfinite(v) and v == int(v) else repr(v)
-    if isinstance(v, int):
-        return str(v)
-    return fmt(v)
+def _numbers_problem(values: list[str], wanted: int, integer: bool, lo, hi) -> str | None:
+    if values == [""]:
+        return "is empty"
+    if len(values) != wanted:
+        return f"takes {'one value' if wanted == 1 else f'{wanted} values'}, not {len(values)}"
+    kind = "a whole number" if integer else "a number"
+    for text in values:
+        if len(text) > 32:  # no control's value needs more characters; int() of a huge one is slow
+            return f"“{_short(text)}” is too long for a number"
+        try:
+            v = int(text) if integer else float(text)
+        except ValueError:
+            return f"“{_short(text)}” is not {kind}"
+        if not (integer or math.isfinite(v)) or not lo <= v <= hi:
+            return f"{_short(text)} is not between {lo:g} and {hi:g}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -79,24 +144,18 @@ class PageControls:
                 return c
         raise KeyError(key)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Control]:
         return iter(self.controls)
 
-
-def link_params(controls: Iterable[Control], state: Mapping[str, Any]) -> dict[str, list[str]]:
-    """URL parameters for the values in ``state`` (session state) that differ from their control's default.
-
-    >>> c = Control("slider", "curves_x", "x", -1.0)
-    >>> link_params([c], {"curves_x": 1.5}), link_params([c], {"curves_x": -1.0})
-    ({'curves_x': ['1.5']}, {})
-    """
-    params = {}
-    for c in controls:
-        if c.key in state:
-            values = c.url_values(state[c.key])
-            if values:
-                params[c.key] = values
-    return params
+    def url_problems(self, query: Mapping[str, list[str]]) -> dict[str, str]:
+        """key -> problem for every bound control whose URL values it cannot take (others are left alone)."""
+        problems = {}
+        for c in self.controls:
+            if c.bound and c.key in query:
+                problem = c.url_problem(list(query[c.key]))
+                if problem:
+                    problems[c.key] = problem
+        return problems
 
 
 # ------------------------------------------------------------------ parsing
@@ -147,20 +206,14 @@ def ordered_range(lo: float, hi: float, *, widen: float = 1.0) -> tuple[float, f
 
 # ------------------------------------------------------------------ the controls of each page
 
-GELU_FORM_OPTIONS = ("exact", "tanh", "sigmoid")
-FORM_TO_APPROXIMATE = {"exact": "none", "tanh": "tanh", "sigmoid": "sigmoid"}
+def _short_label(name: str) -> str:
+    return ACTIVATIONS[name].short
 
-OVERLAY_LABELS = {  # registry name -> short label (the label is also what the URL holds)
-    "sigmoid": "Sigmoid",
-    "tanh": "Tanh",
-    "silu": "SiLU",
-    "leaky_relu": "Leaky ReLU",
-    "elu": "ELU",
-    "softplus": "Softplus",
-    "gelu": "GELU exact",
-    "gelu_tanh": "GELU tanh",
-    "gelu_sigmoid": "GELU sigmoid",
-}
+
+GELU_FORM = dict(options=APPROXIMATIONS, format_func=form_word, required=True)  # the URL holds exact|tanh|sigmoid
+OVERLAYS = tuple(name for name in ACTIVATIONS if name != "relu")  # Curves draws ReLU always
+LAB_ACTIVATIONS = ("gelu_tanh", "gelu", "gelu_sigmoid", "relu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
+                   "tanh")
 
 HOME_DEFAULT_INPUTS = (-2.0, -1.0, 0.0, 1.0, 2.0)  # the source's torch.tensor([-2., -1., 0., 1., 2.])
 
@@ -177,13 +230,11 @@ CURVES = PageControls("curves", (
             dict(min_value=2, max_value=1000, step=1,
                  help="The source draws 100 points: torch.linspace(-3, 3, 100).")),
     Control("slider", "curves_x", "Probe x", -1.0,
-            dict(min_value=-10.0, max_value=10.0, step=0.01, format="%.2f")),
+            dict(min_value=-10.0, max_value=10.0, step=0.1, format="%.2f")),
     Control("segmented_control", "curves_form", "GELU form", "tanh",
-            dict(options=GELU_FORM_OPTIONS, required=True,
-                 help="tanh is what GPT-2 and the book's chapter 4 compute; exact is x·Φ(x).")),
+            dict(GELU_FORM, help="tanh is what GPT-2 and the book's chapter 4 compute; exact is x·Φ(x).")),
     Control("multiselect", "curves_more", "Overlay other activations", [],
-            dict(options=tuple(OVERLAY_LABELS), format_func=OVERLAY_LABELS.__getitem__,
-                 placeholder="Sigmoid, Tanh, SiLU, ...")),
+            dict(options=OVERLAYS, format_func=_short_label, placeholder="Sigmoid, Tanh, SiLU, ...")),
     Control("slider", "curves_slope", "Leaky ReLU slope a", 0.01,
             dict(min_value=0.0, max_value=0.5, step=0.01, format="%.2f")),
     Control("slider", "curves_alpha", "ELU α", 1.0,
@@ -193,7 +244,7 @@ CURVES = PageControls("curves", (
 ))
 
 GATE = PageControls("gate", (
-    Control("slider", "gate_x", "x", 1.0, dict(min_value=-4.0, max_value=4.0, step=0.01, format="%.2f")),
+    Control("slider", "gate_x", "x", 1.0, dict(min_value=-4.0, max_value=4.0, step=0.1, format="%.2f")),
     Control("slider", "gate_mu", "μ (where the gate is half open)", 0.0,
             dict(min_value=-2.0, max_value=2.0, step=0.1, format="%.1f")),
     Control("slider", "gate_sigma", "σ (how soft the gate is)", 1.0,
@@ -202,42 +253,68 @@ GATE = PageControls("gate", (
 ))
 
 DERIVATIVE = PageControls("derivative", (
-    Control("segmented_control", "derivative_form", "GELU form", "exact",
-            dict(options=GELU_FORM_OPTIONS, required=True)),
-    Control("slider", "derivative_nudge", "Nudge h: compare the slopes at −h and +h", 0.01,
+    Control("segmented_control", "derivative_form", "GELU form", "none", dict(GELU_FORM)),
+    Control("slider", "derivative_x", "The unit's input x", -2.0,
+            dict(min_value=-4.0, max_value=4.0, step=0.1, format="%.2f")),
+    Control("slider", "derivative_nudge", "Nudge h: compare the slopes at -h and +h", 0.01,
             dict(min_value=0.001, max_value=1.0, step=0.001, format="%.3f")),
 ))
 
-PAGE_CONTROLS: dict[str, PageControls] = {p.page: p for p in (HOME, CURVES, GATE, DERIVATIVE)}
+APPROXIMATIONS_VIEWS = ("Three forms", "What PyTorch computes")
+DTYPES = ("float32", "bfloat16", "float16")
 
+APPROX = PageControls("approx", (
+    Control("tabs", "approx_view", "View", APPROXIMATIONS_VIEWS[0], dict(options=APPROXIMATIONS_VIEWS)),
+    Control("slider", "approx_range", "Range of x", (-6.0, 6.0),
+            dict(min_value=-12.0, max_value=12.0, step=0.5,
+                 help="Stretch it to -12 to see the tails, where relative error grows.")),
+    Control("segmented_control", "approx_fw_form", "GELU form", "none",
+            dict(options=("none", "tanh"), format_func=form_word, required=True)),
+    Control("multiselect", "approx_fw_dtypes", "Number formats", ["float32", "bfloat16"], dict(options=DTYPES)),
+    Control("slider", "approx_fw_range", "Range of x", (-12.0, 4.0),
+            dict(min_value=-12.0, max_value=12.0, step=0.5)),
+))
 
-# ------------------------------------------------------------------ how numbers read on screen
+STEPS_LIMIT = 10.0  # the exact input
+STEPS_PICK_LIMIT = 6.0  # the slider: a coarse pick, tenths
 
-def fmt(value: float, digits: int = 4) -> str:
-    """A number for a reader: fixed decimals, a true minus sign, never "−0.0000".
+STEPS = PageControls("steps", (
+    Control("number_input", "steps_x", "Exact x", 1.0,
+            dict(min_value=-STEPS_LIMIT, max_value=STEPS_LIMIT, step=0.1, format="%.10g",
+                 help=f"Type any number from -{STEPS_LIMIT:g} to {STEPS_LIMIT:g}; the slider follows to the "
+                      "nearest tenth.")),
+    Control("slider", "steps_pick", "Pick x", 1.0,
+            dict(min_value=-STEPS_PICK_LIMIT, max_value=STEPS_PICK_LIMIT, step=0.1), bound=False),
+    Control("toggle", "steps_full", "Show every digit (float64)", False),
+))
 
-    >>> fmt(-0.158808), fmt(-1e-9), fmt(2.0, 2)
-    ('−0.1588', '0.0000', '2.00')
-    """
-    text = f"{value:.{digits}f}"
-    if float(text) == 0:
-        text = text.lstrip("-")
-    return text.replace("-", "\u2212")
+MAX_D_MODEL = 1600  # GPT-2 XL's width, the largest of the family
+WEIGHT_SOURCES = ("Seeded", "File")  # the URL holds these words: ?ffn_weights=File
+INPUT_SOURCES = ("Demo", "Upload")
+DEMO_SHAPES: dict[str, tuple[int, int]] = {"2x3": (2, 3), "1x16": (1, 16), "8x1024": (8, 1024)}  # batch, tokens
 
+FFN = PageControls("ffn", (
+    Control("segmented_control", "ffn_weights", "Weights", "Seeded",
+            dict(options=WEIGHT_SOURCES, required=True,
+                 help="Random weights drawn like nn.Linear's own, or one block from a state dict.")),
+    Control("selectbox", "ffn_act", "Activation", "gelu_tanh",
+            dict(options=LAB_ACTIVATIONS, format_func=_short_label, help="GPT-2 uses GELU's tanh form.")),
+    Control("selectbox", "ffn_vs", "Compared with", "relu",
+            dict(options=LAB_ACTIVATIONS, format_func=_short_label,
+                 help="Runs on the same weights and the same input.")),
+    Control("number_input", "ffn_d_model", "d_model (features per token)", 768,
+            dict(min_value=1, max_value=MAX_D_MODEL, step=1,
+                 help="768 is GPT-2 small; try 8 to read single numbers. Hidden width: 4 × this.")),
+    Control("number_input", "ffn_seed", "Weight seed", 0,
+            dict(min_value=0, max_value=2**31 - 1, step=1, help="Same seed, same weights (and the same demo input).")),
+    Control("segmented_control", "ffn_input", "Tokens", "Demo", dict(options=INPUT_SOURCES, required=True)),
+    Control("selectbox", "ffn_demo", "Demo shape (batch x tokens)", "2x3",
+            dict(options=tuple(DEMO_SHAPES),
+                 help="Standard-normal numbers, about what LayerNorm hands the block in GPT-2. "
+                      "8 x 1024 is eight full GPT-2 contexts.")),
+))
 
-def percent(p: float) -> str:
-    """A probability as a percentage, never rounded to a false 0 % or 100 %: two significant digits
-    of the distance to the nearer end below 1 % and above 99 %, else one decimal.
-
-    >>> percent(0.9772498680518208), percent(0.5), percent(0.0013498980316301), percent(0.99996832875816688)
-    ('97.7%', '50.0%', '0.13%', '99.9968%')
-    """
-    pct = 100.0 * p
-    if pct <= 0 or pct >= 100:
-        return f"{pct:.0f}%"
-    if pct < 1:
-        return f"{pct:.2g}%"
-    if pct > 99:
-        decimals = max(1, 1 - math.floor(math.log10(100.0 - pct)))
-        return f"{pct:.{decimals}f}%"
-    return f"{pct:.1f}%"
+PAGE_CONTROLS: dict[str, PageControls] = {
+    "home": HOME, "curves": CURVES, "gate": GATE, "derivative": DERIVATIVE, "approximations": APPROX,
+    "steps": STEPS, "ffn": FFN,
+}  # by the page's url_path

@@ -10,8 +10,7 @@ import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core.analysis import Point, gelu_grad_extremes, gelu_minimum
-from ui.controls import FORM_TO_APPROXIMATE, fmt
-from ui.curves import gelu_key
+from ui.format import fixed
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 SLOPE_RANGE = (-4.0, 4.0)
@@ -34,21 +33,36 @@ class Nudge(NamedTuple):
 
 
 @functools.lru_cache(maxsize=8)
-def landmarks(form: str) -> Landmarks:
+def landmarks(approximate: str) -> Landmarks:
     """GELU's minimum and slope extremes for a form (root finding, so computed once per form)."""
-    approximate = FORM_TO_APPROXIMATE[form]
     lo, hi = gelu_grad_extremes(approximate)
     return Landmarks(gelu_minimum(approximate), lo, hi)
 
 
-def nudge(form: str, h: float) -> Nudge:
-    """ReLU' and GELU' at -h and +h: ReLU's slope jumps from 0 to 1, GELU's barely moves."""
-    approximate = FORM_TO_APPROXIMATE[form]
+def nudge(approximate: str, h: float) -> Nudge:
+    """ReLU' and GELU' at -h and +h: ReLU's slope jumps from 0 to 1; GELU's moves by about 2h·GELU''(0)."""
     return Nudge(
         h,
         (gelu_core.relu_grad(-h), gelu_core.relu_grad(h)),
         (gelu_core.gelu_grad(-h, approximate), gelu_core.gelu_grad(h, approximate)),
     )
+
+
+def nudge_words(n: Nudge) -> str:
+    """How far GELU's slope moves across the nudge, judged against ReLU's jump, in words the numbers back.
+
+    >>> nudge_words(nudge("none", 0.01)), nudge_words(nudge("none", 1.0))
+    ('barely moves', "moves more than ReLU's jump")
+    """
+    jump = n.relu[1] - n.relu[0]
+    change = abs(n.gelu[1] - n.gelu[0])
+    if change < 0.05 * jump:
+        return "barely moves"
+    if change < 0.5 * jump:
+        return "moves a little"
+    if change < jump:
+        return "moves, but less than ReLU's jump"
+    return "moves more than ReLU's jump"
 
 
 def relu_step(grid: np.ndarray) -> tuple[list, list]:
@@ -64,13 +78,13 @@ def _note(x: float, y: float, text: str, *, ax: int, ay: int) -> dict:
                 arrowcolor=NEUTRAL, ax=ax, ay=ay, font=dict(size=13))
 
 
-def slopes_figure(form: str, h: float, *, points: int = 401) -> go.Figure:
+def slopes_figure(approximate: str, h: float, *, points: int = 401) -> go.Figure:
     """GELU' (one form) and ReLU' with ReLU's jump drawn open/closed at 0, landmarks and the nudge marked."""
     grid = np.linspace(*SLOPE_RANGE, points)  # holds 0 exactly, where relu'(0) = 0
-    key = gelu_key(form)
-    approximate = FORM_TO_APPROXIMATE[form]
-    marks = landmarks(form)
-    n = nudge(form, h)
+    key = gelu_core.GELU_FORMS[approximate]
+    form = gelu_core.form_word(approximate)
+    marks = landmarks(approximate)
+    n = nudge(approximate, h)
     step_x, step_y = relu_step(grid)
     traces = [
         line_trace(step_x, step_y, name="ReLU′", key="relu", hover_format=".0f"),
@@ -89,27 +103,29 @@ def slopes_figure(form: str, h: float, *, points: int = 401) -> go.Figure:
     layout["xaxis"]["range"] = list(SLOPE_RANGE)
     layout["yaxis"]["range"] = [-0.35, 1.35]
     layout["annotations"] = [
-        _note(marks.minimum.x, 0.0, f"GELU′ = 0 at {fmt(marks.minimum.x)}", ax=-75, ay=-40),
-        _note(marks.steepest_down.x, marks.steepest_down.value, f"{fmt(marks.steepest_down.value)}", ax=-30, ay=30),
-        _note(marks.steepest_up.x, marks.steepest_up.value, f"{fmt(marks.steepest_up.value)}", ax=25, ay=-25),
+        _note(marks.minimum.x, 0.0, f"GELU′ = 0 at {fixed(marks.minimum.x)}", ax=-75, ay=-40),
+        _note(marks.steepest_down.x, marks.steepest_down.value, f"{fixed(marks.steepest_down.value)}", ax=-30,
+              ay=30),
+        _note(marks.steepest_up.x, marks.steepest_up.value, f"{fixed(marks.steepest_up.value)}", ax=25, ay=-25),
     ]
     return quick_figure(traces, layout)
 
 
-def gelu_minimum_figure(form: str, *, points: int = 401) -> go.Figure:
+def gelu_minimum_figure(approximate: str, *, points: int = 401) -> go.Figure:
     """GELU (one form) and ReLU with GELU's lowest point marked: where its slope crosses zero."""
     grid = np.linspace(-3.0, 2.0, points)
-    key = gelu_key(form)
-    marks = landmarks(form)
+    key = gelu_core.GELU_FORMS[approximate]
+    marks = landmarks(approximate)
     traces = [
         line_trace(grid, gelu_core.relu(grid), name="ReLU", key="relu"),
-        line_trace(grid, gelu_core.gelu(grid, approximate=FORM_TO_APPROXIMATE[form]), name=f"GELU ({form})",
-                   key=key),
+        line_trace(grid, gelu_core.gelu(grid, approximate=approximate),
+                   name=f"GELU ({gelu_core.form_word(approximate)})", key=key),
         marker_trace(marks.minimum.x, marks.minimum.value, name="GELU's minimum", key=key),
     ]
     layout = base_layout("x", "output", height=400)
     layout["xaxis"]["range"] = [-3.0, 2.0]
     layout["yaxis"]["range"] = [-0.6, 2.1]
     layout["annotations"] = [_note(marks.minimum.x, marks.minimum.value,
-                                   f"minimum {fmt(marks.minimum.value)} at x = {fmt(marks.minimum.x)}", ax=20, ay=32)]
+                                   f"minimum {fixed(marks.minimum.value)}<br>at x = {fixed(marks.minimum.x)}",
+                                   ax=-60, ay=40)]
     return quick_figure(traces, layout)

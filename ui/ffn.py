@@ -12,71 +12,12 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from gelu_core import ACTIVATIONS
+from ui.format import count, shape, share, sig
 from ui.theme import NEUTRAL, base_layout, color, quick_figure
 
-# registry name -> short label; the selectbox shows it and the URL holds it (?ffn_act=GELU+exact)
-ACT_LABELS: dict[str, str] = {
-    "gelu_tanh": "GELU tanh",
-    "gelu": "GELU exact",
-    "gelu_sigmoid": "GELU sigmoid",
-    "relu": "ReLU",
-    "silu": "SiLU",
-    "leaky_relu": "Leaky ReLU",
-    "elu": "ELU",
-    "softplus": "Softplus",
-    "sigmoid": "Sigmoid",
-    "tanh": "Tanh",
-}
-
-
-WEIGHT_SOURCES = ("Seeded", "File")  # the URL holds these words: ?ffn_weights=File
-INPUT_SOURCES = ("Demo", "Upload")
-DEMO_SHAPES: dict[str, tuple[int, int]] = {"2x3": (2, 3), "1x16": (1, 16), "8x1024": (8, 1024)}  # batch, tokens
 INPUT_TYPES = ("pt", "pth", "npy", "npz", "safetensors", "csv")
 WEIGHT_TYPES = ("pt", "pth", "safetensors", "npz")
-
-# every widget a teacher sets, by key (= URL parameter), with its default (left out of the URL)
-DEFAULTS = {
-    "ffn_weights": "Seeded",
-    "ffn_act": "gelu_tanh",  # GPT-2's activation
-    "ffn_vs": "relu",
-    "ffn_d_model": 768,  # GPT-2 small
-    "ffn_seed": 0,
-    "ffn_input": "Demo",
-    "ffn_demo": "2x3",
-}
-
-
-def count(n: int) -> str:
-    """An integer with thousands separators: 4722432 -> "4,722,432"."""
-    return f"{int(n):,}"
-
-
-def share(p: float, digits: int = 1) -> str:
-    """A fraction as a percentage with ``digits`` decimals; "n/a" when undefined (no values to share).
-
-    >>> share(0.50092), share(0.0), share(float("nan"))
-    ('50.1%', '0.0%', 'n/a')
-    """
-    if p != p:  # NaN
-        return "n/a"
-    return f"{100.0 * p:.{digits}f}%"
-
-
-def number(x: float, digits: int = 4) -> str:
-    """A measured value to ``digits`` significant digits, trailing zeros kept, a true minus sign.
-
-    >>> number(0.0583229), number(-0.30726), number(1.83), number(1234.5), number(3.2e-9)
-    ('0.05832', '−0.3073', '1.830', '1234', '3.200e-09')
-    """
-    text = f"{x:#.{digits}g}".rstrip(".")
-    return "\u2212" + text[1:] if text.startswith("-") else text
-
-
-def shape(s: Sequence[int]) -> str:
-    """A tensor shape as Python prints it: (2, 3, 768); (768,) for one dimension."""
-    s = tuple(int(v) for v in s)
-    return str(s)
 
 
 def flow_text(input_shape: Sequence[int], flow: Sequence, total_params: int) -> str:
@@ -173,7 +114,9 @@ def token_norms_figure(position: np.ndarray, series: Sequence[tuple[str, str, np
     x_title = "token, in reading order" if bucket == 1 else f"token, in reading order (mean of each {bucket})"
     layout = base_layout(x_title, "‖output‖ (L2 norm)", height=height)
     layout.update(hovermode="closest")
-    layout["xaxis"]["zeroline"] = False  # token 0 is a position, not a value
+    layout["xaxis"].update(zeroline=False, tickformat="d")  # token 0 is a position, not a value; whole tokens
+    if n <= 12:
+        layout["xaxis"].update(dtick=bucket, tick0=0)
     if 1 < batch <= 32:
         layout["shapes"] = [
             dict(type="line", x0=row * tokens - 0.5, x1=row * tokens - 0.5, yref="paper", y0=0, y1=1,
@@ -198,10 +141,57 @@ def comparison_table(result) -> str:
         ("h < 0 set to exactly 0", [f"{count(r.zeroed)} of {count(neg)}" for r in runs]),
         ("negative signal kept", [share(r.negative_kept) for r in runs]),
         ("positive signal kept", [share(r.positive_kept) for r in runs]),
-        ("act(h) from … to", [f"{number(r.post_min, 3)} … {number(r.post_max, 3)}" for r in runs]),
-        ("mean ‖output‖ per token", [number(r.mean_token_norm) for r in runs]),
+        ("act(h) from … to", [f"{sig(r.post_min, 3)} … {sig(r.post_max, 3)}" for r in runs]),
+        ("mean ‖output‖ per token", [sig(r.mean_token_norm) for r in runs]),
     ]
-    header = " | ".join(_cell(ACT_LABELS.get(r.name, r.label)) for r in runs)
+    header = " | ".join(_cell(ACTIVATIONS[r.name].short) for r in runs)
     lines = [f"| | {header} |", "|---" * (len(runs) + 1) + "|"]
     lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
     return "\n".join(lines)
+
+
+# What each activation does to a hidden value h, in words: negative side, positive side.
+_NEGATIVE_SIDE = {
+    "relu": "returns exactly 0 for a negative h: that part of the signal is gone",
+    "gelu": "returns h·Φ(h) with Φ(h) < ½ for a negative h: it shrinks but keeps its sign, and the closer h is "
+            "to zero, the more of it survives",
+    "gelu_tanh": "returns h·gate(h) with gate(h) < ½ for a negative h: it shrinks but keeps its sign, and the "
+                 "closer h is to zero, the more of it survives",
+    "gelu_sigmoid": "returns h·σ(1.702 h) for a negative h: it shrinks but keeps its sign",
+    "silu": "returns h·σ(h) for a negative h: it shrinks but keeps its sign, a little more of it than GELU keeps",
+    "leaky_relu": "keeps a fixed fraction a of every negative h",
+    "elu": "bends a negative h towards -α: a large negative comes out near -α",
+    "softplus": "turns a negative h into a small positive number: nothing comes out negative",
+    "sigmoid": "squashes every h into (0, 1): nothing comes out negative",
+    "tanh": "squashes every h into (-1, 1), keeping its sign",
+}
+_POSITIVE_SIDE = {
+    "relu": "passes every positive h unchanged",
+    "leaky_relu": "passes every positive h unchanged",
+    "elu": "passes every positive h unchanged",
+    "sigmoid": "squashes positives too, below 1",
+    "tanh": "squashes positives too, below 1",
+    "softplus": "passes a large positive h almost unchanged",
+}
+
+
+def activation_notes(name_a: str, name_b: str) -> str:
+    """A short paragraph on what the two chosen activations do to negative and positive hidden values."""
+    lines = []
+    for name in dict.fromkeys((name_a, name_b)):
+        short = ACTIVATIONS[name].short
+        positive = _POSITIVE_SIDE.get(name, "trims small positive values a little and passes large ones almost "
+                                            "unchanged")
+        lines.append(f"**{short}** {_NEGATIVE_SIDE[name]}; it {positive}.")
+    return "\n\n".join(lines)
+
+
+def token_caption(result) -> str:
+    """What the token chart shows and the two sizes the lab reports, named apart."""
+    text = (f"Each point is the length ‖y‖ of one output token (all {result.input_shape[-1]:,} numbers together). "
+            f"One output number is {sig(result.mean_abs_output)} in size on average (mean |y|, {result.a.label}), "
+            f"and the two activations' outputs differ by {sig(result.mean_abs_diff)} on average.")
+    batch = result.input_shape[0]
+    if 1 < batch <= 32:
+        text += " Dotted lines mark where each sequence of the batch begins."
+    return text

@@ -1,24 +1,34 @@
-"""Make sure a page always runs inside app.py's frame (navigation, page config, share link).
+"""The furniture every page shares, drawn with Streamlit: the page guard, the link check, the share link,
+the presenter view, and one way to draw a chart.  The rest of ui/ is Streamlit-free.
 
-The one module in ui/ that touches Streamlit.  Streamlit keeps a process-wide
-flag, ``PagesManager.uses_pages_directory``, that is True whenever a folder
-named ``pages/`` sits beside the main script, and only clears it once some
-session has run ``st.navigation``.  Until then, the first visit to a deep link
-such as ``/curves?curves_x=2`` on a freshly started server runs
-``pages/curves.py`` alone, in the old pages-folder mode: no page config, a
-sidebar of raw file names, no share link.  Hosted apps restart (Community
-Cloud sleeps idle apps), so a student opening a teacher's link would land there.
-
-Calling ``require_app_frame()`` first in every page clears the flag and reruns
-the script; the rerun goes through app.py, which routes to the same page with
-the same URL parameters.  In a normal run the flag is already False and this
-costs one attribute read.
+* ``require_app_frame()``: Streamlit keeps a process-wide flag, ``PagesManager.uses_pages_directory``, that is
+  True whenever a folder named ``pages/`` sits beside the main script, until some session has run
+  ``st.navigation``.  Until then a deep link such as ``/curves?curves_x=2`` runs ``pages/curves.py`` alone:
+  no page config, a sidebar of raw file names, no share link.  The server clears the flag at start-up
+  (``hosting.lifespan``); AppTest and any other runner meet it, so every page calls this first: it clears
+  the flag and reruns through app.py, which routes to the same page with the same URL parameters.
+* ``check_link(controls)``: a link is anyone's to type.  A URL value a control cannot take is dropped before
+  the widget reads it, and the page says which and shows the default.
+* ``share_link()``: the page's URL already holds every bound control, so the link is copied from the
+  browser's address bar when the button is pressed: never stale, no rerun needed.
+* ``presenting()``: ``?present=true`` hides the sidebar and the lesson around the page and enlarges the type;
+  ``&hide=<key>`` (repeatable) also hides those controls, which still hold their URL values.
 """
 
 from __future__ import annotations
 
+import html
+import json
+from collections.abc import Mapping
+
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from ui import lesson
+from ui.controls import PageControls
+
+PRESENT, HIDE = "present", "hide"  # the presenter view's URL parameters (no widget binds them)
 
 
 def require_app_frame() -> None:
@@ -26,3 +36,200 @@ def require_app_frame() -> None:
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+# ------------------------------------------------------------------ the link check
+
+def _drop_url_values(keys) -> None:
+    """Remove parameters from the session's URL (and the browser's address bar) before any widget reads them.
+
+    Streamlit seeds a bound widget from the URL it was opened with (``QueryParams._initial_query_params``) and
+    offers no public way to retract a value, so this reaches one private attribute; ``tests/test_links.py``
+    fails if a Streamlit release changes it.
+    """
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    with ctx.session_state.query_params() as query:
+        for key in keys:
+            query.remove_param(key)  # also tells the browser to drop it from the address bar
+            query._initial_query_params.pop(key, None)
+
+
+def check_link(controls: PageControls | None) -> None:
+    """Drop every URL value this page's controls cannot take, with one short note naming each."""
+    if controls is None:
+        return
+    query = {key: st.query_params.get_all(key) for key in st.query_params}
+    problems = controls.url_problems(query)
+    if not problems:
+        return
+    _drop_url_values(problems)
+    by_key = {c.key: c for c in controls}
+    lines = [f"**{by_key[k].label}**: {problem}; it shows its default, {by_key[k].shown(by_key[k].default)}."
+             for k, problem in problems.items()]
+    st.info("Part of this link could not be used.\n\n" + "\n\n".join(lines), icon=":material/link_off:")
+
+
+# ------------------------------------------------------------------ presenter view
+
+def presenting() -> bool:
+    """True when the URL asks for the presenter view (``?present=true``)."""
+    return st.query_params.get(PRESENT, "").lower() in ("true", "1", "yes")
+
+
+def presenter_style(controls: PageControls | None) -> None:
+    """Hide the sidebar, the app's header and the lesson around the page, hide the controls the link names,
+    and enlarge the type (everything is sized in rem)."""
+    keys = {c.key for c in controls or ()}
+    hidden = [k for k in st.query_params.get_all(HIDE) if k in keys]  # only real keys reach the CSS
+    rules = ", ".join(f".st-key-{k}" for k in hidden)
+    st.html(
+        "<style>"
+        "html { font-size: 125%; }"
+        "[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'], [data-testid='stHeader'],"
+        " [data-testid='stExpandSidebarButton'], .st-key-lesson_goal, .st-key-lesson_footer,"
+        " .st-key-code_for_view { display: none !important; }"
+        + (f"{rules} {{ display: none !important; }}" if rules else "")
+        + "</style>"
+    )
+
+
+# ------------------------------------------------------------------ the share link
+
+_SHARE_SCRIPT = """
+<script>
+(() => {
+  const root = document.currentScript.closest(".gelu-share") || document;
+  const box = root.querySelector(".gelu-share-url"), note = root.querySelector(".gelu-share-note");
+  const hide = JSON.parse(root.dataset.hide || "[]");
+  const linkFor = (present) => {
+    const url = new URL(window.location.href);
+    for (const key of ["present", "hide"]) url.searchParams.delete(key);
+    if (present) {
+      url.searchParams.set("present", "true");
+      for (const key of hide) url.searchParams.append("hide", key);
+    }
+    return url.toString();
+  };
+  const show = () => { if (document.activeElement !== box) box.value = linkFor(false); };
+  clearInterval(window.__geluShareTimer);
+  window.__geluShareTimer = setInterval(show, 400);
+  show();
+  const copy = async (present) => {
+    const text = linkFor(present);
+    box.value = text;
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch (err) {  // plain http on a school network has no clipboard API: select it for Ctrl+C
+      box.focus(); box.select();
+      try { document.execCommand("copy"); } catch (e) {}
+    }
+    note.textContent = present ? "Presenter link copied." : "Link copied.";
+  };
+  root.querySelector(".gelu-copy").addEventListener("click", () => copy(false));
+  root.querySelector(".gelu-copy-present").addEventListener("click", () => copy(true));
+})();
+</script>
+"""
+
+_SHARE_STYLE = """
+<style>
+.gelu-share { display: flex; flex-direction: column; gap: 0.4rem; }
+.gelu-share-url { width: 100%; box-sizing: border-box; font: 0.8rem ui-monospace, monospace; padding: 0.35rem 0.5rem;
+  color: inherit; background: transparent; border: 1px solid rgba(138, 148, 166, 0.5); border-radius: 0.5rem; }
+.gelu-share-buttons { display: flex; flex-wrap: wrap; gap: 0.4rem; }
+.gelu-share button { font: inherit; font-size: 0.875rem; color: inherit; background: transparent; cursor: pointer;
+  border: 1px solid rgba(138, 148, 166, 0.6); border-radius: 0.5rem; padding: 0.25rem 0.75rem; }
+.gelu-share button:hover { border-color: currentColor; }
+.gelu-share-note { font-size: 0.8rem; opacity: 0.75; }
+</style>
+"""
+
+
+def share_link(hide: list[str]) -> None:
+    """The sidebar's share box: the page's URL, a copy button, and a presenter link that hides ``hide``."""
+    st.html(
+        _SHARE_STYLE
+        + f"<div class='gelu-share' data-hide='{html.escape(json.dumps(hide))}'>"
+        "<strong>Share this view</strong>"
+        "<input class='gelu-share-url' readonly aria-label='Link to this view' value=''>"
+        "<div class='gelu-share-buttons'>"
+        "<button type='button' class='gelu-copy'>Copy link</button>"
+        "<button type='button' class='gelu-copy-present'>Copy presenter link</button>"
+        "</div>"
+        "<div class='gelu-share-note'>The link holds every setting on this page; opening it brings back "
+        "exactly what you see.</div>"
+        + _SHARE_SCRIPT
+        + "</div>",
+        unsafe_allow_javascript=True,
+    )
+
+
+# ------------------------------------------------------------------ charts
+
+def chart_config(name: str) -> dict:
+    """Plotly's own toolbar with one button: save the chart as a PNG named after the page and chart."""
+    return {
+        "displaylogo": False,
+        "modeBarButtons": [["toImage"]],
+        "toImageButtonOptions": {"format": "png", "filename": f"gelu-explorer-{name}", "scale": 2},
+    }
+
+
+def chart(fig, name: str, **kwargs) -> None:
+    """Draw a Plotly figure in the app's way: Streamlit's theme, a PNG button, ``name`` as its key."""
+    st.plotly_chart(fig, theme="streamlit", key=f"chart_{name}", config=chart_config(name), **kwargs)
+
+
+def csv_button(table: Mapping[str, list], name: str, label: str = "Download table (CSV)") -> None:
+    """A download button for a table (columns of equal length) as CSV."""
+    import csv
+    import io
+
+    def as_csv() -> str:
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(list(table))
+        writer.writerows(zip(*table.values(), strict=True))
+        return out.getvalue()
+
+    st.download_button(label, data=as_csv, file_name=f"gelu-explorer-{name}.csv", mime="text/csv",
+                       on_click="ignore", icon=":material/download:", key=f"csv_{name}")
+
+
+# ------------------------------------------------------------------ the lesson around each page
+
+def lesson_top(page: str, available: tuple[str, ...]) -> None:
+    """One line above the page: where it sits in the lesson, and its learning goal."""
+    step = lesson.STEPS.get(page)
+    if step is None:
+        return
+    where = lesson.position(page, available)
+    prefix = f"Step {where[0]} of {where[1]}" if where else "Aside"
+    with st.container(key="lesson_goal"):
+        st.caption(f"{prefix} · **Goal**: {step.goal}")
+
+
+def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
+    """Below the page: a question to answer before checking (the answer computed when asked), then
+    Previous and Next through the lesson."""
+    step = lesson.STEPS.get(page)
+    with st.container(key="lesson_footer"):
+        if step is not None:
+            st.divider()
+            st.markdown("**Predict, then check**")
+            question = step.question
+            choice = st.radio(question.text, question.choices, index=None, key=f"quiz_{page}")
+            if choice is not None:
+                right, why = question.reveal(choice)
+                if right:
+                    st.success(f"Right. {why}", icon=":material/check_circle:")
+                else:
+                    st.warning(f"Not quite. {why}", icon=":material/lightbulb:")
+        before, after = lesson.neighbours(page, tuple(pages))
+        back, onward = st.columns(2)
+        if before is not None:
+            back.page_link(pages[before], label=f"Previous: {pages[before].title}", icon=":material/arrow_back:")
+        if after is not None:
+            onward.page_link(pages[after], label=f"Next: {pages[after].title}", icon=":material/arrow_forward:")

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import gelu_core
 from gelu_core import normal_pdf
 from gelu_core.analysis import gaussian_gate
-from ui.controls import fmt, percent
+from ui.format import fixed, percent
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 BOUNCER_XS = (2.0, 0.0, -3.0)  # the lesson's bouncer: card 2 is let in at ~97 %, 0 at half, -3 at ~0.1 %
@@ -32,7 +32,7 @@ def gate_figure(x: float, *, points: int = 401) -> go.Figure:
         line_trace(grid, gelu_core.gelu_gate(grid), name="Φ(x), exact", key="gelu"),
         line_trace(grid, gelu_core.gelu_gate(grid, approximate="tanh"), name="tanh gate", key="gelu_tanh"),
         line_trace(grid, gelu_core.gelu_gate(grid, approximate="sigmoid"), name="sigmoid gate", key="gelu_sigmoid"),
-        marker_trace(x, gelu_core.gelu_gate(x), name=f"Φ({x:.2f})", key="gelu",
+        marker_trace(x, gelu_core.gelu_gate(x), name=f"Φ({fixed(x, 2)})", key="gelu",
                      text=percent(gelu_core.gelu_gate(x)), textposition="top left"),
     ]
     layout = base_layout("x", "gate: how open (0 to 1)", height=360)
@@ -47,7 +47,7 @@ def bell_figure(x: float, *, points: int = 401) -> go.Figure:
     gate = gelu_core.gelu_gate(x)
     blue = COLORS["gelu"]
     traces = [
-        dict(type="scatter", x=left, y=normal_pdf(left), mode="lines", fill="tozeroy", name=f"area = Φ({x:.2f})",
+        dict(type="scatter", x=left, y=normal_pdf(left), mode="lines", fill="tozeroy", name=f"area = Φ({fixed(x, 2)})",
              fillcolor=_rgba(blue, 0.35), line=dict(color=blue, width=0), hoverinfo="skip", meta="area"),
         line_trace(grid, normal_pdf(grid), name="bell curve φ(x)", key="gelu", width=2.5),
     ]
@@ -57,7 +57,7 @@ def bell_figure(x: float, *, points: int = 401) -> go.Figure:
                              line=dict(color=blue, width=2))]
     layout["annotations"] = [dict(
         x=0.0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="top", showarrow=False, align="left",
-        text=f"area left of {fmt(x, 2)}<br>= Φ({fmt(x, 2)}) = <b>{percent(gate)}</b>", font=dict(size=14),
+        text=f"area left of {fixed(x, 2)}<br>= Φ({fixed(x, 2)}) = <b>{percent(gate)}</b>", font=dict(size=14),
     )]
     layout["xaxis"]["range"] = list(GATE_RANGE)
     layout["yaxis"]["range"] = [0, 0.45]

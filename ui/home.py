@@ -6,28 +6,52 @@ import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
-from ui.controls import fmt
+from ui.format import fixed
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
-TABLE_COLUMNS = {  # column title -> what it holds
+TABLE_COLUMNS = {  # column title (short, for a phone) -> what it holds
     "x": "the input",
     "ReLU(x)": "max(0, x)",
-    "GELU(x), tanh form": "0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), as GPT-2 and the book compute it",
-    "GELU(x), exact": "x·Φ(x)",
-    "gate Φ(x)": "how open the exact gate is: the chance a standard-normal sample falls below x",
+    "gate(x)": "how open GELU's door is, tanh form: 0.5·(1 + tanh(√(2/π)·(x + 0.044715·x³)))",
+    "GELU(x)": "x · gate(x), the tanh form, as GPT-2 and the book compute it",
+    "exact GELU": "x·Φ(x): the exact form, with the true normal gate Φ",
 }
 
 
 def five_inputs_table(xs) -> dict[str, np.ndarray]:
-    """Each input through ReLU, tanh GELU and exact GELU, plus the exact gate (columns of TABLE_COLUMNS)."""
+    """Each input through ReLU and tanh GELU, with the tanh gate between them (GELU = x · gate), and exact GELU."""
     x = np.asarray(xs, dtype=np.float64)  # (n,)
     return {
         "x": x,
         "ReLU(x)": gelu_core.relu(x),
-        "GELU(x), tanh form": gelu_core.gelu(x, approximate="tanh"),
-        "GELU(x), exact": gelu_core.gelu(x),
-        "gate Φ(x)": gelu_core.gelu_gate(x),
+        "gate(x)": gelu_core.gelu_gate(x, approximate="tanh"),
+        "GELU(x)": gelu_core.gelu(x, approximate="tanh"),
+        "exact GELU": gelu_core.gelu(x),
     }
+
+
+def prose(xs) -> str:
+    """The paragraph under the table, about the inputs on screen: the most negative one (ReLU erases it,
+    GELU keeps a little) and the smallest positive one (GELU passes a little less than all of it)."""
+    x = sorted(set(float(v) for v in xs))
+    negative = [v for v in x if v < 0]
+    positive = [v for v in x if v > 0]
+    parts = []
+    if negative:
+        n = negative[0]
+        parts.append(
+            f"Look at **x = {fixed(n, 2)}**: ReLU gives exactly 0, GELU gives "
+            f"**{fixed(gelu_core.gelu(n, approximate='tanh'))}** (tanh form; the exact form "
+            f"{fixed(gelu_core.gelu(n))}). GELU shrinks a negative input hard but does not erase it."
+        )
+    else:
+        parts.append("None of your inputs is negative: set one below zero to see ReLU erase it while GELU "
+                     "keeps a little.")
+    if positive:
+        p = positive[0]
+        parts.append(f"On the positive side it lets a little less than all of x through: "
+                     f"{fixed(gelu_core.gelu(p, approximate='tanh'))} of {fixed(p, 2)}.")
+    return " ".join(parts)
 
 
 def overview_figure(xs, *, points: int = 400) -> go.Figure:
@@ -60,7 +84,7 @@ def overview_figure(xs, *, points: int = 400) -> go.Figure:
     low = int(np.argmin(tanh_in))
     if tanh_in[low] < 0:  # the input GELU lets through most negatively: the one ReLU zeroes out completely
         traces[-1]["mode"] = "markers+text"
-        traces[-1]["text"] = [f"{fmt(v)} (ReLU: 0)" if i == low else "" for i, v in enumerate(tanh_in.tolist())]
+        traces[-1]["text"] = [f"{fixed(v)} (ReLU: 0)" if i == low else "" for i, v in enumerate(tanh_in.tolist())]
         traces[-1]["textposition"] = "bottom center"
     traces[-1]["textfont"] = dict(size=12)
     layout = base_layout("x", "output", height=400)

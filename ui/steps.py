@@ -12,6 +12,7 @@ from typing import Protocol
 import numpy as np
 import plotly.graph_objects as go
 
+from ui.format import full, six
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 
@@ -21,44 +22,6 @@ class StepLike(Protocol):
     label: str
     expression: str
     value: float
-
-
-def six(v: float) -> str:
-    """Six decimals, as the source prints them, with a real minus sign (kept on a tiny negative).
-
-    >>> six(0.8411919906), six(-0.15880800939), six(-1e-9)
-    ('0.841192', '−0.158808', '−0.000000')
-    """
-    return f"{v:.6f}".replace("-", "−")
-
-
-def sci(v: float, digits: int = 3) -> str:
-    """Scientific notation with a real minus sign in front (the exponent's sign stays ASCII, as Python writes it).
-
-    >>> sci(-1.5282e-4), sci(2.5e-7)
-    ('−1.528e-04', '2.500e-07')
-    """
-    text = f"{v:.{digits}e}"
-    return "−" + text[1:] if text.startswith("-") else text
-
-
-def full(v: float) -> str:
-    """All the digits a float64 has: the shortest text that reads back to the same number.
-
-    >>> full(0.1), full(-2.5e-300)
-    ('0.1', '−2.5e-300')
-    """
-    text = repr(float(v))
-    return "−" + text[1:] if text.startswith("-") else text
-
-
-def readable(v: float) -> str:
-    """Six decimals like the table, unless that would print a non-zero number as ±0.000000: then 4 significant digits.
-
-    >>> readable(0.8411919906), readable(-6.6789e-33), readable(0.0)
-    ('0.841192', '−6.679e-33', '0.000000')
-    """
-    return six(v) if v == 0 or abs(v) >= 5e-7 else sci(v)
 
 
 def _operand(v: float) -> str:

@@ -72,14 +72,12 @@ def test_page_loads_clean_and_its_link_restores_the_view(new_tab, app_page):
     assert {k: v for k, v in q_after.items() if q_before.get(k) != v}, f"the move did not reach the URL: {page.url}"
     tab.assert_clean()
 
-    # The sidebar's share link, where the app shows one, holds the same view as the address bar.
-    shown = [t.strip() for t in page.locator("[data-testid='stSidebar'] [data-testid='stCode'] code").all_inner_texts()]
-    shown = [t for t in shown if "://" in t]
-    if shown:
-        assert driver.query(shown[0]) == q_after, f"share link {shown[0]!r} differs from the address {page.url}"
+    # The sidebar's "Copy link" copies the address bar as it is now, with the move in it.
+    shared = driver.shared_link(page)
+    assert driver.query(shared) == q_after and shared.split("?")[0] == page.url.split("?")[0], (shared, page.url)
 
     fresh = new_tab(color_scheme="dark", viewport=driver.PHONE)
-    fresh.open(shown[0] if shown else page.url)
+    fresh.open(shared)
     assert driver.control_state(driver.first_control(fresh.page)) == after
     assert driver.query(fresh.page.url) == q_after
     fresh.assert_clean()
@@ -87,3 +85,28 @@ def test_page_loads_clean_and_its_link_restores_the_view(new_tab, app_page):
     want = THEME["dark"]
     assert (dark["background"], dark["text"]) == (want["backgroundColor"].lower(), want["textColor"].lower())
     assert dark["overflow"] <= 0, f"the page is {dark['overflow']} px wider than a phone"
+
+
+def test_presenter_link_hides_the_frame_and_chosen_controls(new_tab):
+    """The presenter link: no sidebar, no lesson around the page, a larger type, and the controls the teacher
+    chose hidden; the view itself (the probe) still comes from the link, and survives a move of another control."""
+    tab = new_tab()
+    tab.open("curves?curves_x=2")
+    page = tab.page
+    pick = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first
+    pick.click()
+    driver.act(page, lambda: page.get_by_role("option", name="Range of x").click())
+    page.keyboard.press("Escape")
+    link = driver.shared_link(page, "Copy presenter link")
+    q = driver.query(link)
+    assert q["present"] == ["true"] and q["hide"] == ["curves_range"] and q["curves_x"] == ["2"]
+
+    shown = new_tab(viewport=driver.DESKTOP)
+    shown.open(link)
+    p = shown.page
+    assert not p.locator("[data-testid='stSidebar']").is_visible()
+    assert not p.locator(".st-key-curves_range").is_visible() and p.locator(".st-key-curves_x").is_visible()
+    assert not p.locator(".st-key-lesson_footer").is_visible()
+    assert p.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)") > 16
+    assert driver.control_state(driver.first_control(p))[1] == "2.00"
+    shown.assert_clean()

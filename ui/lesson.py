@@ -1,0 +1,145 @@
+"""The guided lesson: an order through the pages, one learning goal each, and a predict-then-reveal question.
+
+Streamlit-free.  Each question's answer is computed by gelu_core when it is revealed, never written down:
+``Question.reveal()`` returns the right choice and a sentence with the numbers.  The frame draws the goal
+above each page and the question, Previous and Next below it (``ui.frame.lesson_top`` / ``lesson_footer``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import gelu_core
+from ui.format import fixed, percent, sci
+
+# The lesson's order (url paths); Approximations is an aside, reachable from the sidebar and from Step by step.
+ORDER = ("home", "gate", "curves", "derivative", "steps", "ffn", "training")
+ASIDES = ("approximations",)
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question with a few choices; ``truth()`` computes (right choice, the sentence that shows why)."""
+
+    text: str
+    choices: tuple[str, ...]
+    truth: Callable[[], tuple[str, str]]
+
+    def reveal(self, chosen: str) -> tuple[bool, str]:
+        """(whether ``chosen`` is right, the computed explanation)."""
+        right, why = self.truth()
+        return chosen == right, why
+
+
+def _home():
+    y = gelu_core.gelu(-1.0, approximate="tanh")
+    right = "a small negative number" if -0.5 < y < 0 else "0, like ReLU" if y == 0 else "something else"
+    return right, f"GELU(-1) = {fixed(y)} in the tanh form: small and negative. Negatives are shrunk, not erased."
+
+
+def _gate():
+    g = gelu_core.gelu_gate(0.0)
+    right = {0.0: "closed (0%)", 0.5: "half open (50%)", 1.0: "fully open (100%)"}.get(g, "something else")
+    return right, (f"Φ(0) = {percent(g)}: a standard-normal sample is as likely to fall below 0 as above it, "
+                   f"so GELU(0) = 0 · {fixed(g, 1)} = 0.")
+
+
+def _curves():
+    y = gelu_core.gelu(3.0, approximate="tanh")
+    right = "almost exactly 3" if abs(y - 3.0) < 0.01 else "well below 3" if y < 3 else "above 3"
+    return right, (f"GELU(3) = {fixed(y)}: the gate is {percent(gelu_core.gelu_gate(3.0, approximate='tanh'))} "
+                   "open, so a large positive number passes almost unchanged, as with ReLU.")
+
+
+def _derivative():
+    s = gelu_core.gelu_grad(-2.0)
+    right = "exactly 0, like ReLU" if s == 0 else "small, but not 0" if abs(s) < 0.5 else "larger than 1"
+    return right, (f"GELU'(-2) = {fixed(s)}: small, but a gradient still flows back through the unit, so its "
+                   "weights keep learning. ReLU'(-2) = 0: nothing flows back.")
+
+
+def _steps():
+    t, e = gelu_core.gelu(1.0, approximate="tanh"), gelu_core.gelu(1.0)
+    if f"{t:.6f}" == f"{e:.6f}":
+        right = "they agree to 6 decimals"
+    else:
+        right = "the exact form" if e > t else "the tanh form"
+    return right, (f"At x = 1 the tanh form gives {fixed(t, 6)} and the exact form {fixed(e, 6)}: "
+                   f"they differ by {sci(e - t)}.")
+
+
+def _ffn():
+    from gelu_core.lab import as_tokens, demo_input, run_lab  # torch: only when the answer is asked for
+
+    block = gelu_core.FeedForward(768, seed=0)
+    r = run_lab(block, as_tokens(demo_input(768, 0), 768), "gelu_tanh", "relu")
+    zeroed = r.b.zeroed / r.hidden_numel
+    right = "about half" if 0.35 < zeroed < 0.65 else "about a tenth" if zeroed < 0.35 else "nearly all"
+    return right, (f"On the seeded demo (2 x 3 tokens, d_model 768) ReLU set {percent(zeroed)} of the "
+                   f"{r.hidden_numel:,} hidden values to exactly 0: every negative one.")
+
+
+def _approximations():
+    from gelu_core.analysis import worst_error
+
+    _, worst = worst_error("tanh")
+    right = ("more than 0.01" if worst > 0.01 else "between 0.0001 and 0.01" if worst > 1e-4
+             else "less than 0.0001")
+    return right, f"The tanh form is at most {sci(worst)} away from exact GELU, anywhere on the number line."
+
+
+@dataclass(frozen=True)
+class Step:
+    """One page of the lesson."""
+
+    page: str  # url path
+    goal: str
+    question: Question
+
+
+STEPS: dict[str, Step] = {s.page: s for s in (
+    Step("home", "see in one minute what GELU does that ReLU does not.",
+         Question("ReLU turns -1 into 0. What does GELU (tanh form, as in GPT-2) turn -1 into?",
+                  ("0, like ReLU", "a small negative number", "-1, unchanged"), _home)),
+    Step("gate", "read GELU's gate Φ(x) as a probability, and see where it comes from.",
+         Question("How open is GELU's gate at x = 0?",
+                  ("closed (0%)", "half open (50%)", "fully open (100%)"), _gate)),
+    Step("curves", "compare the two curves over a range: where they agree, and where they part.",
+         Question("What is GELU(3)?", ("well below 3", "almost exactly 3", "above 3"), _curves)),
+    Step("derivative", "see the gradient, the slope that training follows back, and why a slope of 0 stops "
+         "a unit from learning.",
+         Question("At x = -2 ReLU's slope is exactly 0. What is GELU's slope there?",
+                  ("exactly 0, like ReLU", "small, but not 0", "larger than 1"), _derivative)),
+    Step("steps", "follow one number through the tanh formula, one small operation at a time.",
+         Question("At x = 1, which gives the larger GELU?",
+                  ("the tanh form", "the exact form", "they agree to 6 decimals"), _steps)),
+    Step("ffn", "run GPT-2's feed-forward block and see what the activation changes, forwards and backwards.",
+         Question("On standard-normal tokens, what share of the hidden values does ReLU set to exactly 0?",
+                  ("about a tenth", "about half", "nearly all"), _ffn)),
+    Step("approximations", "see how close the cheaper formulas come to exact GELU, and what a framework "
+         "really returns.",
+         Question("How far is the tanh form from exact GELU, at worst?",
+                  ("more than 0.01", "between 0.0001 and 0.01", "less than 0.0001"), _approximations)),
+)}
+
+
+def neighbours(page: str, available: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """(previous, next) url paths of ``page`` in the lesson, among the pages the app has.
+
+    >>> neighbours("gate", ("home", "gate", "curves")), neighbours("approximations", ("home", "steps"))
+    (('home', 'curves'), ('steps', None))
+    """
+    order = [p for p in ORDER if p in available]
+    if page in order:
+        i = order.index(page)
+        return (order[i - 1] if i > 0 else None), (order[i + 1] if i + 1 < len(order) else None)
+    if page in ASIDES and "steps" in order:  # an aside returns to where it branches off
+        return "steps", None
+    return None, None
+
+
+def position(page: str, available: tuple[str, ...]) -> tuple[int, int] | None:
+    """(n, of) for a lesson page among the pages the app has; None for an aside."""
+    order = [p for p in ORDER if p in available]
+    return (order.index(page) + 1, len(order)) if page in order else None

@@ -1,0 +1,109 @@
+"""A link is anyone's to type: every URL parameter on every page, given a value its control cannot take, falls
+back to the control's default with a short note, never an exception or an error box.
+
+Reference: each control's declaration in ui/controls.py (its default, range and options); the values tried are
+out of range, non-finite, huge, empty, repeated and malformed, as a table over every page and every key, plus
+hypothesis' arbitrary text for every key.  The same is checked in a real browser by tests/e2e/test_links.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import ROOT
+from ui.controls import PAGE_CONTROLS, Control
+
+PAGE_FILES = {"home": None, "curves": "pages/curves.py", "gate": "pages/gate.py", "derivative": "pages/derivative.py",
+              "approximations": "pages/approximations.py", "steps": "pages/steps.py", "ffn": "pages/ffn.py"}
+ALWAYS_SHOWN = {  # controls drawn only once another one is set: the parameter that shows them
+    "curves_slope": {"curves_more": ["Leaky ReLU"]},
+    "curves_alpha": {"curves_more": ["ELU"]},
+    "approx_fw_form": {"approx_view": ["What PyTorch computes"]},
+    "approx_fw_dtypes": {"approx_view": ["What PyTorch computes"]},
+    "approx_fw_range": {"approx_view": ["What PyTorch computes"]},
+}
+
+
+def bad_values(c: Control) -> list[list[str]]:
+    """Values this control cannot take, by kind: empty, malformed, non-finite, huge, out of range, repeated."""
+    if c.widget in ("slider", "number_input"):
+        n = len(c.default) if isinstance(c.default, (list, tuple)) else 1
+        lo, hi = c.options["min_value"], c.options["max_value"]
+        return [[""], ["abc"] * n, ["inf"] * n, ["-Infinity"] * n, ["nan"] * n, ["1e400"] * n, ["9" * 400] * n,
+                [str(hi + (hi - lo) + 1)] * n, [str(lo - (hi - lo) - 1)] * n, [str(lo)] * (n + 1), ["0x10"] * n]
+    if c.widget == "multiselect":
+        return [["Bogus"], [c.choices()[0], c.choices()[0]], ["<script>alert(1)</script>"]]
+    if c.widget == "toggle":
+        return [["maybe"], [""], ["true", "false"]]
+    if c.widget == "text_input":
+        return [["1" * (c.options["max_chars"] + 1)], ["a", "b"]]
+    return [[""], ["Bogus"], [c.choices()[-1], c.choices()[-1]], ["%00"], ["x" * 5000]]  # choices
+
+
+CASES = [(page, c, values) for page, controls in PAGE_CONTROLS.items() for c in controls if c.bound
+         for values in bad_values(c)]
+
+
+def open_with(page: str, query: dict[str, list[str]]):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    if PAGE_FILES[page]:  # a link to another page: the app opens, then the page, with the link's parameters
+        at.run()
+        at.switch_page(PAGE_FILES[page])
+    for key, values in query.items():
+        at.query_params[key] = values
+    return at.run()
+
+
+def current(at, c: Control):
+    value = at.session_state[c.key]
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+@pytest.mark.parametrize("page, control, values", CASES,
+                         ids=[f"{c.key}={'&'.join(v)[:24]}" for _, c, v in CASES])
+def test_a_bad_value_falls_back_with_a_note(page, control, values):
+    at = open_with(page, {**ALWAYS_SHOWN.get(control.key, {}), control.key: values})
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    default = list(control.default) if isinstance(control.default, (list, tuple)) else control.default
+    assert current(at, control) == default
+    notes = [i.value for i in at.info if "could not be used" in i.value]
+    assert len(notes) == 1 and f"**{control.label}**" in notes[0], [i.value for i in at.info]
+
+
+@pytest.mark.parametrize("page", list(PAGE_CONTROLS))
+def test_a_good_link_gets_no_note(page):
+    """Reference: the defaults written out as URL values are taken without a word."""
+    query = {}
+    for c in PAGE_CONTROLS[page]:
+        if c.bound and c.widget in ("slider", "number_input") and not isinstance(c.default, (list, tuple)):
+            query[c.key] = [str(c.options["max_value"])]
+    shown: dict[str, list[str]] = {}
+    for key in query:
+        for k, v in ALWAYS_SHOWN.get(key, {}).items():
+            shown[k] = list(dict.fromkeys(shown.get(k, []) + v))
+    at = open_with(page, {**shown, **query})
+    assert not at.exception and not [i for i in at.info if "could not be used" in i.value]
+    for key, (value,) in query.items():
+        assert float(at.session_state[key]) == float(value)
+
+
+KEYS = [(page, c) for page, controls in PAGE_CONTROLS.items() for c in controls if c.bound]
+
+
+@pytest.mark.parametrize("page, control", KEYS, ids=[c.key for _, c in KEYS])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.text(max_size=40), min_size=1, max_size=3))
+def test_any_text_in_any_parameter_is_safe(page, control, values):
+    """Whatever hypothesis types into a parameter: no exception, no error box; the control holds a value it
+    accepts (the one typed, when the declaration accepts it, else its default)."""
+    at = open_with(page, {**ALWAYS_SHOWN.get(control.key, {}), control.key: values})
+    assert not at.exception, at.exception
+    assert not at.error
+    if control.url_problem(values) is not None:
+        default = list(control.default) if isinstance(control.default, (list, tuple)) else control.default
+        assert current(at, control) == default

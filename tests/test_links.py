@@ -96,7 +96,7 @@ KEYS = [(page, c) for page, controls in PAGE_CONTROLS.items() for c in controls 
 
 
 @pytest.mark.parametrize("page, control", KEYS, ids=[c.key for _, c in KEYS])
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(values=st.lists(st.text(max_size=40), min_size=1, max_size=3))
 def test_any_text_in_any_parameter_is_safe(page, control, values):
     """Whatever hypothesis types into a parameter: no exception, no error box; the control holds a value it

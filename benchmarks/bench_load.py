@@ -34,7 +34,7 @@ import torch  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gelu_core import tensor_io  # noqa: E402
-from tests import tensor_corpus as corpus  # noqa: E402
+from harness import tensor_corpus as corpus  # noqa: E402
 
 REPEATS = 5
 

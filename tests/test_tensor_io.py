@@ -12,7 +12,6 @@ memory and tracemalloc, bound PEAK_BYTES).
 from __future__ import annotations
 
 import io
-import os
 import pickle
 import re
 import sys
@@ -37,10 +36,12 @@ from gelu_core.tensor_io import (
     load_tensors,
     load_tensors_with_notes,
 )
-from tests.tensor_corpus import (
+from harness.memory import PeakGrowth
+from harness.tensor_corpus import (
     call_pickle,
     csv_bytes,
     deep_dict,
+    deflate_prefixed,
     evil_pickles,
     many_calls_pt,
     npy_bytes,
@@ -68,37 +69,17 @@ MESSAGE_CHARS = 200
 # ---------------------------------------------------------------------------------------------
 
 
-def _reset_peak_rss() -> bool:
-    """Reset the kernel's resident-memory high-water mark (Linux); False where that is not allowed."""
-    try:
-        with open("/proc/self/clear_refs", "w") as handle:
-            handle.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise KeyError(field)
-
-
 def refused(data: bytes, filename: str = "file.bin", *, peak: int = PEAK_BYTES, trace: bool = True) -> str:
     """The message of the TensorFileError that loading raises; checks time, memory and the message.
 
     Memory: the resident high-water mark (Linux; sees torch's allocations too) and,
     unless trace=False (tracemalloc slows pure-Python unpickling threefold), tracemalloc.
     """
-    rss_ok = os.path.exists("/proc/self/status") and _reset_peak_rss()
-    rss_before = _status_kib("VmRSS") if rss_ok else 0
     if trace:
         tracemalloc.start()
     started, cpu_started = time.perf_counter(), time.process_time()
     try:
-        with pytest.raises(TensorFileError) as caught:
+        with PeakGrowth() as grown, pytest.raises(TensorFileError) as caught:
             tensor_io._load(data, filename)  # without the last-resort net: a bug would show here
     finally:
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
@@ -106,9 +87,8 @@ def refused(data: bytes, filename: str = "file.bin", *, peak: int = PEAK_BYTES, 
         tracemalloc.stop()  # a no-op when not tracing
     assert cpu < SECONDS and elapsed < HANG_SECONDS, f"refusal took {cpu:.1f} s of CPU, {elapsed:.1f} s in all"
     assert traced_peak < peak, f"traced allocations peaked at {traced_peak / 2**20:.0f} MiB"
-    if rss_ok:
-        grown = (_status_kib("VmHWM") - rss_before) * 1024
-        assert grown < peak, f"resident memory grew {grown / 2**20:.0f} MiB"
+    if grown.bytes is not None:
+        assert grown.bytes < peak, f"resident memory grew {grown.bytes / 2**20:.0f} MiB"
     message = str(caught.value)
     assert_safe_message(message)
     return message
@@ -468,7 +448,7 @@ def test_loaded_memory_cap():
         data = torch_bytes(torch.zeros(1, dtype=dtype).expand(MAX_LOADED_BYTES // 8 + 1))
         assert "once loaded; the limit is 128 MiB" in refused(data, "x.pt")
     header = npy_with_header(npy_header_text("<f8", (MAX_LOADED_BYTES // 8 + 1,)))
-    stream = _deflate_prefixed(header, zeros_deflated(MAX_LOADED_BYTES + 8))
+    stream = deflate_prefixed(header, zeros_deflated(MAX_LOADED_BYTES + 8))
     member = {"name": "x.npy", "method": 8, "compressed": stream, "size": len(header) + MAX_LOADED_BYTES + 8, "crc": 0}
     assert "would take 128.1 MiB once loaded" in refused(zip_bytes([member]), "x.npz")
 
@@ -521,7 +501,7 @@ def test_pt_huge_pickle_is_refused(sample):
 def test_npz_deflate_bomb_declared_size():
     payload = zeros_deflated(2**28)  # 256 MiB of zeros, honestly declared
     header = npy_header_text("<f4", (2**26,)).encode()
-    member = {"name": "x.npy", "method": 8, "compressed": _deflate_prefixed(header, payload),
+    member = {"name": "x.npy", "method": 8, "compressed": deflate_prefixed(header, payload),
               "size": len(header) + 10 + 2**28, "crc": 0}
     assert "would unpack to" in refused(zip_bytes([member]), "bomb.npz")
 
@@ -529,7 +509,7 @@ def test_npz_deflate_bomb_declared_size():
 def test_npz_member_declaring_small_inflating_huge():
     # declares 4,096 float32s (16 kB) and a matching header, but the stream inflates to 256 MiB
     header = npy_with_header(npy_header_text("<f4", (4096,)))
-    stream = _deflate_prefixed(header, zeros_deflated(2**28))
+    stream = deflate_prefixed(header, zeros_deflated(2**28))
     member = {"name": "x.npy", "method": 8, "compressed": stream, "size": len(header) + 4 * 4096,
               "crc": 0x12345678}
     message = refused(zip_bytes([member]), "sneaky.npz", peak=64 * 2**20)
@@ -539,7 +519,7 @@ def test_npz_member_declaring_small_inflating_huge():
 def test_npz_overlapping_members_bomb():
     # many central-directory entries that all point at one deflated kernel (a non-recursive zip bomb)
     header = npy_with_header(npy_header_text("<f4", (2**22,)))
-    kernel = _deflate_prefixed(header, zeros_deflated(2**24))
+    kernel = deflate_prefixed(header, zeros_deflated(2**24))
     size = len(header) + 2**24
     members = [{"name": "k0.npy", "method": 8, "compressed": kernel, "size": size, "crc": 0}]
     members += [{"name": f"k{i}.npy", "method": 8, "offset_of": 0, "compress_size": len(kernel), "size": size,
@@ -566,13 +546,6 @@ def test_zip_with_too_many_members():
 def test_odd_zips(data, words):
     message = refused(data, "a.npz")
     assert words in message, message
-
-
-def _deflate_prefixed(prefix: bytes, deflated_rest: bytes) -> bytes:
-    """Raw deflate of `prefix` followed by an already deflated stream (a stored block, then the rest)."""
-    import struct as _struct
-
-    return bytes([0]) + _struct.pack("<HH", len(prefix), len(prefix) ^ 0xFFFF) + prefix + deflated_rest
 
 
 # ---------------------------------------------------------------------------------------------

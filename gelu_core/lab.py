@@ -17,10 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from gelu_core import budget
 from gelu_core.activations import get_activation
 from gelu_core.ffn import FeedForward, parameter_count
 
-MAX_HIDDEN_ELEMENTS = 8 * 1024 * 3072  # (8, 1024, 3072): GPT-2 small's hidden layer for 8 full contexts
+# Hidden values of one run, from the process's memory budget (gelu_core.budget; GELU_MEMORY_BUDGET_MB changes it):
+# budget / 16, (8, 1024, 3072) float32s at the default, GPT-2 small's hidden layer for 8 full contexts.  A run's
+# peak is about three times its hidden layer.
+MAX_HIDDEN_ELEMENTS = budget.HIDDEN_ELEMENTS
 HIST_BINS = 60  # bars per histogram: enough to see the shape, light to send
 MAX_POINTS = 2048  # most points per token-norm line sent to the browser
 _CHUNK = 1 << 22  # histc counts in float32: exact below 2**24 per call

@@ -33,9 +33,9 @@ How it stays safe on the open internet:
 - Every size a file declares is checked before anything is read or allocated:
   the zip directory (members, declared sizes, compression), .npy and
   safetensors headers (shape × itemsize must equal the bytes present), and a
-  budget of values and bytes for the whole file (MAX_ELEMENTS, MAX_LOADED_BYTES)
-  charged before each allocation: a zero-stride view that claims a billion rows
-  on 4 bytes of storage is refused before it is copied.
+  budget of values and bytes for the whole file (MAX_ELEMENTS, MAX_LOADED_BYTES, from
+  the process's memory budget in gelu_core.budget) charged before each allocation: a
+  zero-stride view that claims a billion rows on 4 bytes of storage is refused before it is copied.
 - Compressed .npz members are inflated in a stream that stops at the size the
   zip declared (and that size was capped first); compressed members in a
   ``.pt`` are refused (torch.save never writes them).
@@ -58,14 +58,16 @@ import zlib
 import numpy as np
 import torch
 
+from gelu_core import budget
+
 MAX_BYTES = 50 * 2**20  # largest file read; .streamlit/config.toml caps uploads at the same 50 MiB
-# Values in one file, all tensors together: 33,554,432.  Every float32 file up to MAX_BYTES fits
-# (13.1 M values), so do five (8, 1024, 768) GPT-2 batches (6.3 M each) and the float16 MLP
+# Memory the tensors of one file may take once loaded, all together (a value counts at the larger of its
+# stored and loaded size): budget / 12, 128 MiB at the default budget, however well a .npz compressed them.
+MAX_LOADED_BYTES = budget.LOADED_BYTES
+# Values in one file: MAX_LOADED_BYTES of float32s, 33,554,432 at the default budget.  Every float32 file up to
+# MAX_BYTES fits (13.1 M values), so do five (8, 1024, 768) GPT-2 batches (6.3 M each) and the float16 MLP
 # weights of a GPT-2 XL block (2 x 1600 x 6400 = 20.5 M values, 41 MB; the lab's widest block).
-MAX_ELEMENTS = 2**25
-# Memory the tensors may take once loaded (a value counts at the larger of its stored and loaded
-# size): MAX_ELEMENTS float32s, or 16.7 M float64s, however well a .npz compressed them.
-MAX_LOADED_BYTES = 2**27
+MAX_ELEMENTS = budget.LOADED_ELEMENTS
 MAX_TENSORS = 1024  # tensors in one file (GPT-2 small's state dict has 149)
 MAX_NDIM = 8  # dimensions of one tensor
 MAX_CSV_CELLS = 2**21  # numbers in a CSV table: 2,097,152, e.g. 2,730 rows of 768 (parsed in ~1 s)

@@ -135,7 +135,10 @@ def nonfinite_report(x: torch.Tensor) -> str | None:
     bad_tokens = (~torch.isfinite(tokens)).any(dim=-1)
     first = int(bad_tokens.nonzero()[0, 0])
     index = [int(i) for i in np.unravel_index(first, tuple(x.shape[:-1]))] if x.dim() > 1 else []
-    where = {0: "the only token", 1: f"token {index[0]}"}.get(len(index), f"batch {index[0]}, token {index[-1]}")
+    if not index:  # one token (d,)
+        where = "the only token"
+    else:
+        where = f"token {index[0]}" if len(index) == 1 else f"batch {index[0]}, token {index[-1]}"
     return (
         f"The input holds {', '.join(parts)} ({int(bad_tokens.sum()):,} of {bad_tokens.numel():,} tokens affected; "
         f"first: {where}). The block mixes every feature of a token into each hidden value, so one of these "

@@ -297,3 +297,9 @@ def test_runs_take_turns(monkeypatch):
 
     block, x = lab.FeedForward(8, seed=0), lab.demo_input(8, 0, 2, 3)
     assert most_at_once(monkeypatch, lab, "_input_sides", lambda: lab.run_lab(block, x)) == 1
+
+
+def test_nonfinite_report_on_one_token():
+    """A (d,) input with a NaN: the sentence names the only token (an IndexError before)."""
+    report = nonfinite_report(torch.tensor([1.0, float("nan"), 2.0]))
+    assert "1 NaN (1 of 1 tokens affected; first: the only token)" in report

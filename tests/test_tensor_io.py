@@ -25,16 +25,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gelu_core import tensor_io
+from gelu_core.lab import nonfinite_report
 from gelu_core.tensor_io import (
+    INPUT_TYPES,
     MAX_BYTES,
     MAX_CSV_CELLS,
     MAX_ELEMENTS,
     MAX_LOADED_BYTES,
     MAX_TENSORS,
+    WEIGHT_TYPES,
     TensorFileError,
-    describe_nonfinite,
     load_tensors,
     load_tensors_with_notes,
+    loader,
+    numpy_files,
 )
 from harness.memory import PeakGrowth
 from harness.tensor_corpus import (
@@ -80,7 +84,7 @@ def refused(data: bytes, filename: str = "file.bin", *, peak: int = PEAK_BYTES, 
     started, cpu_started = time.perf_counter(), time.process_time()
     try:
         with PeakGrowth() as grown, pytest.raises(TensorFileError) as caught:
-            tensor_io._load(data, filename)  # without the last-resort net: a bug would show here
+            loader._load(data, filename)  # without the last-resort net: a bug would show here
     finally:
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         _, traced_peak = tracemalloc.get_traced_memory()
@@ -256,7 +260,7 @@ def test_csv_nan_and_inf_are_values_and_a_column_is_2d():
     tensors, _ = loaded(b"# exported\nx\n1.5\nnan\ninf\n-Infinity\n\"2\"\n", "t.csv")
     expected = torch.tensor([[1.5], [float("nan")], [float("inf")], [float("-inf")], [2.0]], dtype=torch.float64)
     assert same(tensors["tensor"], expected)
-    assert describe_nonfinite(tensors["tensor"]) == "1 NaN, 1 +inf, 1 −inf among 5 values"
+    assert "1 NaN, 1 +inf, 1 -inf (3 of 5 tokens affected; first: token 1)" in nonfinite_report(tensors["tensor"])
 
 
 def test_content_decides_over_the_extension(sample):
@@ -285,17 +289,55 @@ def test_load_tensors_is_the_dict_alone(sample):
     assert same(load_tensors(bytearray(npy_bytes(sample.numpy())), "x.npy")["tensor"], sample)
 
 
-def test_describe_nonfinite():
-    assert describe_nonfinite(torch.ones(3)) is None
+def test_nonfinite_values_come_back_for_the_lab_to_count():
+    """NaN and inf load as values; gelu_core.lab.nonfinite_report (the one place they are counted) reads them."""
     t = torch.tensor([float("nan")] * 1500 + [float("-inf")] + [0.0])
-    assert describe_nonfinite(t) == "1,500 NaN, 1 −inf among 1,502 values"
+    tensors, _ = loaded(npy_bytes(t.numpy()), "x.npy")
+    assert same(tensors["tensor"], t)
+    assert nonfinite_report(torch.ones(3)) is None
+    assert "1,500 NaN, 1 -inf (1 of 1 tokens affected; first: the only token)" in nonfinite_report(tensors["tensor"])
 
 
 def test_caps_are_printable_numbers():
     assert MAX_BYTES == 50 * 2**20 and MAX_ELEMENTS >= 8 * 1024 * 768 and MAX_TENSORS >= 149
     assert MAX_LOADED_BYTES == 4 * MAX_ELEMENTS
     assert MAX_ELEMENTS * 4 >= MAX_BYTES  # every float32 file under the byte cap fits the element cap
-    assert set(tensor_io.SUPPORTED) >= {".pt", ".pth", ".npy", ".npz", ".safetensors", ".csv"}
+
+
+def _file_of_type(ext: str, tensors: dict[str, torch.Tensor]) -> bytes:
+    """A file in the format an extension names, written by that format's own library, holding ``tensors``."""
+    arrays = {name: t.numpy() for name, t in tensors.items()}
+    writers = {
+        "pt": lambda: torch_bytes(tensors), "pth": lambda: torch_bytes(tensors),
+        "npy": lambda: npy_bytes(next(iter(arrays.values()))), "npz": lambda: npz_bytes(True, **arrays),
+        "safetensors": lambda: safetensors_bytes(tensors),
+        "csv": lambda: csv_bytes(next(iter(arrays.values())).astype(np.float64)),
+    }
+    return writers[ext]()  # a KeyError here is a listed type nobody can write
+
+
+@pytest.mark.parametrize("ext", INPUT_TYPES)
+def test_every_input_type_the_uploader_offers_loads(ext, sample):
+    """Reference: the tensor the test wrote in that format (exact); the name's extension is the format read."""
+    x = sample[0].double() if ext == "csv" else sample[0]  # (6, 8): CSV holds 2-D tables of float64
+    tensors, notes = loaded(_file_of_type(ext, {"x": x}), f"acts.{ext}")
+    assert same(next(iter(tensors.values())), x)
+    assert not any("by its content" in note for note in notes), notes
+
+
+@pytest.mark.parametrize("ext", WEIGHT_TYPES)
+def test_every_weight_type_the_uploader_offers_gives_a_block(ext):
+    """Reference: GPT-2 names in the file; gelu_core.weights builds the block with the file's own weights (exact)."""
+    from gelu_core.weights import load_block
+
+    generator = torch.Generator().manual_seed(2)
+    sd = {"h.0.mlp.c_fc.weight": torch.randn(4, 16, generator=generator), "h.0.mlp.c_fc.bias": torch.zeros(16),
+          "h.0.mlp.c_proj.weight": torch.randn(16, 4, generator=generator), "h.0.mlp.c_proj.bias": torch.ones(4)}
+    tensors, notes = loaded(_file_of_type(ext, sd), f"w.{ext}")
+    assert not any("by its content" in note for note in notes), notes
+    block = load_block(tensors).block
+    assert torch.equal(block.c_fc.weight.detach(), sd["h.0.mlp.c_fc.weight"].T)
+    assert torch.equal(block.c_proj.bias.detach(), sd["h.0.mlp.c_proj.bias"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -757,7 +799,7 @@ def test_the_public_entry_point_turns_surprises_into_refusals(monkeypatch):
     def boom(*args, **kwargs):
         raise KeyError("<internal detail>")
 
-    monkeypatch.setattr(tensor_io, "_read_npy", boom)
+    monkeypatch.setattr(numpy_files, "read_npy", boom)
     with pytest.raises(TensorFileError) as caught:
         load_tensors(npy_bytes(np.ones(2, np.float32)), "x.npy")
     assert_safe_message(str(caught.value))
@@ -775,7 +817,7 @@ NAMES = st.sampled_from(["x.pt", "x.pth", "x.npy", "x.npz", "x.safetensors", "x.
 def _tensors_or_refusal(data: bytes, filename: str) -> None:
     started = time.process_time()
     try:
-        tensors, notes = tensor_io._load(data, filename)
+        tensors, notes = loader._load(data, filename)
     except TensorFileError as error:
         assert_safe_message(str(error))
     else:
@@ -861,9 +903,8 @@ def test_fuzz_safetensors_header_fields(entries, payload):
 
 def test_loads_take_turns(monkeypatch):
     """Reference: a counter of loads under way at once, from four threads; the loader lets in one at a time."""
-    from gelu_core import tensor_io
     from tests.conftest import most_at_once
 
     buf = io.BytesIO()
     np.save(buf, np.ones((2, 3), dtype=np.float32))
-    assert most_at_once(monkeypatch, tensor_io, "_load", lambda: tensor_io.load_tensors(buf.getvalue(), "x.npy")) == 1
+    assert most_at_once(monkeypatch, loader, "_load", lambda: load_tensors(buf.getvalue(), "x.npy")) == 1

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from gelu_core.tensor_io import INPUT_TYPES, WEIGHT_TYPES  # noqa: F401  the uploaders' types: tensor_io owns them
 from ui.theme import NEUTRAL, base_layout, color, quick_figure
 
 # registry name -> short label; the selectbox shows it and the URL holds it (?ffn_act=GELU+exact)
@@ -32,8 +33,6 @@ ACT_LABELS: dict[str, str] = {
 WEIGHT_SOURCES = ("Seeded", "File")  # the URL holds these words: ?ffn_weights=File
 INPUT_SOURCES = ("Demo", "Upload")
 DEMO_SHAPES: dict[str, tuple[int, int]] = {"2x3": (2, 3), "1x16": (1, 16), "8x1024": (8, 1024)}  # batch, tokens
-INPUT_TYPES = ("pt", "pth", "npy", "npz", "safetensors", "csv")
-WEIGHT_TYPES = ("pt", "pth", "safetensors", "npz")
 
 # every widget a teacher sets, by key (= URL parameter), with its default (left out of the URL)
 DEFAULTS = {

@@ -21,9 +21,13 @@ def seeded_block(d_model: int, seed: int):
 
 
 @st.cache_resource(max_entries=4, ttl=3600, show_spinner=False)
-def file_tensors(digest: str, filename: str, _data: bytes):
-    """The tensors of an uploaded file (load_tensors refuses anything unsafe), by content hash."""
-    return tensor_io.load_tensors_with_notes(_data, filename)
+def file_tensors(digest: str, filename: str, _data: bytes, uploader: str = "input"):
+    """The tensors of an uploaded file (load_tensors refuses anything unsafe), by content hash and uploader.
+
+    Weights: a block wider than the lab runs is refused from the declared shapes, before the data is read.
+    """
+    check = gelu_core.check_block_shapes if uploader == "weights" else None
+    return tensor_io.load_tensors_with_notes(_data, filename, check=check)
 
 
 @st.cache_resource(max_entries=4, ttl=3600, show_spinner=False)
@@ -91,7 +95,7 @@ with block_col:
         else:
             digest, name, data = uploaded(weights_file)
             try:
-                tensors, _ = file_tensors(digest, name, data)
+                tensors, _ = file_tensors(digest, name, data, "weights")
                 found = gelu_core.find_blocks(tensors)
                 if not found:
                     gelu_core.load_block(tensors)  # raises the message that lists the names it knows
@@ -126,8 +130,13 @@ with input_col:
         if block is not None:
             batch, tokens = view.DEMO_SHAPES[demo]
             seed_for_demo = block_key[2] if block_key[0] == "seeded" else 0
-            x = gelu_core.demo_input(block.d_model, seed_for_demo, batch, tokens)
-            input_key = ("demo", block.d_model, seed_for_demo, batch, tokens)
+            try:  # the whole run's size, before the input is drawn
+                gelu_core.check_run_size(batch, tokens, block.d_model, block.hidden)
+            except gelu_core.LabInputError as err:
+                st.error(str(err))
+            else:
+                x = gelu_core.demo_input(block.d_model, seed_for_demo, batch, tokens)
+                input_key = ("demo", block.d_model, seed_for_demo, batch, tokens)
     else:
         tensor_file = st.file_uploader(
             "Activations: one token (d_model), a sequence (tokens, d_model) or a batch (batch, tokens, d_model)",
@@ -159,7 +168,7 @@ if block is None or x is None:
     st.stop()
 
 try:
-    tokens_in = gelu_core.as_tokens(x, block.d_model)
+    tokens_in = gelu_core.as_tokens(x, block.d_model, block.hidden)
 except gelu_core.WidthMismatch as err:
     if source == "Seeded" and err.width <= MAX_D_MODEL:
         st.warning(f"{err} Set d_model to {err.width:,} to run it through a block of that width.")

@@ -104,7 +104,7 @@ def test_the_variable_reaches_the_loader_and_the_lab():
     script = (
         "import io, numpy as np\n"
         "from gelu_core import lab, tensor_io\n"
-        "print(tensor_io.MAX_LOADED_BYTES, tensor_io.MAX_ELEMENTS, lab.MAX_HIDDEN_ELEMENTS)\n"
+        "print(tensor_io.MAX_LOADED_BYTES, tensor_io.MAX_ELEMENTS, lab.MAX_HIDDEN_ELEMENTS, lab.MAX_INPUT_ELEMENTS)\n"
         "buffer = io.BytesIO(); np.save(buffer, np.zeros(9 * 2**20, np.float32))\n"
         "try:\n    tensor_io.load_tensors(buffer.getvalue(), 'x.npy')\n"
         "except tensor_io.TensorFileError as error:\n    print(error)\n"
@@ -115,6 +115,7 @@ def test_the_variable_reaches_the_loader_and_the_lab():
     assert done.returncode == 0, done.stderr
     numbers, message = done.stdout.splitlines()
     s = shares(384 * MIB)
-    assert numbers.split() == [str(s[k]) for k in ("loaded_bytes", "loaded_elements", "hidden_elements")]
+    assert numbers.split() == [str(s[k]) for k in ("loaded_bytes", "loaded_elements", "hidden_elements",
+                                                    "input_elements")]
     assert s["loaded_bytes"] == 32 * MIB
     assert "the limit is 8,388,608 in one file" in message

@@ -40,6 +40,8 @@ from gelu_core.tensor_io import (
     loader,
     numpy_files,
 )
+from gelu_core.weights import WeightsError, check_block_shapes
+from harness.hostile_files import hostile_files
 from harness.memory import PeakGrowth
 from harness.tensor_corpus import (
     call_pickle,
@@ -58,6 +60,7 @@ from harness.tensor_corpus import (
     safetensors_with_header,
     torch_bytes,
     torch_members,
+    zeros_crc,
     zeros_deflated,
     zip_bytes,
 )
@@ -73,18 +76,23 @@ MESSAGE_CHARS = 200
 # ---------------------------------------------------------------------------------------------
 
 
-def refused(data: bytes, filename: str = "file.bin", *, peak: int = PEAK_BYTES, trace: bool = True) -> str:
+def refused(data: bytes, filename: str = "file.bin", *, peak: int = PEAK_BYTES, trace: bool = True,
+            check=None) -> str:
     """The message of the TensorFileError that loading raises; checks time, memory and the message.
 
     Memory: the resident high-water mark (Linux; sees torch's allocations too) and,
     unless trace=False (tracemalloc slows pure-Python unpickling threefold), tracemalloc.
+    With a ``check`` (the weights uploader's), the public entry point, whose refusals may be WeightsError.
     """
     if trace:
         tracemalloc.start()
     started, cpu_started = time.perf_counter(), time.process_time()
     try:
-        with PeakGrowth() as grown, pytest.raises(TensorFileError) as caught:
-            loader._load(data, filename)  # without the last-resort net: a bug would show here
+        with PeakGrowth() as grown, pytest.raises((TensorFileError, WeightsError)) as caught:
+            if check is None:
+                loader._load(data, filename)  # without the last-resort net: a bug would show here
+            else:
+                load_tensors_with_notes(data, filename, check=check)
     finally:
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         _, traced_peak = tracemalloc.get_traced_memory()
@@ -804,6 +812,71 @@ def test_the_public_entry_point_turns_surprises_into_refusals(monkeypatch):
         load_tensors(npy_bytes(np.ones(2, np.float32)), "x.npy")
     assert_safe_message(str(caught.value))
     assert "internal" not in str(caught.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# The hostile corpus (harness.hostile_files), as the lab's two uploaders see it
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [case.name for case in hostile_files(large=False)])
+def test_hostile_corpus_is_refused_by_its_uploader(name, tmp_path):
+    """Each file's refusal names what it should, within 32 MiB of resident growth, and no pickle ran code."""
+    marker = tmp_path / "ran"
+    case = next(case for case in hostile_files(marker=marker, large=False) if case.name == name)
+    offered = WEIGHT_TYPES if case.uploader == "weights" else INPUT_TYPES
+    assert case.filename.rsplit(".", 1)[1] in offered
+    check = check_block_shapes if case.uploader == "weights" else None
+    message = refused(case.data, case.filename, peak=32 * 2**20, trace=False, check=check)
+    assert case.words in message, message
+    assert not marker.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# A caller's check: it sees every declared shape before any data is read
+# ---------------------------------------------------------------------------------------------
+
+
+class _Stop(Exception):
+    """What the test's check raises: it must come out of load_tensors_with_notes unchanged."""
+
+
+@pytest.mark.parametrize("ext", ["pt", "npz", "npz-stored", "safetensors", "npy", "csv"])
+def test_check_sees_the_names_and_shapes_that_would_come_back(ext, sample):
+    tensors = {"h.0.mlp.c_fc.weight": sample[0], "odd name": sample[1, :2], "empty": torch.zeros(0, 3)}
+    if ext in ("npy", "csv"):
+        tensors = {"tensor": sample[0].double() if ext == "csv" else sample[0]}
+    data = (npz_bytes(False, **{k: v.numpy() for k, v in tensors.items()}) if ext == "npz-stored"
+            else _file_of_type(ext, tensors))
+    seen = {}
+
+    def check(shapes):
+        seen.update(shapes)
+        raise _Stop
+
+    with pytest.raises(_Stop):
+        load_tensors_with_notes(data, f"x.{ext.split('-')[0]}", check=check)
+    want = {"h.0.mlp.c_fc.weight": (6, 8), "odd_name": (2, 8)} if len(tensors) > 1 else {"tensor": (6, 8)}
+    assert seen == want
+
+
+def test_check_runs_before_a_compressed_member_is_inflated():
+    """A .npz whose one member inflates to 64 MiB: refused by the check with under 8 MiB of resident growth;
+    the same file without the check loads (the reference: it really holds 64 MiB)."""
+    header = npy_with_header(npy_header_text("<f4", (2**24,)))
+    member = {"name": "big.npy", "method": 8, "compressed": deflate_prefixed(header, zeros_deflated(2**26)),
+              "size": len(header) + 2**26, "crc": zeros_crc(header, 2**26)}
+    data = zip_bytes([member])
+
+    def check(shapes):
+        raise _Stop(shapes)
+
+    with PeakGrowth() as grown, pytest.raises(_Stop) as stopped:
+        load_tensors_with_notes(data, "x.npz", check=check)
+    assert stopped.value.args[0] == {"big": (2**24,)}
+    assert grown.bytes is None or grown.bytes < 8 * 2**20, grown.bytes
+    tensors, _ = load_tensors_with_notes(data, "x.npz")
+    assert tensors["big"].shape == (2**24,) and not tensors["big"].any()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -42,6 +42,9 @@ How it stays safe on the open internet:
   (MAX_ELEMENTS, MAX_LOADED_BYTES, from the process's memory budget in
   gelu_core.budget) charged for every tensor before any is read: a zero-stride
   view that claims a billion rows on 4 bytes of storage is refused before it is copied.
+- A caller's ``check`` (``load_tensors_with_notes(..., check=...)``) sees every
+  declared shape before any data is read: the lab's weights uploader refuses
+  a block wider than the lab runs before a compressed member is inflated.
 - Compressed .npz members are inflated in a stream that stops at the size the
   zip declared (and that size was capped first); compressed members in a
   ``.pt`` are refused (torch.save never writes them).

@@ -2,13 +2,15 @@
 
 A load runs in two steps.  First the file's reader checks the format and
 charges every tensor's size (from headers, a zip directory, a pickle already
-scanned) before anything large is allocated or inflated.  Only then is each
-tensor read, widened and copied into memory of its own.
+scanned) before anything large is allocated or inflated; an optional ``check``
+then sees every tensor's name and declared shape and may refuse too.  Only then
+is each tensor read, widened and copied into memory of its own.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import torch
 
@@ -20,7 +22,13 @@ from gelu_core.tensor_io.limits import MAX_BYTES, MAX_NAME, Entry, Tally, Tensor
 _INT_NOTE = "Integer data ({}) was converted to float32, which is exact up to ±16,777,216."
 _HALF_NOTE = "{} values were widened to float32 (exactly)."
 
+Check = Callable[[dict[str, tuple[int, ...]]], None]
+
 _ONE_LOAD_AT_A_TIME = threading.Lock()
+
+
+class _CheckRefused(Exception):
+    """Carries what the caller's check raised past the last-resort net, unchanged."""
 
 
 def load_tensors(data: bytes, filename: str) -> dict[str, torch.Tensor]:
@@ -34,22 +42,29 @@ def load_tensors(data: bytes, filename: str) -> dict[str, torch.Tensor]:
     return load_tensors_with_notes(data, filename)[0]
 
 
-def load_tensors_with_notes(data: bytes, filename: str) -> tuple[dict[str, torch.Tensor], list[str]]:
+def load_tensors_with_notes(data: bytes, filename: str, check: Check | None = None,
+                            ) -> tuple[dict[str, torch.Tensor], list[str]]:
     """``load_tensors`` plus notes for the reader (conversions made, names cleaned), in plain words.
+
+    ``check``, if given, is called once with ``{name: shape}`` of every non-empty tensor, under the names they
+    will come back with, after every size has been charged and before any tensor's data is read or inflated;
+    whatever it raises (e.g. ``gelu_core.weights.check_block_shapes``'s WeightsError) comes out unchanged.
 
     One load at a time per process: each may hold up to MAX_LOADED_BYTES while it works, and a class
     uploading together should hold that once, not once per student.
     """
     try:
         with _ONE_LOAD_AT_A_TIME:
-            return _load(data, filename)
+            return _load(data, filename, check)
     except TensorFileError:
         raise
+    except _CheckRefused as refused:
+        raise refused.args[0] from None
     except Exception:  # a bug or a case not foreseen: still a refusal, never a traceback
         raise TensorFileError(f"This {ext_label(filename)}file could not be read.") from None
 
 
-def _load(data: bytes, filename: str) -> tuple[dict[str, torch.Tensor], list[str]]:
+def _load(data: bytes, filename: str, check: Check | None = None) -> tuple[dict[str, torch.Tensor], list[str]]:
     """load_tensors_with_notes without the last-resort net (tests fuzz this one)."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
@@ -88,7 +103,7 @@ def _load(data: bytes, filename: str) -> tuple[dict[str, torch.Tensor], list[str
         raise TensorFileError(f"This {label}file is not {KIND_LABEL[expected]}: it does not start like one.")
     else:
         raise TensorFileError(REFUSAL[kind].format(label=label))
-    return _finish(entries, label, notes)
+    return _finish(entries, label, notes, check)
 
 
 def _names(entries: list[Entry]) -> list[str | None]:
@@ -108,8 +123,8 @@ def _names(entries: list[Entry]) -> list[str | None]:
     return names
 
 
-def _finish(entries: list[Entry], label: str, notes: list[str]) -> tuple[dict, list[str]]:
-    """Read each tensor into memory of its own, every size already charged.
+def _finish(entries: list[Entry], label: str, notes: list[str], check: Check | None) -> tuple[dict, list[str]]:
+    """Let the caller's check see the declared shapes, then read each tensor into memory of its own.
 
     The readers return numpy arrays already widened and copied, and torch tensors as torch.load made
     them (maybe views of shared storages, already charged): those are copied here.
@@ -117,6 +132,11 @@ def _finish(entries: list[Entry], label: str, notes: list[str]) -> tuple[dict, l
     names = _names(entries)
     if not any(names):
         raise TensorFileError(f"This {label}file holds no values (every tensor in it is empty).")
+    if check is not None:
+        try:
+            check({name: tuple(entry.shape) for name, entry in zip(names, entries, strict=True) if name})
+        except Exception as refusal:
+            raise _CheckRefused(refusal) from None
     out: dict[str, torch.Tensor] = {}
     seen: set[int] = set()
     sources: set[str] = set()

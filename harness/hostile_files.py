@@ -70,6 +70,11 @@ def deep_hidden_npz() -> bytes:
     return _deflated_npz({"c_fc.weight": ("<f4", (hidden, 1)), "c_proj.weight": ("<f4", (1, hidden))})
 
 
+def long_second_row_csv() -> bytes:
+    """43.6 MB of CSV: a first row of one value, then one row of 15,000,000 values."""
+    return b"1\n" + b"10," * 13_600_000 + b"1," * 1_399_999 + b"1\n"
+
+
 def csv_over_the_cells() -> bytes:
     """2,049 rows of 1,024 zeros: one row more than MAX_CSV_CELLS (2,097,152) allows."""
     return (b",".join([b"0"] * 1024) + b"\n") * (2**21 // 1024 + 1)
@@ -123,6 +128,9 @@ def hostile_files(marker: str | Path = DEFAULT_MARKER, large: bool = True) -> li
                     wide_block_npz),
         HostileFile("npz block with a 2^24 hidden layer (130 kB)", "block.npz", "weights",
                     "hidden layer of 16,777,216", deep_hidden_npz),
+        HostileFile("csv of 43.6 MB, second row 15 M values", "table.csv", "input",
+                    "has 15,000,000 values, not 1 like the first row",
+                    long_second_row_csv, large=True),
     ]
     evil = ("OpenMarker-torch-zip", "SystemMarker-torch-zip", "ExecMarker-torch-zip", "SystemMarker-torch-legacy",
             "OpenMarker-raw-p2", "ExecMarker-npy-object", "SystemMarker-npz-object")

@@ -30,6 +30,8 @@ from gelu_core.tensor_io import (
     INPUT_TYPES,
     MAX_BYTES,
     MAX_CSV_CELLS,
+    MAX_CSV_COLUMNS,
+    MAX_CSV_LINE_BYTES,
     MAX_ELEMENTS,
     MAX_LOADED_BYTES,
     MAX_TENSORS,
@@ -717,6 +719,49 @@ def test_csv_over_the_cell_cap():
     text = (",".join(["0"] * columns) + "\n") * rows
     assert f"the limit is {MAX_CSV_CELLS:,} numbers" in refused(text.encode(), "big.csv")
     assert "the limit is" in refused(b"0\r" * (MAX_CSV_CELLS + 1), "cr.csv")
+
+
+def test_csv_with_a_long_second_row_is_refused_from_its_bytes():
+    """43.6 MB, a first row of one value and a second of 15 M (before: 37 s and 1.3 GB on the way to a refusal):
+    refused from the bytes, growing resident memory by less than 16 MiB (the file itself is held before)."""
+    case = next(case for case in hostile_files() if case.name.startswith("csv of 43.6 MB"))
+    message = refused(case.data, case.filename, peak=16 * 2**20, trace=False)
+    assert message == "Line 2 of this .csv file has 15,000,000 values, not 1 like the first row."
+
+
+LONG_ROWS = {  # id: (file, refusal)
+    "1.9 M values on line 3, under the cell cap": (
+        b"# two short rows, then a long one\n1,2\n" + b"3," * 1_899_999 + b"3\n",
+        "Line 3 of this .csv file has 1,900,000 values, not 2 like the first row."),
+    "BOM, comment, blank line, CR endings": (
+        b"\xef\xbb\xbf#,,,\r\n\r\n 1;2\r" + b"1;" * 2_100_000 + b"1\r",
+        "Line 4 of this .csv file has 2,100,001 values, not 2 like the first row."),
+    "CR LF, the long line last and unended": (
+        b"1;2\r\n3;4\r\n" + b"5;" * 99_999 + b"5",
+        "Line 3 of this .csv file has 100,000 values, not 2 like the first row."),
+    "after a header": (
+        b"a,b\n" + b"0," * 69_999 + b"0\n", "Line 2 of this .csv file has 70,000 values, not 2 like the first row."),
+    "first row too wide": (
+        b"0," * 69_999 + b"0\n",
+        f"The first row of this .csv file has 70,000 values; the limit is {MAX_CSV_COLUMNS:,} a row."),
+    "one value of 4 MB (the first row has no tab, so tabs are not delimiters)": (
+        b"1\n" + b"1\t" * 2_097_152 + b"1\n",
+        f"Line 2 of this .csv file is 4,194,305 bytes long; the limit is {MAX_CSV_LINE_BYTES:,} a line."),
+}
+
+
+@pytest.mark.parametrize("key", LONG_ROWS)
+def test_csv_rows_longer_than_allowed_are_counted_never_split(key):
+    """A row with more values than the first, a first row over MAX_CSV_COLUMNS, a line over MAX_CSV_LINE_BYTES:
+    found in the bytes and named.  Splitting a 1.9 M-value row into strings would take ~100 MiB and numpy's
+    parser ~60 MiB: bound 16 MiB."""
+    text, message = LONG_ROWS[key]
+    assert refused(text, "t.csv", peak=16 * 2**20, trace=False) == message
+
+
+def test_csv_comments_after_values_may_hold_delimiters():
+    tensors, _ = loaded(b"1,2\n3,4 # a note, with commas, several\n# 5,6,7,8\n", "t.csv")
+    assert same(tensors["tensor"], torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64))
 
 
 def test_csv_at_the_cap_with_a_bad_last_cell_is_refused_in_time():

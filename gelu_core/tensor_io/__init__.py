@@ -38,7 +38,7 @@ How it stays safe on the open internet:
 - Every size a file declares is checked before anything is read or allocated:
   the zip directory (members, declared sizes, compression), .npy and
   safetensors headers (shape × itemsize must equal the bytes present), CSV
-  line counts, and a tally of values and bytes for the whole file
+  line, delimiter and row-width counts, and a tally of values and bytes for the whole file
   (MAX_ELEMENTS, MAX_LOADED_BYTES, from the process's memory budget in
   gelu_core.budget) charged for every tensor before any is read: a zero-stride
   view that claims a billion rows on 4 bytes of storage is refused before it is copied.
@@ -57,6 +57,8 @@ from gelu_core.tensor_io.formats import INPUT_TYPES, WEIGHT_TYPES
 from gelu_core.tensor_io.limits import (
     MAX_BYTES,
     MAX_CSV_CELLS,
+    MAX_CSV_COLUMNS,
+    MAX_CSV_LINE_BYTES,
     MAX_DEPTH,
     MAX_ELEMENTS,
     MAX_HEADER_BYTES,
@@ -84,8 +86,8 @@ def __getattr__(name):
 
 
 __all__ = [
-    "INPUT_TYPES", "MAX_BYTES", "MAX_CSV_CELLS", "MAX_DEPTH", "MAX_ELEMENTS", "MAX_HEADER_BYTES", "MAX_LOADED_BYTES",
-    "MAX_NAME", "MAX_NDIM", "MAX_NPY_HEADER_BYTES", "MAX_PICKLE_BYTES", "MAX_PICKLE_CALLS", "MAX_TENSORS",
-    "MAX_ZIP_DIRECTORY", "MAX_ZIP_MEMBERS", "TensorFileError", "WEIGHT_TYPES", "load_tensors",
-    "load_tensors_with_notes",
+    "INPUT_TYPES", "MAX_BYTES", "MAX_CSV_CELLS", "MAX_CSV_COLUMNS", "MAX_CSV_LINE_BYTES", "MAX_DEPTH", "MAX_ELEMENTS",
+    "MAX_HEADER_BYTES", "MAX_LOADED_BYTES", "MAX_NAME", "MAX_NDIM", "MAX_NPY_HEADER_BYTES", "MAX_PICKLE_BYTES",
+    "MAX_PICKLE_CALLS", "MAX_TENSORS", "MAX_ZIP_DIRECTORY", "MAX_ZIP_MEMBERS", "TensorFileError", "WEIGHT_TYPES",
+    "load_tensors", "load_tensors_with_notes",
 ]

@@ -43,6 +43,7 @@ _LAZY = {
     "LabInputError": "gelu_core.lab",
     "WidthMismatch": "gelu_core.lab",
     "as_tokens": "gelu_core.lab",
+    "check_run_size": "gelu_core.lab",
     "demo_input": "gelu_core.lab",
     "run_lab": "gelu_core.lab",
     "token_profile": "gelu_core.lab",
@@ -51,6 +52,7 @@ _LAZY = {
     "WeightsError": "gelu_core.weights",
     "find_blocks": "gelu_core.weights",
     "load_block": "gelu_core.weights",
+    "check_block_shapes": "gelu_core.weights",
     "framework_gelu": "gelu_core.frameworks",  # torch.nn.functional.gelu in float32/bfloat16/float16 vs float64
     "zero_band": "gelu_core.frameworks",
     "underflow_below": "gelu_core.frameworks",

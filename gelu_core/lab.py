@@ -17,10 +17,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from gelu_core import budget
 from gelu_core.activations import get_activation
 from gelu_core.ffn import FeedForward, activation_module, parameter_count
 
-MAX_HIDDEN_ELEMENTS = 8 * 1024 * 3072  # (8, 1024, 3072): GPT-2 small's hidden layer for 8 full contexts
+MAX_D_MODEL, MAX_HIDDEN = budget.MAX_D_MODEL, budget.MAX_HIDDEN  # GPT-2 XL's block: the widest the lab runs
+# Values of one run, from the process's memory budget (gelu_core.budget; GELU_MEMORY_BUDGET_MB changes them):
+# hidden activations budget / 16, (8, 1024, 3072) float32s at the default, GPT-2 small's hidden layer for 8 full
+# contexts; the input a quarter of that, (8, 1024, 768).  A run's peak is about three times its hidden layer.
+MAX_HIDDEN_ELEMENTS = budget.HIDDEN_ELEMENTS
+MAX_INPUT_ELEMENTS = budget.INPUT_ELEMENTS
 HIST_BINS = 60  # bars per histogram: enough to see the shape, light to send
 MAX_POINTS = 2048  # most points per token-norm line sent to the browser
 _CHUNK = 1 << 22  # histc counts in float32: exact below 2**24 per call
@@ -71,17 +77,62 @@ def use_cpu_threads(threads: int | None = None) -> int:
     return torch.get_num_threads()
 
 
+def check_run_size(batch: int, tokens: int, d_model: int, hidden: int | None = None) -> None:
+    """Refuse (LabInputError, naming the limit) a run too large for the lab, before anything is drawn or run.
+
+    The block: d_model up to MAX_D_MODEL, hidden up to MAX_HIDDEN.  The run: batch x tokens x hidden hidden
+    values up to MAX_HIDDEN_ELEMENTS, and batch x tokens x d_model input values up to MAX_INPUT_ELEMENTS.
+    ``hidden`` None checks the input alone (what demo_input knows).
+
+    >>> check_run_size(8, 1024, 768, 3072)  # GPT-2 small, eight full contexts: fits
+    >>> check_run_size(8, 1024, 131072, 1)
+    Traceback (most recent call last):
+    ...
+    gelu_core.lab.LabInputError: This block has d_model = 131,072; the lab runs blocks up to d_model = 1,600 (GPT-2 XL).
+    """
+    if d_model > MAX_D_MODEL:
+        raise LabInputError(
+            f"This block has d_model = {d_model:,}; the lab runs blocks up to d_model = {MAX_D_MODEL:,} (GPT-2 XL)."
+        )
+    count = batch * tokens
+    if hidden is not None:
+        if hidden > MAX_HIDDEN:
+            raise LabInputError(
+                f"This block's hidden layer has {hidden:,} units; the lab runs hidden layers up to {MAX_HIDDEN:,} "
+                "(GPT-2 XL)."
+            )
+        if count * hidden > MAX_HIDDEN_ELEMENTS:
+            most = MAX_HIDDEN_ELEMENTS // hidden
+            width = f"d_model = {d_model:,}" + ("" if hidden == 4 * d_model else f", hidden = {hidden:,}")
+            raise LabInputError(
+                f"This input has {count:,} tokens; the lab runs at most {most:,} tokens at {width} "
+                f"(about {MAX_HIDDEN_ELEMENTS * 4 // 2**20} MB of hidden activations)."
+            )
+    if count * d_model > MAX_INPUT_ELEMENTS:
+        raise LabInputError(
+            f"This input has {count:,} tokens; the lab runs at most {MAX_INPUT_ELEMENTS // d_model:,} tokens "
+            f"at d_model = {d_model:,} ({MAX_INPUT_ELEMENTS:,} input values)."
+        )
+
+
 def demo_input(d_model: int, seed: int, batch: int = 2, tokens: int = 3) -> torch.Tensor:
     """A seeded (batch, tokens, d_model) standard-normal tensor: what LayerNorm hands GPT-2's MLP, roughly.
 
     Drawn from its own generator seeded with ``seed + 1`` so it never repeats the weights' stream.
+    Refuses (LabInputError) a shape over the lab's input cap before drawing it; a page checks the whole
+    run first with ``check_run_size(batch, tokens, block.d_model, block.hidden)``.
     """
+    check_run_size(batch, tokens, d_model)
     generator = torch.Generator(device="cpu").manual_seed(int(seed) + 1)
     return torch.randn((batch, tokens, d_model), generator=generator, dtype=torch.float32)
 
 
-def as_tokens(x: torch.Tensor, d_model: int) -> torch.Tensor:
-    """(d,), (tokens, d) or (batch, tokens, d) -> (batch, tokens, d) float32, or LabInputError saying why not."""
+def as_tokens(x: torch.Tensor, d_model: int, hidden: int | None = None) -> torch.Tensor:
+    """(d,), (tokens, d) or (batch, tokens, d) -> (batch, tokens, d) float32, or LabInputError saying why not.
+
+    ``hidden`` is the block's hidden width (4 x d_model, GPT-2's, if None): the run's size is checked
+    against it (check_run_size) before the input is copied.
+    """
     if not isinstance(x, torch.Tensor):
         raise LabInputError("The lab needs a tensor of numbers.")
     if not (x.is_floating_point() or x.dtype in _INTEGER_DTYPES):
@@ -100,13 +151,7 @@ def as_tokens(x: torch.Tensor, d_model: int) -> torch.Tensor:
     if x.shape[-1] != d_model:
         raise WidthMismatch(int(x.shape[-1]), d_model)
     x = x.reshape((1,) * (3 - x.dim()) + tuple(x.shape))  # (batch, tokens, d)
-    hidden_elements = x.shape[0] * x.shape[1] * 4 * d_model
-    if hidden_elements > MAX_HIDDEN_ELEMENTS:
-        most = MAX_HIDDEN_ELEMENTS // (4 * d_model)
-        raise LabInputError(
-            f"This input has {x.shape[0] * x.shape[1]:,} tokens; the lab runs at most {most:,} tokens "
-            f"at d_model = {d_model:,} (about {MAX_HIDDEN_ELEMENTS * 4 // 2**20} MB of hidden activations)."
-        )
+    check_run_size(x.shape[0], x.shape[1], d_model, 4 * d_model if hidden is None else hidden)
     x32 = x.to(torch.float32).contiguous()  # the block runs in float32, as GPT-2 does
     if not bool(torch.isfinite(x32).all()):
         raise LabInputError("Some values are beyond float32's range (about ±3.4e38), where the block runs.")
@@ -131,7 +176,10 @@ def nonfinite_report(x: torch.Tensor) -> str | None:
     bad_tokens = (~torch.isfinite(tokens)).any(dim=-1)
     first = int(bad_tokens.nonzero()[0, 0])
     index = [int(i) for i in np.unravel_index(first, tuple(x.shape[:-1]))] if x.dim() > 1 else []
-    where = {0: "the only token", 1: f"token {index[0]}"}.get(len(index), f"batch {index[0]}, token {index[-1]}")
+    if not index:  # one token (d,)
+        where = "the only token"
+    else:
+        where = f"token {index[0]}" if len(index) == 1 else f"batch {index[0]}, token {index[-1]}"
     return (
         f"The input holds {', '.join(parts)} ({int(bad_tokens.sum()):,} of {bad_tokens.numel():,} tokens affected; "
         f"first: {where}). The block mixes every feature of a token into each hidden value, so one of these "
@@ -286,6 +334,7 @@ def run_lab(
 def _run_lab(block: FeedForward, x: torch.Tensor, activation: str, compare: str, bins: int) -> LabResult:
     if x.dim() != 3 or x.shape[-1] != block.d_model:
         raise LabInputError(f"run_lab wants (batch, tokens, {block.d_model}); got {tuple(x.shape)}.")
+    check_run_size(x.shape[0], x.shape[1], block.d_model, block.hidden)  # before any activation is allocated
     x = x.to(block.c_fc.weight.dtype)
     with torch.inference_mode():
         h = block.hidden_pre(x)  # (B, T, d) -> (B, T, hidden)

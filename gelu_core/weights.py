@@ -13,6 +13,11 @@ Hugging Face's ``mlp.c_fc.weight`` is (768, 3072).  The two are told apart by
 shape: a bias, when present, has the layer's output size; without biases the
 hidden layer is taken to be the wider one (every GPT-style MLP expands).  Square
 weights without biases are read as nn.Linear, and say so.
+
+Size: a block wider than the lab runs (d_model over 1,600 or a hidden layer
+over 6,400, GPT-2 XL's) is refused from the tensors' shapes before it is built;
+``check_block_shapes`` does the same from a file's declared shapes, as the ``check``
+of ``tensor_io.load_tensors_with_notes``, before the file's data is read.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 import torch
 
 from gelu_core.ffn import FeedForward
+from gelu_core.lab import MAX_D_MODEL, MAX_HIDDEN
 
 NAME_PAIRS: tuple[tuple[str, str], ...] = (
     ("c_fc", "c_proj"),
@@ -88,18 +94,69 @@ def find_blocks(tensors: dict[str, torch.Tensor]) -> list[Candidate]:
     return found
 
 
-def _layout(w1: torch.Tensor, b1: torch.Tensor | None, name: str) -> tuple[str, str | None]:
-    """LINEAR or CONV1D for a first-layer weight (and its bias), plus a note when it is a guess."""
-    rows, cols = w1.shape
+def _no_block_found() -> WeightsError:
+    pairs = ", ".join(f"{a}/{b}" for a, b in NAME_PAIRS)
+    return WeightsError(
+        f"No feed-forward weights found. Expected two layers named like mlp.c_fc.weight and "
+        f"mlp.c_proj.weight (recognised pairs: {pairs})."
+    )
+
+
+def _layout(w1: tuple[int, ...], b1: tuple[int, ...] | None, name: str) -> tuple[str, str | None]:
+    """LINEAR or CONV1D for a first-layer weight's shape (and its bias's), plus a note when it is a guess."""
+    rows, cols = w1
     if b1 is not None and rows != cols:
-        if b1.shape[0] == rows:
+        if b1[0] == rows:
             return LINEAR, None
-        if b1.shape[0] == cols:
+        if b1[0] == cols:
             return CONV1D, None
-        raise WeightsError(f"{name}.bias has {b1.shape[0]:,} values; {name}.weight is {rows:,} x {cols:,}.")
+        raise WeightsError(f"{name}.bias has {b1[0]:,} values; {name}.weight is {rows:,} x {cols:,}.")
     if rows != cols:  # no bias to tell: the hidden layer is the wider side
         return (LINEAR if rows > cols else CONV1D), "no biases: the wider side was taken as the hidden layer"
     return LINEAR, "square weights: read as nn.Linear (out, in); a Conv1D file would need transposing"
+
+
+def _check_width(d_model: int, hidden: int, label: str) -> None:
+    """Refuse a block wider than the lab runs, naming the limit."""
+    if d_model > MAX_D_MODEL:
+        raise WeightsError(f"The block {label} has d_model = {d_model:,}; the lab runs blocks up to "
+                           f"d_model = {MAX_D_MODEL:,} (GPT-2 XL).")
+    if hidden > MAX_HIDDEN:
+        raise WeightsError(f"The block {label} has a hidden layer of {hidden:,}; the lab runs hidden layers "
+                           f"up to {MAX_HIDDEN:,} (GPT-2 XL).")
+
+
+def check_block_shapes(shapes: dict[str, tuple[int, ...]]) -> None:
+    """Refuse, from declared shapes alone, a file with no block the lab could run: none found, or all too wide.
+
+    For ``tensor_io.load_tensors_with_notes(data, name, check=check_block_shapes)``: it runs before the file's data
+    is read, so a compressed file that declares a 2**24-wide layer is refused without being inflated.  Shapes
+    that would not make a block at all are left to load_block, which says what is wrong.
+
+    >>> check_block_shapes({"mlp.c_fc.weight": (768, 3072), "mlp.c_proj.weight": (3072, 768)})
+    >>> check_block_shapes({"c_fc.weight": (1, 131072), "c_fc.bias": (1,), "c_proj.weight": (131072, 1)})
+    Traceback (most recent call last):
+    ...
+    gelu_core.weights.WeightsError: The block {c_fc, c_proj} has d_model = 131,072; the lab runs blocks up to ...
+    """
+    found = find_blocks(shapes)
+    if not found:
+        raise _no_block_found()
+    refusal = None
+    for candidate in found:
+        w1 = shapes[candidate.name(candidate.first, "weight")]
+        b1 = shapes.get(candidate.name(candidate.first, "bias"))
+        if len(w1) != 2 or (b1 is not None and len(b1) != 1):
+            return  # not a block as it stands: load_block explains
+        try:
+            layout, _ = _layout(w1, b1, candidate.prefix + candidate.first)
+            hidden, d_model = w1 if layout == LINEAR else w1[::-1]
+            _check_width(d_model, hidden, candidate.label)
+        except WeightsError as error:
+            refusal = refusal or error
+        else:
+            return  # one block the lab can run is enough: the student chooses
+    raise refusal
 
 
 def load_block(
@@ -111,11 +168,7 @@ def load_block(
     if candidate is None:
         found = find_blocks(tensors)
         if not found:
-            pairs = ", ".join(f"{a}/{b}" for a, b in NAME_PAIRS)
-            raise WeightsError(
-                f"No feed-forward weights found. Expected two layers named like mlp.c_fc.weight and "
-                f"mlp.c_proj.weight (recognised pairs: {pairs})."
-            )
+            raise _no_block_found()
         if len(found) > 1:
             raise WeightsError(f"This file holds {len(found)} feed-forward blocks; choose one.")
         candidate = found[0]
@@ -138,12 +191,13 @@ def load_block(
             f"The layers do not chain: {first}.weight is {tuple(w1.shape)} but {second}.weight is "
             f"{tuple(w2.shape)} (expected {tuple(w1.shape)[::-1]})."
         )
-    layout, guess = _layout(w1, b1, candidate.prefix + first)
+    layout, guess = _layout(tuple(w1.shape), None if b1 is None else tuple(b1.shape), candidate.prefix + first)
     if guess:
         notes.append(guess)
     if layout == CONV1D:
         w1, w2 = w1.t(), w2.t()  # Conv1D (in, out) -> Linear (out, in)
     hidden, d_model = w1.shape
+    _check_width(d_model, hidden, candidate.label)  # from the shapes, before the block is built
     if b1 is not None and b1.shape[0] != hidden:
         raise WeightsError(f"{first}.bias has {b1.shape[0]:,} values; the hidden layer has {hidden:,}.")
     if b2 is not None and b2.shape[0] != d_model:

@@ -6,33 +6,44 @@ import streamlit as st
 
 import gelu_core
 from gelu_core import tensor_io
+from gelu_core.budget import MAX_D_MODEL, cache_entries
 from ui import ffn as view
-from ui.controls import DEMO_SHAPES, FFN, MAX_D_MODEL
+from ui.controls import DEMO_SHAPES, FFN
 from ui.format import count, shape, share, sig
 from ui.frame import chart, require_app_frame
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+# Every cache holds at most what the memory budget leaves for it (gelu_core.budget): entries of the largest
+# size each may hold, within a share of the budget's cache bytes.
+BLOCK_BYTES = 2 * MAX_D_MODEL * 4 * MAX_D_MODEL * 4  # the widest block's weights, float32: 82 MB
+RESULT_BYTES = 64 * 2**20  # one lab result at the largest run: outputs, norms, histograms
+
+
+@st.cache_resource(max_entries=cache_entries(BLOCK_BYTES, 0.25), show_spinner=False)
 def seeded_block(d_model: int, seed: int):
     """One FeedForward per (d_model, seed) for the whole server; never mutated."""
     return gelu_core.FeedForward(d_model, seed=seed)
 
 
-@st.cache_resource(max_entries=4, ttl=3600, show_spinner=False)
-def file_tensors(digest: str, filename: str, _data: bytes):
-    """The tensors of an uploaded file (load_tensors refuses anything unsafe), by content hash."""
-    return tensor_io.load_tensors_with_notes(_data, filename)
+@st.cache_resource(max_entries=cache_entries(tensor_io.MAX_LOADED_BYTES, 0.25), ttl=900, show_spinner=False)
+def file_tensors(digest: str, filename: str, _data: bytes, uploader: str = "input"):
+    """The tensors of an uploaded file (load_tensors refuses anything unsafe), by content hash and uploader.
+
+    Weights: a block wider than the lab runs is refused from the declared shapes, before the data is read.
+    """
+    check = gelu_core.check_block_shapes if uploader == "weights" else None
+    return tensor_io.load_tensors_with_notes(_data, filename, check=check)
 
 
-@st.cache_resource(max_entries=4, ttl=3600, show_spinner=False)
+@st.cache_resource(max_entries=cache_entries(BLOCK_BYTES, 0.25), ttl=900, show_spinner=False)
 def file_block(digest: str, place: tuple, _tensors, _candidate):
     """A block built from a file's weights, by content hash and place in the state dict; never mutated."""
     return gelu_core.load_block(_tensors, _candidate)
 
 
-@st.cache_resource(max_entries=3, ttl=900, show_spinner=False)
+@st.cache_resource(max_entries=cache_entries(RESULT_BYTES, 0.25), ttl=900, show_spinner=False)
 def lab(block_key: tuple, input_key: tuple, activation: str, compare: str, _block, _x):
     """run_lab for one (block, input, activation pair); results are read-only."""
     return gelu_core.run_lab(_block, _x, activation, compare)
@@ -59,7 +70,7 @@ def file_weights():
         return None, None
     digest, name, data = uploaded(weights_file)
     try:
-        tensors, _ = file_tensors(digest, name, data)
+        tensors, _ = file_tensors(digest, name, data, "weights")
         found = gelu_core.find_blocks(tensors)
         choice = None
         if len(found) > 1:
@@ -111,7 +122,7 @@ def file_input():
 def tokens_for(x, block, source: str):
     """The input as (batch, tokens, d_model) float32 for this block, or None with the reason on screen."""
     try:
-        return gelu_core.as_tokens(x, block.d_model)
+        return gelu_core.as_tokens(x, block.d_model, block.hidden)
     except gelu_core.WidthMismatch as err:
         if source == "Seeded" and err.width <= MAX_D_MODEL:
             st.warning(f"{err} Set d_model to {err.width:,} to run it through a block of that width.")
@@ -213,8 +224,13 @@ with input_col:
         st.caption("Seeded from the weight seed, so a link brings back the very same numbers.")
         if block is not None:
             batch, tokens = DEMO_SHAPES[demo]
-            x = gelu_core.demo_input(block.d_model, demo_seed, batch, tokens)
-            input_key = ("demo", block.d_model, demo_seed, batch, tokens)
+            try:  # the whole run's size, before the input is drawn
+                gelu_core.check_run_size(batch, tokens, block.d_model, block.hidden)
+            except gelu_core.LabInputError as err:
+                st.error(str(err))
+            else:
+                x = gelu_core.demo_input(block.d_model, demo_seed, batch, tokens)
+                input_key = ("demo", block.d_model, demo_seed, batch, tokens)
     else:
         x, input_key = file_input()
 

@@ -7,6 +7,8 @@ References and tolerances, per test:
 - outputs: bitwise equal to a FeedForward with the same weights and that activation (the same kernels), and
   within rtol 1e-5 of a float64 forward pass written with matmuls;
 - GELU's kept negative share: against scipy.special.ndtr (an independent Phi), rtol 1e-5.
+- run sizes: the caps written out as arithmetic in the test; a refusal's resident growth under the bound stated
+  in each test (harness.memory), against the gigabytes the refused run would take.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from gelu_core.ffn import FeedForward, activation_module
 from gelu_core.lab import (
     HIST_BINS,
     MAX_HIDDEN_ELEMENTS,
+    MAX_INPUT_ELEMENTS,
     MAX_POINTS,
     LabInputError,
     WidthMismatch,
     array_bytes,
     as_tokens,
+    check_run_size,
     demo_input,
     histogram,
     nonfinite_report,
@@ -39,6 +43,7 @@ from gelu_core.lab import (
     usable_cpus,
     use_cpu_threads,
 )
+from harness.memory import PeakGrowth
 from tests.conftest import with_activation
 from ui.ffn import hidden_histogram, post_histogram, token_norms_figure
 
@@ -298,3 +303,62 @@ def test_runs_take_turns(monkeypatch):
 
     block, x = lab.FeedForward(8, seed=0), lab.demo_input(8, 0, 2, 3)
     assert most_at_once(monkeypatch, lab, "_input_sides", lambda: lab.run_lab(block, x)) == 1
+
+
+def test_nonfinite_report_on_one_token():
+    """A (d,) input with a NaN: the sentence names the only token (an IndexError before)."""
+    report = nonfinite_report(torch.tensor([1.0, float("nan"), 2.0]))
+    assert "1 NaN (1 of 1 tokens affected; first: the only token)" in report
+
+
+# ---------------------------------------------------------------------------------------------
+# The run's size, checked before anything is drawn or run
+# ---------------------------------------------------------------------------------------------
+
+
+def test_default_budget_runs_gpt2_small_batches_and_refuses_more():
+    """(8, 1024, 768) through GPT-2 small's block fits exactly; one more token does not; GPT-2 XL's block gets
+    at most MAX_HIDDEN_ELEMENTS // 6400 tokens (arithmetic in the test)."""
+    check_run_size(8, 1024, 768, 3072)
+    with pytest.raises(LabInputError, match="at most 8,192 tokens at d_model = 768"):
+        check_run_size(1, 8193, 768, 3072)
+    with pytest.raises(LabInputError, match=f"at most {MAX_HIDDEN_ELEMENTS // 6400:,} tokens at d_model = 1,600"):
+        check_run_size(8, 1024, 1600, 6400)
+    with pytest.raises(LabInputError, match=r"at most 8,192 tokens at d_model = 768 \(6,291,456 input values\)"):
+        check_run_size(2, 8193, 768, 1)
+    assert MAX_INPUT_ELEMENTS == 8 * 1024 * 768
+
+
+@pytest.mark.parametrize("args, words", [
+    ((8, 1024, 2**17, 1), "d_model = 131,072; the lab runs blocks up to d_model = 1,600"),
+    ((2, 3, 1, 2**24), "hidden layer has 16,777,216 units; the lab runs hidden layers up to 6,400"),
+    ((8, 1024, 8, 4096), "at most 6,144 tokens at d_model = 8, hidden = 4,096 (about 96 MB"),
+])
+def test_check_run_size_names_the_limit(args, words):
+    with pytest.raises(LabInputError) as err:
+        check_run_size(*args)
+    assert words in str(err.value)
+
+
+def test_demo_input_over_the_cap_is_refused_before_it_is_drawn():
+    """The (8, 1024, 131072) demo a 2**17-wide 'block' asked for: 4 GiB if drawn.  Refused with resident growth
+    under 16 MiB (harness.memory)."""
+    with PeakGrowth() as grown, pytest.raises(LabInputError, match="d_model = 131,072"):
+        demo_input(2**17, 0, 8, 1024)
+    assert grown.bytes is None or grown.bytes < 16 * 2**20, grown.bytes
+    with pytest.raises(LabInputError, match="at most 3,932 tokens at d_model = 1,600"):
+        demo_input(1600, 0, 8, 1024)  # 13.1 M input values, over the cap even before the block is known
+
+
+def test_as_tokens_and_run_lab_count_the_blocks_own_hidden_width():
+    """A block with d_model 1 and a 2**24-wide hidden layer: 6 tokens make 100 M hidden values (400 MB), where
+    4 x d_model counted 24.  as_tokens given the block's hidden width, and run_lab in any case, refuse it before
+    anything is allocated: the block lives on the meta device (no memory), so any allocation would fail."""
+    x = torch.ones(2, 3, 1)
+    assert as_tokens(x, 1).shape == (2, 3, 1)  # without the block's width: GPT-2's 4 x d_model
+    with pytest.raises(LabInputError, match="16,777,216 units"):
+        as_tokens(x, 1, hidden=2**24)
+    block = FeedForward(1, hidden=2**24, device="meta")
+    with PeakGrowth() as grown, pytest.raises(LabInputError, match="16,777,216 units"):
+        run_lab(block, x)
+    assert grown.bytes is None or grown.bytes < 16 * 2**20, grown.bytes

@@ -12,7 +12,6 @@ memory and tracemalloc, bound PEAK_BYTES).
 from __future__ import annotations
 
 import io
-import os
 import pickle
 import re
 import sys
@@ -26,21 +25,31 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gelu_core import tensor_io
+from gelu_core.lab import nonfinite_report
 from gelu_core.tensor_io import (
+    INPUT_TYPES,
     MAX_BYTES,
     MAX_CSV_CELLS,
+    MAX_CSV_COLUMNS,
+    MAX_CSV_LINE_BYTES,
     MAX_ELEMENTS,
     MAX_LOADED_BYTES,
     MAX_TENSORS,
+    WEIGHT_TYPES,
     TensorFileError,
-    describe_nonfinite,
     load_tensors,
     load_tensors_with_notes,
+    loader,
+    numpy_files,
 )
-from tests.tensor_corpus import (
+from gelu_core.weights import WeightsError, check_block_shapes
+from harness.hostile_files import hostile_files
+from harness.memory import PeakGrowth
+from harness.tensor_corpus import (
     call_pickle,
     csv_bytes,
     deep_dict,
+    deflate_prefixed,
     evil_pickles,
     many_calls_pt,
     npy_bytes,
@@ -53,6 +62,7 @@ from tests.tensor_corpus import (
     safetensors_with_header,
     torch_bytes,
     torch_members,
+    zeros_crc,
     zeros_deflated,
     zip_bytes,
 )
@@ -68,47 +78,31 @@ MESSAGE_CHARS = 200
 # ---------------------------------------------------------------------------------------------
 
 
-def _reset_peak_rss() -> bool:
-    """Reset the kernel's resident-memory high-water mark (Linux); False where that is not allowed."""
-    try:
-        with open("/proc/self/clear_refs", "w") as handle:
-            handle.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise KeyError(field)
-
-
-def refused(data: bytes, filename: str = "file.bin", *, peak: int = PEAK_BYTES, trace: bool = True) -> str:
+def refused(data: bytes, filename: str = "file.bin", *, peak: int = PEAK_BYTES, trace: bool = True,
+            check=None) -> str:
     """The message of the TensorFileError that loading raises; checks time, memory and the message.
 
     Memory: the resident high-water mark (Linux; sees torch's allocations too) and,
     unless trace=False (tracemalloc slows pure-Python unpickling threefold), tracemalloc.
+    With a ``check`` (the weights uploader's), the public entry point, whose refusals may be WeightsError.
     """
-    rss_ok = os.path.exists("/proc/self/status") and _reset_peak_rss()
-    rss_before = _status_kib("VmRSS") if rss_ok else 0
     if trace:
         tracemalloc.start()
     started, cpu_started = time.perf_counter(), time.process_time()
     try:
-        with pytest.raises(TensorFileError) as caught:
-            tensor_io._load(data, filename)  # without the last-resort net: a bug would show here
+        with PeakGrowth() as grown, pytest.raises((TensorFileError, WeightsError)) as caught:
+            if check is None:
+                loader._load(data, filename)  # without the last-resort net: a bug would show here
+            else:
+                load_tensors_with_notes(data, filename, check=check)
     finally:
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         _, traced_peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()  # a no-op when not tracing
     assert cpu < SECONDS and elapsed < HANG_SECONDS, f"refusal took {cpu:.1f} s of CPU, {elapsed:.1f} s in all"
     assert traced_peak < peak, f"traced allocations peaked at {traced_peak / 2**20:.0f} MiB"
-    if rss_ok:
-        grown = (_status_kib("VmHWM") - rss_before) * 1024
-        assert grown < peak, f"resident memory grew {grown / 2**20:.0f} MiB"
+    if grown.bytes is not None:
+        assert grown.bytes < peak, f"resident memory grew {grown.bytes / 2**20:.0f} MiB"
     message = str(caught.value)
     assert_safe_message(message)
     return message
@@ -276,7 +270,7 @@ def test_csv_nan_and_inf_are_values_and_a_column_is_2d():
     tensors, _ = loaded(b"# exported\nx\n1.5\nnan\ninf\n-Infinity\n\"2\"\n", "t.csv")
     expected = torch.tensor([[1.5], [float("nan")], [float("inf")], [float("-inf")], [2.0]], dtype=torch.float64)
     assert same(tensors["tensor"], expected)
-    assert describe_nonfinite(tensors["tensor"]) == "1 NaN, 1 +inf, 1 −inf among 5 values"
+    assert "1 NaN, 1 +inf, 1 -inf (3 of 5 tokens affected; first: token 1)" in nonfinite_report(tensors["tensor"])
 
 
 def test_content_decides_over_the_extension(sample):
@@ -305,17 +299,55 @@ def test_load_tensors_is_the_dict_alone(sample):
     assert same(load_tensors(bytearray(npy_bytes(sample.numpy())), "x.npy")["tensor"], sample)
 
 
-def test_describe_nonfinite():
-    assert describe_nonfinite(torch.ones(3)) is None
+def test_nonfinite_values_come_back_for_the_lab_to_count():
+    """NaN and inf load as values; gelu_core.lab.nonfinite_report (the one place they are counted) reads them."""
     t = torch.tensor([float("nan")] * 1500 + [float("-inf")] + [0.0])
-    assert describe_nonfinite(t) == "1,500 NaN, 1 −inf among 1,502 values"
+    tensors, _ = loaded(npy_bytes(t.numpy()), "x.npy")
+    assert same(tensors["tensor"], t)
+    assert nonfinite_report(torch.ones(3)) is None
+    assert "1,500 NaN, 1 -inf (1 of 1 tokens affected; first: the only token)" in nonfinite_report(tensors["tensor"])
 
 
 def test_caps_are_printable_numbers():
     assert MAX_BYTES == 50 * 2**20 and MAX_ELEMENTS >= 8 * 1024 * 768 and MAX_TENSORS >= 149
     assert MAX_LOADED_BYTES == 4 * MAX_ELEMENTS
     assert MAX_ELEMENTS * 4 >= MAX_BYTES  # every float32 file under the byte cap fits the element cap
-    assert set(tensor_io.SUPPORTED) >= {".pt", ".pth", ".npy", ".npz", ".safetensors", ".csv"}
+
+
+def _file_of_type(ext: str, tensors: dict[str, torch.Tensor]) -> bytes:
+    """A file in the format an extension names, written by that format's own library, holding ``tensors``."""
+    arrays = {name: t.numpy() for name, t in tensors.items()}
+    writers = {
+        "pt": lambda: torch_bytes(tensors), "pth": lambda: torch_bytes(tensors),
+        "npy": lambda: npy_bytes(next(iter(arrays.values()))), "npz": lambda: npz_bytes(True, **arrays),
+        "safetensors": lambda: safetensors_bytes(tensors),
+        "csv": lambda: csv_bytes(next(iter(arrays.values())).astype(np.float64)),
+    }
+    return writers[ext]()  # a KeyError here is a listed type nobody can write
+
+
+@pytest.mark.parametrize("ext", INPUT_TYPES)
+def test_every_input_type_the_uploader_offers_loads(ext, sample):
+    """Reference: the tensor the test wrote in that format (exact); the name's extension is the format read."""
+    x = sample[0].double() if ext == "csv" else sample[0]  # (6, 8): CSV holds 2-D tables of float64
+    tensors, notes = loaded(_file_of_type(ext, {"x": x}), f"acts.{ext}")
+    assert same(next(iter(tensors.values())), x)
+    assert not any("by its content" in note for note in notes), notes
+
+
+@pytest.mark.parametrize("ext", WEIGHT_TYPES)
+def test_every_weight_type_the_uploader_offers_gives_a_block(ext):
+    """Reference: GPT-2 names in the file; gelu_core.weights builds the block with the file's own weights (exact)."""
+    from gelu_core.weights import load_block
+
+    generator = torch.Generator().manual_seed(2)
+    sd = {"h.0.mlp.c_fc.weight": torch.randn(4, 16, generator=generator), "h.0.mlp.c_fc.bias": torch.zeros(16),
+          "h.0.mlp.c_proj.weight": torch.randn(16, 4, generator=generator), "h.0.mlp.c_proj.bias": torch.ones(4)}
+    tensors, notes = loaded(_file_of_type(ext, sd), f"w.{ext}")
+    assert not any("by its content" in note for note in notes), notes
+    block = load_block(tensors).block
+    assert torch.equal(block.c_fc.weight.detach(), sd["h.0.mlp.c_fc.weight"].T)
+    assert torch.equal(block.c_proj.bias.detach(), sd["h.0.mlp.c_proj.bias"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -468,7 +500,7 @@ def test_loaded_memory_cap():
         data = torch_bytes(torch.zeros(1, dtype=dtype).expand(MAX_LOADED_BYTES // 8 + 1))
         assert "once loaded; the limit is 128 MiB" in refused(data, "x.pt")
     header = npy_with_header(npy_header_text("<f8", (MAX_LOADED_BYTES // 8 + 1,)))
-    stream = _deflate_prefixed(header, zeros_deflated(MAX_LOADED_BYTES + 8))
+    stream = deflate_prefixed(header, zeros_deflated(MAX_LOADED_BYTES + 8))
     member = {"name": "x.npy", "method": 8, "compressed": stream, "size": len(header) + MAX_LOADED_BYTES + 8, "crc": 0}
     assert "would take 128.1 MiB once loaded" in refused(zip_bytes([member]), "x.npz")
 
@@ -521,7 +553,7 @@ def test_pt_huge_pickle_is_refused(sample):
 def test_npz_deflate_bomb_declared_size():
     payload = zeros_deflated(2**28)  # 256 MiB of zeros, honestly declared
     header = npy_header_text("<f4", (2**26,)).encode()
-    member = {"name": "x.npy", "method": 8, "compressed": _deflate_prefixed(header, payload),
+    member = {"name": "x.npy", "method": 8, "compressed": deflate_prefixed(header, payload),
               "size": len(header) + 10 + 2**28, "crc": 0}
     assert "would unpack to" in refused(zip_bytes([member]), "bomb.npz")
 
@@ -529,7 +561,7 @@ def test_npz_deflate_bomb_declared_size():
 def test_npz_member_declaring_small_inflating_huge():
     # declares 4,096 float32s (16 kB) and a matching header, but the stream inflates to 256 MiB
     header = npy_with_header(npy_header_text("<f4", (4096,)))
-    stream = _deflate_prefixed(header, zeros_deflated(2**28))
+    stream = deflate_prefixed(header, zeros_deflated(2**28))
     member = {"name": "x.npy", "method": 8, "compressed": stream, "size": len(header) + 4 * 4096,
               "crc": 0x12345678}
     message = refused(zip_bytes([member]), "sneaky.npz", peak=64 * 2**20)
@@ -539,7 +571,7 @@ def test_npz_member_declaring_small_inflating_huge():
 def test_npz_overlapping_members_bomb():
     # many central-directory entries that all point at one deflated kernel (a non-recursive zip bomb)
     header = npy_with_header(npy_header_text("<f4", (2**22,)))
-    kernel = _deflate_prefixed(header, zeros_deflated(2**24))
+    kernel = deflate_prefixed(header, zeros_deflated(2**24))
     size = len(header) + 2**24
     members = [{"name": "k0.npy", "method": 8, "compressed": kernel, "size": size, "crc": 0}]
     members += [{"name": f"k{i}.npy", "method": 8, "offset_of": 0, "compress_size": len(kernel), "size": size,
@@ -566,13 +598,6 @@ def test_zip_with_too_many_members():
 def test_odd_zips(data, words):
     message = refused(data, "a.npz")
     assert words in message, message
-
-
-def _deflate_prefixed(prefix: bytes, deflated_rest: bytes) -> bytes:
-    """Raw deflate of `prefix` followed by an already deflated stream (a stored block, then the rest)."""
-    import struct as _struct
-
-    return bytes([0]) + _struct.pack("<HH", len(prefix), len(prefix) ^ 0xFFFF) + prefix + deflated_rest
 
 
 # ---------------------------------------------------------------------------------------------
@@ -696,6 +721,49 @@ def test_csv_over_the_cell_cap():
     assert "the limit is" in refused(b"0\r" * (MAX_CSV_CELLS + 1), "cr.csv")
 
 
+def test_csv_with_a_long_second_row_is_refused_from_its_bytes():
+    """43.6 MB, a first row of one value and a second of 15 M (before: 37 s and 1.3 GB on the way to a refusal):
+    refused from the bytes, growing resident memory by less than 16 MiB (the file itself is held before)."""
+    case = next(case for case in hostile_files() if case.name.startswith("csv of 43.6 MB"))
+    message = refused(case.data, case.filename, peak=16 * 2**20, trace=False)
+    assert message == "Line 2 of this .csv file has 15,000,000 values, not 1 like the first row."
+
+
+LONG_ROWS = {  # id: (file, refusal)
+    "1.9 M values on line 3, under the cell cap": (
+        b"# two short rows, then a long one\n1,2\n" + b"3," * 1_899_999 + b"3\n",
+        "Line 3 of this .csv file has 1,900,000 values, not 2 like the first row."),
+    "BOM, comment, blank line, CR endings": (
+        b"\xef\xbb\xbf#,,,\r\n\r\n 1;2\r" + b"1;" * 2_100_000 + b"1\r",
+        "Line 4 of this .csv file has 2,100,001 values, not 2 like the first row."),
+    "CR LF, the long line last and unended": (
+        b"1;2\r\n3;4\r\n" + b"5;" * 99_999 + b"5",
+        "Line 3 of this .csv file has 100,000 values, not 2 like the first row."),
+    "after a header": (
+        b"a,b\n" + b"0," * 69_999 + b"0\n", "Line 2 of this .csv file has 70,000 values, not 2 like the first row."),
+    "first row too wide": (
+        b"0," * 69_999 + b"0\n",
+        f"The first row of this .csv file has 70,000 values; the limit is {MAX_CSV_COLUMNS:,} a row."),
+    "one value of 4 MB (the first row has no tab, so tabs are not delimiters)": (
+        b"1\n" + b"1\t" * 2_097_152 + b"1\n",
+        f"Line 2 of this .csv file is 4,194,305 bytes long; the limit is {MAX_CSV_LINE_BYTES:,} a line."),
+}
+
+
+@pytest.mark.parametrize("key", LONG_ROWS)
+def test_csv_rows_longer_than_allowed_are_counted_never_split(key):
+    """A row with more values than the first, a first row over MAX_CSV_COLUMNS, a line over MAX_CSV_LINE_BYTES:
+    found in the bytes and named.  Splitting a 1.9 M-value row into strings would take ~100 MiB and numpy's
+    parser ~60 MiB: bound 16 MiB."""
+    text, message = LONG_ROWS[key]
+    assert refused(text, "t.csv", peak=16 * 2**20, trace=False) == message
+
+
+def test_csv_comments_after_values_may_hold_delimiters():
+    tensors, _ = loaded(b"1,2\n3,4 # a note, with commas, several\n# 5,6,7,8\n", "t.csv")
+    assert same(tensors["tensor"], torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64))
+
+
 def test_csv_at_the_cap_with_a_bad_last_cell_is_refused_in_time():
     columns = 768
     rows = MAX_CSV_CELLS // columns
@@ -784,11 +852,76 @@ def test_the_public_entry_point_turns_surprises_into_refusals(monkeypatch):
     def boom(*args, **kwargs):
         raise KeyError("<internal detail>")
 
-    monkeypatch.setattr(tensor_io, "_read_npy", boom)
+    monkeypatch.setattr(numpy_files, "read_npy", boom)
     with pytest.raises(TensorFileError) as caught:
         load_tensors(npy_bytes(np.ones(2, np.float32)), "x.npy")
     assert_safe_message(str(caught.value))
     assert "internal" not in str(caught.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# The hostile corpus (harness.hostile_files), as the lab's two uploaders see it
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [case.name for case in hostile_files(large=False)])
+def test_hostile_corpus_is_refused_by_its_uploader(name, tmp_path):
+    """Each file's refusal names what it should, within 32 MiB of resident growth, and no pickle ran code."""
+    marker = tmp_path / "ran"
+    case = next(case for case in hostile_files(marker=marker, large=False) if case.name == name)
+    offered = WEIGHT_TYPES if case.uploader == "weights" else INPUT_TYPES
+    assert case.filename.rsplit(".", 1)[1] in offered
+    check = check_block_shapes if case.uploader == "weights" else None
+    message = refused(case.data, case.filename, peak=32 * 2**20, trace=False, check=check)
+    assert case.words in message, message
+    assert not marker.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# A caller's check: it sees every declared shape before any data is read
+# ---------------------------------------------------------------------------------------------
+
+
+class _Stop(Exception):
+    """What the test's check raises: it must come out of load_tensors_with_notes unchanged."""
+
+
+@pytest.mark.parametrize("ext", ["pt", "npz", "npz-stored", "safetensors", "npy", "csv"])
+def test_check_sees_the_names_and_shapes_that_would_come_back(ext, sample):
+    tensors = {"h.0.mlp.c_fc.weight": sample[0], "odd name": sample[1, :2], "empty": torch.zeros(0, 3)}
+    if ext in ("npy", "csv"):
+        tensors = {"tensor": sample[0].double() if ext == "csv" else sample[0]}
+    data = (npz_bytes(False, **{k: v.numpy() for k, v in tensors.items()}) if ext == "npz-stored"
+            else _file_of_type(ext, tensors))
+    seen = {}
+
+    def check(shapes):
+        seen.update(shapes)
+        raise _Stop
+
+    with pytest.raises(_Stop):
+        load_tensors_with_notes(data, f"x.{ext.split('-')[0]}", check=check)
+    want = {"h.0.mlp.c_fc.weight": (6, 8), "odd_name": (2, 8)} if len(tensors) > 1 else {"tensor": (6, 8)}
+    assert seen == want
+
+
+def test_check_runs_before_a_compressed_member_is_inflated():
+    """A .npz whose one member inflates to 64 MiB: refused by the check with under 8 MiB of resident growth;
+    the same file without the check loads (the reference: it really holds 64 MiB)."""
+    header = npy_with_header(npy_header_text("<f4", (2**24,)))
+    member = {"name": "big.npy", "method": 8, "compressed": deflate_prefixed(header, zeros_deflated(2**26)),
+              "size": len(header) + 2**26, "crc": zeros_crc(header, 2**26)}
+    data = zip_bytes([member])
+
+    def check(shapes):
+        raise _Stop(shapes)
+
+    with PeakGrowth() as grown, pytest.raises(_Stop) as stopped:
+        load_tensors_with_notes(data, "x.npz", check=check)
+    assert stopped.value.args[0] == {"big": (2**24,)}
+    assert grown.bytes is None or grown.bytes < 8 * 2**20, grown.bytes
+    tensors, _ = load_tensors_with_notes(data, "x.npz")
+    assert tensors["big"].shape == (2**24,) and not tensors["big"].any()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -802,7 +935,7 @@ NAMES = st.sampled_from(["x.pt", "x.pth", "x.npy", "x.npz", "x.safetensors", "x.
 def _tensors_or_refusal(data: bytes, filename: str) -> None:
     started = time.process_time()
     try:
-        tensors, notes = tensor_io._load(data, filename)
+        tensors, notes = loader._load(data, filename)
     except TensorFileError as error:
         assert_safe_message(str(error))
     else:
@@ -888,9 +1021,8 @@ def test_fuzz_safetensors_header_fields(entries, payload):
 
 def test_loads_take_turns(monkeypatch):
     """Reference: a counter of loads under way at once, from four threads; the loader lets in one at a time."""
-    from gelu_core import tensor_io
     from tests.conftest import most_at_once
 
     buf = io.BytesIO()
     np.save(buf, np.ones((2, 3), dtype=np.float32))
-    assert most_at_once(monkeypatch, tensor_io, "_load", lambda: tensor_io.load_tensors(buf.getvalue(), "x.npy")) == 1
+    assert most_at_once(monkeypatch, loader, "_load", lambda: load_tensors(buf.getvalue(), "x.npy")) == 1

@@ -4,6 +4,8 @@ Reference: the block each file describes, computed by hand in the test with the 
 layout as x @ W.T + b, GPT-2's Conv1D layout as x @ W + b (what transformers' Conv1D does: addmm(b, x, W)),
 then PyTorch's own activation, then the second layer the same way.  Tolerance: rtol 1e-6, atol 1e-6 (the same
 float32 products in another order); where the file is our own FeedForward's state dict, bitwise equality.
+Blocks wider than the lab runs (files from harness.hostile_files): the refusal names the limit, and resident
+memory grows by less than the bound each test states (harness.memory).
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from safetensors.torch import save as safetensors_save
 
 from gelu_core import load_tensors
 from gelu_core.ffn import FeedForward, parameter_count
-from gelu_core.weights import CONV1D, LINEAR, Candidate, WeightsError, find_blocks, load_block
+from gelu_core.tensor_io import load_tensors_with_notes
+from gelu_core.weights import CONV1D, LINEAR, Candidate, WeightsError, check_block_shapes, find_blocks, load_block
+from harness.hostile_files import deep_hidden_npz, wide_block_npz
+from harness.memory import PeakGrowth
 from tests.conftest import with_activation
 
 TOL = dict(rtol=1e-6, atol=1e-6)
@@ -172,3 +177,58 @@ def test_no_block_found_names_what_was_expected():
         load_block({"encoder.weight": rand(4, 4), "xfc1.weight": rand(4, 4), "xfc2.weight": rand(4, 4)})
     assert "c_fc" in str(err.value) and "fc1/fc2" in str(err.value)
     assert find_blocks({"xfc1.weight": rand(4, 4), "xfc2.weight": rand(4, 4)}) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Blocks wider than the lab runs: refused from their shapes, before anything big is allocated
+# ---------------------------------------------------------------------------------------------
+
+
+def test_gpt2_xl_block_in_float16_loads_and_builds():
+    """GPT-2 XL's MLP (d_model 1,600, hidden 6,400), as Hugging Face stores it in float16: 41 MB, the widest
+    block the lab runs; it loads under the default budget and builds (shapes checked against the test's)."""
+    sd = {"h.0.mlp.c_fc.weight": torch.zeros(1600, 6400, dtype=torch.float16),
+          "h.0.mlp.c_fc.bias": torch.zeros(6400, dtype=torch.float16),
+          "h.0.mlp.c_proj.weight": torch.zeros(6400, 1600, dtype=torch.float16),
+          "h.0.mlp.c_proj.bias": torch.zeros(1600, dtype=torch.float16)}
+    data = safetensors_save(sd)
+    tensors, _ = load_tensors_with_notes(data, "gpt2-xl-mlp.safetensors", check=check_block_shapes)
+    loaded = load_block(tensors)
+    assert (loaded.d_model, loaded.hidden, loaded.layout) == (1600, 6400, CONV1D)
+
+
+@pytest.mark.parametrize("build, words", [
+    (wide_block_npz, "d_model = 131,072; the lab runs blocks up to d_model = 1,600 (GPT-2 XL)."),
+    (deep_hidden_npz, "a hidden layer of 16,777,216; the lab runs hidden layers up to 6,400 (GPT-2 XL)."),
+])
+def test_blocks_wider_than_the_lab_are_refused_from_their_shapes(build, words):
+    """The two measured bugs: a 2.6 kB .npz 'block' with d_model 2**17 (the lab then drew a 4 GiB demo input)
+    and a 130 kB .npz with a 2**24-wide hidden layer (the run peaked at 2-3 GB).  Both load as files (their
+    tensors fit the loader's 128 MiB); load_block refuses them from the shapes, before building anything."""
+    tensors = load_tensors(build(), "block.npz")
+    with pytest.raises(WeightsError) as err:
+        load_block(tensors)
+    assert words in str(err.value) and len(str(err.value)) < 200
+
+
+@pytest.mark.parametrize("build, words", [(wide_block_npz, "d_model = 131,072"),
+                                          (deep_hidden_npz, "hidden layer of 16,777,216")])
+def test_wide_blocks_are_refused_before_the_file_is_inflated(build, words):
+    """With the weights uploader's check, the same files are refused from their declared shapes: resident memory
+    grows by less than 8 MiB, where inflating the 2**24 one takes 128 MiB (the test above loads it)."""
+    data = build()
+    with PeakGrowth() as grown, pytest.raises(WeightsError) as err:
+        load_tensors_with_notes(data, "block.npz", check=check_block_shapes)
+    assert words in str(err.value)
+    assert grown.bytes is None or grown.bytes < 8 * 2**20, grown.bytes
+
+
+def test_check_block_shapes_wants_one_block_the_lab_can_run():
+    good = {"h.1.mlp.c_fc.weight": (8, 32), "h.1.mlp.c_proj.weight": (32, 8)}
+    wide = {"h.0.mlp.c_fc.weight": (1, 2**17), "h.0.mlp.c_fc.bias": (1,), "h.0.mlp.c_proj.weight": (2**17, 1)}
+    check_block_shapes({**wide, **good})  # one usable block: the student chooses it
+    with pytest.raises(WeightsError, match="d_model = 131,072"):
+        check_block_shapes(wide)
+    with pytest.raises(WeightsError, match="No feed-forward weights found"):
+        check_block_shapes({"encoder.weight": (4, 4)})
+    check_block_shapes({"c_fc.weight": (8, 32, 1), "c_proj.weight": (32, 8)})  # not a block: load_block says why

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gelu_core import ACTIVATIONS, APPROXIMATIONS, form_word
+from gelu_core.budget import MAX_D_MODEL
 from ui.format import fixed
 
 # the keyword that carries a widget's initial value differs between widgets
@@ -288,7 +289,6 @@ STEPS = PageControls("steps", (
     Control("toggle", "steps_full", "Show every digit (float64)", False),
 ))
 
-MAX_D_MODEL = 1600  # GPT-2 XL's width, the largest of the family
 WEIGHT_SOURCES = ("Seeded", "File")  # the URL holds these words: ?ffn_weights=File
 INPUT_SOURCES = ("Demo", "Upload")
 DEMO_SHAPES: dict[str, tuple[int, int]] = {"2x3": (2, 3), "1x16": (1, 16), "8x1024": (8, 1024)}  # batch, tokens

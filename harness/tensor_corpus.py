@@ -1,4 +1,4 @@
-"""Test corpus for gelu_core.tensor_io, built in memory at test time: good files and hostile ones.
+"""Tensor files made in memory at run time, good and hostile, for gelu_core.tensor_io's tests and benchmarks.
 
 Nothing binary is committed; every file here is made by the library that
 defines its format (torch.save, np.save, safetensors) or, for the hostile
@@ -115,6 +115,20 @@ def zeros_deflated(nbytes: int) -> bytes:
 
     whole, rest = divmod(nbytes, 2**20)
     return run(2**20) * whole + (run(rest) if rest else b"") + b"\x03\x00"
+
+
+def deflate_prefixed(prefix: bytes, deflated_rest: bytes) -> bytes:
+    """Raw deflate of ``prefix`` followed by an already deflated stream (a stored block, then the rest)."""
+    return bytes([0]) + struct.pack("<HH", len(prefix), len(prefix) ^ 0xFFFF) + prefix + deflated_rest
+
+
+def zeros_crc(prefix: bytes, nbytes: int) -> int:
+    """CRC-32 of ``prefix`` followed by nbytes zero bytes, a mebibyte at a time."""
+    crc, block = zlib.crc32(prefix), bytes(min(nbytes, 2**20))
+    whole, rest = divmod(nbytes, len(block) or 1)
+    for _ in range(whole):
+        crc = zlib.crc32(block, crc)
+    return zlib.crc32(block[:rest], crc)
 
 
 def torch_members(data: bytes) -> list[dict]:

@@ -46,6 +46,8 @@ _LAZY = {
     "check_run_size": "gelu_core.lab",
     "demo_input": "gelu_core.lab",
     "run_lab": "gelu_core.lab",
+    "shared_run_lab": "gelu_core.lab",
+    "Busy": "gelu_core.runs",
     "token_profile": "gelu_core.lab",
     "array_bytes": "gelu_core.lab",
     "use_cpu_threads": "gelu_core.lab",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import os
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +19,7 @@ import torch
 from gelu_core import budget
 from gelu_core.activations import get_activation
 from gelu_core.ffn import FeedForward, activation_module, parameter_count
+from gelu_core.runs import RunSlot, SharedRuns, Waiting
 
 MAX_D_MODEL, MAX_HIDDEN = budget.MAX_D_MODEL, budget.MAX_HIDDEN  # GPT-2 XL's block: the widest the lab runs
 # Values of one run, from the process's memory budget (gelu_core.budget; GELU_MEMORY_BUDGET_MB changes them):
@@ -35,10 +35,14 @@ _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int6
 
 _threads_set = False
 
-# One lab run at a time per server process.  torch already spreads one run over every core it may use, so
-# running two at once only stacks their memory: an (8, 1024, 768) batch peaks near 270 MB, and a class
-# pressing "run" together would otherwise hold one peak per student.  Small runs take milliseconds in line.
-_ONE_RUN_AT_A_TIME = threading.Lock()
+# One heavy run at a time per server process (gelu_core.runs).  torch already spreads one run over every core it
+# may use, so running two at once only stacks their memory: an (8, 1024, 768) batch peaks near 270 MB, and a
+# class pressing "run" together would otherwise hold one peak per student.  Small runs take milliseconds in line.
+RUN_SLOT = RunSlot()
+# A whole LabResult at the largest run the budget allows: two outputs and their norms, histograms; kept for every
+# student who asks for the same run (shared_run_lab), as many as a quarter of the cache budget holds.
+RESULT_BYTES = 3 * MAX_INPUT_ELEMENTS * 4
+LAB_RESULTS = SharedRuns(budget.cache_entries(RESULT_BYTES, 0.25))
 
 
 class LabInputError(ValueError):
@@ -322,13 +326,35 @@ def run_lab(
     activation: str = "gelu_tanh",
     compare: str = "relu",
     bins: int = HIST_BINS,
+    *,
+    on_wait: Waiting | None = None,
+    timeout: float | None = None,
 ) -> LabResult:
     """Run x through the block with ``activation`` and with ``compare`` on the same weights, and measure both.
 
-    Runs one at a time in the process (see ``_ONE_RUN_AT_A_TIME``); a second caller waits its turn.
+    Runs one at a time in the process (``RUN_SLOT``): a second caller waits its turn, told what runs through
+    ``on_wait``, and gives up with ``runs.Busy`` after ``timeout`` seconds.
     """
-    with _ONE_RUN_AT_A_TIME:
+    with RUN_SLOT.hold(describe_run(tuple(x.shape), block), on_wait=on_wait, timeout=timeout):
         return _run_lab(block, x, activation, compare, bins)
+
+
+def shared_run_lab(key, block: FeedForward, x: torch.Tensor, activation: str, compare: str, *,
+                   on_wait: Waiting | None = None, timeout: float | None = None) -> LabResult:
+    """run_lab, computed once for everyone who asks with the same ``key`` (the run's whole identity: weights,
+    input, both activations; a file by the hash of its bytes) and kept in ``LAB_RESULTS``."""
+    what = describe_run(tuple(x.shape), block)
+    return LAB_RESULTS.get(key, lambda: run_lab(block, x, activation, compare, on_wait=on_wait, timeout=timeout),
+                           what=what, on_wait=on_wait)
+
+
+def describe_run(shape: tuple[int, ...], block: FeedForward) -> str:
+    """What a run is, in words a waiting student can read.
+
+    >>> describe_run((8, 1024, 768), FeedForward(8))
+    '(8, 1024, 768) through a block of d_model 8'
+    """
+    return f"{tuple(int(n) for n in shape)} through a block of d_model {block.d_model:,}"
 
 
 def _run_lab(block: FeedForward, x: torch.Tensor, activation: str, compare: str, bins: int) -> LabResult:

@@ -16,9 +16,10 @@ require_app_frame()  # first of all: a deep link on a fresh server must run insi
 
 
 # Every cache holds at most what the memory budget leaves for it (gelu_core.budget): entries of the largest
-# size each may hold, within a share of the budget's cache bytes.
+# size each may hold, within a share of the budget's cache bytes.  Lab results are shared between students by
+# gelu_core.lab.shared_run_lab, bounded the same way.
+LAB_PATIENCE = 120  # seconds a student waits for the lab before being told it is busy
 BLOCK_BYTES = 2 * MAX_D_MODEL * 4 * MAX_D_MODEL * 4  # the widest block's weights, float32: 82 MB
-RESULT_BYTES = 64 * 2**20  # one lab result at the largest run: outputs, norms, histograms
 
 
 @st.cache_resource(max_entries=cache_entries(BLOCK_BYTES, 0.25), show_spinner=False)
@@ -41,12 +42,6 @@ def file_tensors(digest: str, filename: str, _data: bytes, uploader: str = "inpu
 def file_block(digest: str, place: tuple, _tensors, _candidate):
     """A block built from a file's weights, by content hash and place in the state dict; never mutated."""
     return gelu_core.load_block(_tensors, _candidate)
-
-
-@st.cache_resource(max_entries=cache_entries(RESULT_BYTES, 0.25), ttl=900, show_spinner=False)
-def lab(block_key: tuple, input_key: tuple, activation: str, compare: str, _block, _x):
-    """run_lab for one (block, input, activation pair); results are read-only."""
-    return gelu_core.run_lab(_block, _x, activation, compare)
 
 
 def uploaded(file):
@@ -237,12 +232,20 @@ with input_col:
 tokens_in = tokens_for(x, block, source) if block is not None and x is not None else None
 result = None
 if tokens_in is not None:
+    waiting = st.empty()
+
+    def tell_waiting(what: str, seconds: float) -> None:
+        waiting.info(f"Waiting for the lab ({seconds:.0f} s): it runs one batch at a time, and is now running "
+                     f"{what}.", icon=":material/hourglass_top:")
+
     big = tokens_in.shape[0] * tokens_in.shape[1] >= 1024
     try:
         with st.spinner(f"Running {shape(tokens_in.shape)} through the block…", show_time=big):
-            result = lab(block_key, input_key, activation, compare, block, tokens_in)
-    except gelu_core.LabInputError as err:
+            result = gelu_core.shared_run_lab((block_key, input_key, activation, compare), block, tokens_in,
+                                              activation, compare, on_wait=tell_waiting, timeout=LAB_PATIENCE)
+    except (gelu_core.LabInputError, gelu_core.Busy) as err:
         st.error(str(err))
+    waiting.empty()
 if result is not None:
     with flow_slot:
         st.markdown("**Shapes, and trainable parameters per layer**")

@@ -1,0 +1,131 @@
+"""Heavy runs in a class: one at a time per process, identical ones computed once and shared.
+
+Thirty students pressing the same seeded demo must not cost thirty runs, and two big runs at once only stack
+their memory (torch already spreads one run over every core).  So:
+
+* ``RunSlot``: one heavy run at a time.  Whoever waits is told, every ``poll`` seconds, what is running and
+  for how long (``on_wait``), and gives up after ``timeout`` seconds with ``Busy``, a sentence fit to show.
+  A run holds the slot only while it computes, and every run's size is capped before it starts
+  (``lab.check_run_size``), so no run holds it without bound.
+* ``SharedRuns``: results by key (the run's whole identity: weights, input, activations; an uploaded file by
+  the hash of its bytes).  A key already computed is returned at once; a key being computed is waited for,
+  not computed again; at most ``max_entries`` results are kept (least recently used first out), so memory is
+  bounded.  A failure is handed to everyone who waited for that key, and not kept.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+Waiting = Callable[[str, float], None]  # (what is running, seconds waited so far)
+
+
+class Busy(RuntimeError):
+    """The slot stayed taken longer than the caller would wait; the message is fit to show."""
+
+
+@dataclass
+class _Running:
+    what: str
+    since: float
+
+
+class RunSlot:
+    """One heavy run at a time per process, saying what runs to whoever waits."""
+
+    def __init__(self, poll: float = 0.25):
+        self._lock = threading.Lock()
+        self._running: _Running | None = None
+        self.poll = poll
+
+    def running(self) -> tuple[str, float] | None:
+        """(what runs now, seconds it has run), or None when the slot is free."""
+        now = self._running
+        return None if now is None else (now.what, time.monotonic() - now.since)
+
+    @contextmanager
+    def hold(self, what: str, *, on_wait: Waiting | None = None, timeout: float | None = None):
+        """Hold the slot for a run described as ``what``; wait (reporting to ``on_wait``) while it is taken."""
+        start = time.monotonic()
+        while not self._lock.acquire(timeout=self.poll):
+            waited = time.monotonic() - start
+            now = self.running()
+            if on_wait is not None and now is not None:
+                on_wait(now[0], waited)
+            if timeout is not None and waited >= timeout:
+                busy = f": {now[0]}" if now else ""
+                raise Busy(f"The lab is busy with other students' runs{busy}. Try again in a minute.")
+        self._running = _Running(what, time.monotonic())
+        try:
+            yield
+        finally:
+            self._running = None
+            self._lock.release()
+
+
+@dataclass
+class _Pending:
+    done: threading.Event
+    what: str
+    result: Any = None
+    error: BaseException | None = None
+
+
+class SharedRuns:
+    """Results by key: each computed once, however many ask for it at the same time; at most ``max_entries`` kept."""
+
+    def __init__(self, max_entries: int):
+        if max_entries < 1:
+            raise ValueError("max_entries must be at least 1")
+        self.max_entries = max_entries
+        self._results: OrderedDict[Hashable, Any] = OrderedDict()
+        self._pending: dict[Hashable, _Pending] = {}
+        self._guard = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._results)
+
+    def get(self, key: Hashable, compute: Callable[[], Any], *, what: str = "the same run",
+            on_wait: Waiting | None = None, poll: float = 0.25) -> Any:
+        """The result for ``key``: kept, being computed by someone else (waited for), or computed now."""
+        with self._guard:
+            if key in self._results:
+                self._results.move_to_end(key)
+                return self._results[key]
+            pending = self._pending.get(key)
+            mine = pending is None
+            if mine:
+                pending = self._pending[key] = _Pending(threading.Event(), what)
+        if not mine:
+            start = time.monotonic()
+            while not pending.done.wait(poll):
+                if on_wait is not None:
+                    on_wait(f"{pending.what} (the same run as yours: it will be shared)", time.monotonic() - start)
+            if pending.error is not None:
+                raise pending.error
+            return pending.result
+        try:
+            pending.result = compute()
+        except BaseException as err:
+            pending.error = err
+            raise
+        else:
+            with self._guard:
+                self._results[key] = pending.result
+                while len(self._results) > self.max_entries:
+                    self._results.popitem(last=False)
+            return pending.result
+        finally:
+            with self._guard:
+                self._pending.pop(key, None)
+            pending.done.set()
+
+    def clear(self) -> None:
+        with self._guard:
+            self._results.clear()

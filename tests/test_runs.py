@@ -1,0 +1,137 @@
+"""A class at the lab: heavy runs one at a time, identical runs computed once and shared, memory bounded.
+
+References: call counts and overlap counts taken in the test itself (threads started together behind a
+barrier, each compute lingering long enough for any overlap to show); the lab's own result compared with a
+direct run_lab on the same block and input (bit for bit).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import torch
+
+from gelu_core import lab
+from gelu_core.ffn import FeedForward
+from gelu_core.runs import Busy, RunSlot, SharedRuns
+
+
+def together(n: int, call) -> list:
+    """Run ``call(i)`` in n threads released at the same instant; their results (or exceptions) in order."""
+    barrier = threading.Barrier(n)
+    out: list = [None] * n
+
+    def worker(i):
+        barrier.wait()
+        try:
+            out[i] = call(i)
+        except BaseException as err:  # noqa: BLE001  handed back to the test
+            out[i] = err
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def test_identical_runs_are_computed_once_and_shared():
+    shared = SharedRuns(max_entries=4)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        time.sleep(0.1)
+        return object()
+
+    results = together(30, lambda i: shared.get(("seeded", 768, 0), compute))
+    assert len(calls) == 1
+    assert all(r is results[0] for r in results)  # one object, handed to all thirty
+
+
+def test_different_runs_each_computed_and_kept_within_the_bound():
+    shared = SharedRuns(max_entries=3)
+    calls = []
+    for key in range(5):
+        shared.get(key, lambda key=key: calls.append(key) or key)
+    assert calls == [0, 1, 2, 3, 4] and len(shared) == 3
+    shared.get(4, lambda: calls.append("again"))  # kept: not computed again
+    shared.get(0, lambda: calls.append("again") or 0)  # dropped first (least recently used): computed again
+    assert calls[-1] == "again" and len(shared) == 3
+
+
+def test_a_failure_reaches_everyone_who_waited_and_is_not_kept():
+    shared = SharedRuns(max_entries=2)
+
+    def fail():
+        time.sleep(0.1)
+        raise ValueError("no")
+
+    results = together(5, lambda i: shared.get("k", fail))
+    assert all(isinstance(r, ValueError) for r in results)
+    assert shared.get("k", lambda: "fine") == "fine"
+
+
+def test_the_slot_runs_one_at_a_time_and_tells_who_waits_what_runs():
+    slot = RunSlot(poll=0.02)
+    inside = most = 0
+    guard = threading.Lock()
+    heard: list[tuple[str, float]] = []
+
+    def run(i):
+        nonlocal inside, most
+        with slot.hold(f"run {i}", on_wait=lambda what, s: heard.append((what, s))):
+            with guard:
+                inside += 1
+                most = max(most, inside)
+            time.sleep(0.05)
+            with guard:
+                inside -= 1
+
+    together(4, run)
+    assert most == 1
+    assert heard and all(what.startswith("run ") and s >= 0 for what, s in heard)
+    assert slot.running() is None
+
+
+def test_a_waiter_gives_up_with_a_sentence_after_its_timeout():
+    slot = RunSlot(poll=0.02)
+    started = threading.Event()
+
+    def long_run():
+        with slot.hold("(8, 1024, 768) through a block of d_model 768"):
+            started.set()
+            time.sleep(0.5)
+
+    t = threading.Thread(target=long_run)
+    t.start()
+    started.wait()
+    with pytest.raises(Busy, match=r"busy with other students' runs: \(8, 1024, 768\)"):
+        with slot.hold("mine", timeout=0.1):
+            pass
+    t.join()
+
+
+def test_the_lab_shares_a_run_between_students(monkeypatch):
+    """Ten students press the same seeded demo at once: the block runs once; each gets the result run_lab gives."""
+    lab.LAB_RESULTS.clear()
+    block = FeedForward(16, seed=3)
+    x = lab.demo_input(16, 3, 2, 5)
+    runs = []
+    real = lab._run_lab
+
+    def counted(*args, **kwargs):
+        runs.append(1)
+        time.sleep(0.05)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lab, "_run_lab", counted)
+    key = (("seeded", 16, 3), ("demo", 16, 3, 2, 5), "gelu_tanh", "relu")
+    results = together(10, lambda i: lab.shared_run_lab(key, block, x, "gelu_tanh", "relu"))
+    assert len(runs) == 1 and all(r is results[0] for r in results)
+    direct = real(block, x, "gelu_tanh", "relu", lab.HIST_BINS)
+    assert torch.equal(results[0].a.output, direct.a.output) and results[0].b.zeroed == direct.b.zeroed
+    lab.LAB_RESULTS.clear()

@@ -39,10 +39,13 @@ _threads_set = False
 # may use, so running two at once only stacks their memory: an (8, 1024, 768) batch peaks near 270 MB, and a
 # class pressing "run" together would otherwise hold one peak per student.  Small runs take milliseconds in line.
 RUN_SLOT = RunSlot()
-# A whole LabResult at the largest run the budget allows: two outputs and their norms, histograms; kept for every
-# student who asks for the same run (shared_run_lab), as many as a quarter of the cache budget holds.
-RESULT_BYTES = 3 * MAX_INPUT_ELEMENTS * 4
+# What the lab keeps between runs, shared by every student who asks for the same thing and given back when they
+# have all left (gelu_core.runs): each a quarter of the budget's cache bytes, in entries of the largest size.
+RESULT_BYTES = 3 * MAX_INPUT_ELEMENTS * 4  # a LabResult at the largest run: two outputs, their norms, histograms
+BLOCK_BYTES = 2 * MAX_D_MODEL * MAX_HIDDEN * 4  # the widest block's weights, float32: 82 MB
 LAB_RESULTS = SharedRuns(budget.cache_entries(RESULT_BYTES, 0.25))
+BLOCKS = SharedRuns(budget.cache_entries(BLOCK_BYTES, 0.25))
+FILES = SharedRuns(budget.cache_entries(budget.LOADED_BYTES, 0.25))
 
 
 class LabInputError(ValueError):
@@ -340,12 +343,41 @@ def run_lab(
 
 
 def shared_run_lab(key, block: FeedForward, x: torch.Tensor, activation: str, compare: str, *,
-                   on_wait: Waiting | None = None, timeout: float | None = None) -> LabResult:
+                   on_wait: Waiting | None = None, timeout: float | None = None, owner: str | None = None) -> LabResult:
     """run_lab, computed once for everyone who asks with the same ``key`` (the run's whole identity: weights,
     input, both activations; a file by the hash of its bytes) and kept in ``LAB_RESULTS``."""
     what = describe_run(tuple(x.shape), block)
     return LAB_RESULTS.get(key, lambda: run_lab(block, x, activation, compare, on_wait=on_wait, timeout=timeout),
-                           what=what, on_wait=on_wait)
+                           what=what, on_wait=on_wait, owner=owner)
+
+
+def shared_seeded_block(d_model: int, seed: int, *, owner: str | None = None) -> FeedForward:
+    """FeedForward(d_model, seed=seed), built once for everyone who asks; never mutated."""
+    check_run_size(1, 1, d_model, 4 * d_model)
+    return BLOCKS.get(("seeded", d_model, seed), lambda: FeedForward(d_model, seed=seed), owner=owner)
+
+
+def shared_file(digest: str, filename: str, data: bytes, uploader: str = "input", *, owner: str | None = None):
+    """(tensors, notes) of an uploaded file, loaded once per content hash and uploader.
+
+    ``uploader="weights"``: a block wider than the lab runs is refused from the declared shapes, before the
+    data is read (weights.check_block_shapes).
+    """
+    from gelu_core import tensor_io
+    from gelu_core.weights import check_block_shapes
+
+    check = check_block_shapes if uploader == "weights" else None
+    return FILES.get((digest, uploader), lambda: tensor_io.load_tensors_with_notes(data, filename, check=check),
+                     owner=owner)
+
+
+def shared_file_block(digest: str, tensors, candidate, *, owner: str | None = None):
+    """A LoadedBlock from a file's weights under ``candidate`` (None: the only one; refused with the names the
+    lab knows if there is none), built once per content hash and place in the file."""
+    from gelu_core.weights import load_block
+
+    place = None if candidate is None else (candidate.prefix, candidate.first, candidate.second)
+    return BLOCKS.get(("file", digest, place), lambda: load_block(tensors, candidate), owner=owner)
 
 
 def describe_run(shape: tuple[int, ...], block: FeedForward) -> str:

@@ -10,13 +10,16 @@ their memory (torch already spreads one run over every core).  So:
 * ``SharedRuns``: results by key (the run's whole identity: weights, input, activations; an uploaded file by
   the hash of its bytes).  A key already computed is returned at once; a key being computed is waited for,
   not computed again; at most ``max_entries`` results are kept (least recently used first out), so memory is
-  bounded.  A failure is handed to everyone who waited for that key, and not kept.
+  bounded.  A failure is handed to everyone who waited for that key, and not kept.  Each result remembers
+  who asked for it (``owner``, a session id); ``SharedRuns.forget_owners`` drops, in every instance, the
+  results that only departed owners used (the server's janitor calls it when students leave).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from contextlib import contextmanager
@@ -80,23 +83,48 @@ class _Pending:
 class SharedRuns:
     """Results by key: each computed once, however many ask for it at the same time; at most ``max_entries`` kept."""
 
+    _instances: weakref.WeakSet[SharedRuns] = weakref.WeakSet()
+
     def __init__(self, max_entries: int):
         if max_entries < 1:
             raise ValueError("max_entries must be at least 1")
         self.max_entries = max_entries
         self._results: OrderedDict[Hashable, Any] = OrderedDict()
+        self._owners: dict[Hashable, set[str]] = {}
         self._pending: dict[Hashable, _Pending] = {}
         self._guard = threading.Lock()
+        SharedRuns._instances.add(self)
+
+    @classmethod
+    def forget_owners(cls, gone: set[str]) -> int:
+        """Drop, in every instance, the results whose owners have all gone; how many were dropped."""
+        dropped = 0
+        for shared in list(cls._instances):
+            with shared._guard:
+                for key in list(shared._results):
+                    owners = shared._owners.get(key)
+                    if owners and not owners - gone:
+                        del shared._results[key]
+                        del shared._owners[key]
+                        dropped += 1
+                    elif owners:
+                        owners -= gone
+        return dropped
+
+    def _own(self, key: Hashable, owner: str | None) -> None:
+        if owner is not None:
+            self._owners.setdefault(key, set()).add(owner)
 
     def __len__(self) -> int:
         return len(self._results)
 
     def get(self, key: Hashable, compute: Callable[[], Any], *, what: str = "the same run",
-            on_wait: Waiting | None = None, poll: float = 0.25) -> Any:
+            on_wait: Waiting | None = None, poll: float = 0.25, owner: str | None = None) -> Any:
         """The result for ``key``: kept, being computed by someone else (waited for), or computed now."""
         with self._guard:
             if key in self._results:
                 self._results.move_to_end(key)
+                self._own(key, owner)
                 return self._results[key]
             pending = self._pending.get(key)
             mine = pending is None
@@ -109,6 +137,9 @@ class SharedRuns:
                     on_wait(f"{pending.what} (the same run as yours: it will be shared)", time.monotonic() - start)
             if pending.error is not None:
                 raise pending.error
+            with self._guard:
+                if key in self._results:
+                    self._own(key, owner)
             return pending.result
         try:
             pending.result = compute()
@@ -118,8 +149,10 @@ class SharedRuns:
         else:
             with self._guard:
                 self._results[key] = pending.result
+                self._own(key, owner)
                 while len(self._results) > self.max_entries:
-                    self._results.popitem(last=False)
+                    oldest, _ = self._results.popitem(last=False)
+                    self._owners.pop(oldest, None)
             return pending.result
         finally:
             with self._guard:
@@ -129,3 +162,4 @@ class SharedRuns:
     def clear(self) -> None:
         with self._guard:
             self._results.clear()
+            self._owners.clear()

@@ -137,8 +137,10 @@ class Server:
     Use as a context manager; `base_url` is ready (health check answered "ok") once inside.
     """
 
-    def __init__(self, app_dir: Path = ROOT, script: str = "app.py", extra_args: tuple[str, ...] = ()):
+    def __init__(self, app_dir: Path = ROOT, script: str = "app.py", extra_args: tuple[str, ...] = (),
+                 env: dict[str, str] | None = None):
         self.app_dir, self.script, self.extra_args = Path(app_dir), script, extra_args
+        self.env = env or {}
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
@@ -150,7 +152,7 @@ class Server:
             "--server.address", "127.0.0.1", "--server.port", str(self.port),
             "--server.headless", "true", "--browser.gatherUsageStats", "false", *self.extra_args,
         ]  # fmt: skip
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(cmd, cwd=self.app_dir, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:

@@ -2,9 +2,9 @@
 
 app.py holds an ``st.App`` (Streamlit's ASGI application) built from the two things here:
 
-* ``lifespan``: at start-up, the heavy imports begin in the background (``hosting.warm``), and Streamlit's
+* ``lifespan``: at start-up, the heavy imports begin in the background (``hosting.warm``), Streamlit's
   old ``pages/``-folder mode is switched off for the process, so even the first deep link on a fresh server
-  runs through app.py;
+  runs through app.py, and the janitor starts giving back what departed sessions held (``hosting.janitor``);
 * ``MIDDLEWARE``: guards in front of Streamlit's own routes (``hosting.guard``).
 
 Nothing here runs inside a student's script run except ``hosting.warm.warm()``.
@@ -12,12 +12,14 @@ Nothing here runs inside a student's script run except ``hosting.warm.warm()``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 from starlette.middleware import Middleware
 
 from hosting import warm
 from hosting.guard import Guard
+from hosting.janitor import Janitor, tune_allocator
 
 MIDDLEWARE = [Middleware(Guard)]
 
@@ -30,5 +32,10 @@ async def lifespan(app):
     # A folder named pages/ beside app.py makes Streamlit run deep links without app.py until some session
     # has called st.navigation (see ui/frame.py); app.py always calls it, so say so from the start.
     PagesManager.uses_pages_directory = False
+    tune_allocator()
     warm.start()
-    yield
+    sweeping = asyncio.get_running_loop().create_task(Janitor().run())
+    try:
+        yield
+    finally:
+        sweeping.cancel()

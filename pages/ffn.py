@@ -3,10 +3,11 @@
 import hashlib
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import gelu_core
 from gelu_core import tensor_io
-from gelu_core.budget import MAX_D_MODEL, cache_entries
+from gelu_core.budget import MAX_D_MODEL
 from ui import ffn as view
 from ui.controls import DEMO_SHAPES, FFN
 from ui.format import count, shape, share, sig
@@ -15,33 +16,10 @@ from ui.frame import chart, require_app_frame
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 
-# Every cache holds at most what the memory budget leaves for it (gelu_core.budget): entries of the largest
-# size each may hold, within a share of the budget's cache bytes.  Lab results are shared between students by
-# gelu_core.lab.shared_run_lab, bounded the same way.
 LAB_PATIENCE = 120  # seconds a student waits for the lab before being told it is busy
-BLOCK_BYTES = 2 * MAX_D_MODEL * 4 * MAX_D_MODEL * 4  # the widest block's weights, float32: 82 MB
-
-
-@st.cache_resource(max_entries=cache_entries(BLOCK_BYTES, 0.25), show_spinner=False)
-def seeded_block(d_model: int, seed: int):
-    """One FeedForward per (d_model, seed) for the whole server; never mutated."""
-    return gelu_core.FeedForward(d_model, seed=seed)
-
-
-@st.cache_resource(max_entries=cache_entries(tensor_io.MAX_LOADED_BYTES, 0.25), ttl=900, show_spinner=False)
-def file_tensors(digest: str, filename: str, _data: bytes, uploader: str = "input"):
-    """The tensors of an uploaded file (load_tensors refuses anything unsafe), by content hash and uploader.
-
-    Weights: a block wider than the lab runs is refused from the declared shapes, before the data is read.
-    """
-    check = gelu_core.check_block_shapes if uploader == "weights" else None
-    return tensor_io.load_tensors_with_notes(_data, filename, check=check)
-
-
-@st.cache_resource(max_entries=cache_entries(BLOCK_BYTES, 0.25), ttl=900, show_spinner=False)
-def file_block(digest: str, place: tuple, _tensors, _candidate):
-    """A block built from a file's weights, by content hash and place in the state dict; never mutated."""
-    return gelu_core.load_block(_tensors, _candidate)
+# Blocks, files and results are shared between students and bounded by the memory budget (gelu_core.lab); each
+# remembers which sessions used it, so the server gives it back once they have all left (hosting.janitor).
+OWNER = get_script_run_ctx().session_id if get_script_run_ctx() else None
 
 
 def uploaded(file):
@@ -65,7 +43,7 @@ def file_weights():
         return None, None
     digest, name, data = uploaded(weights_file)
     try:
-        tensors, _ = file_tensors(digest, name, data, "weights")
+        tensors, _ = gelu_core.shared_file(digest, name, data, "weights", owner=OWNER)
         found = gelu_core.find_blocks(tensors)
         choice = None
         if len(found) > 1:
@@ -73,8 +51,7 @@ def file_weights():
                                   key="ffn_weights_block")
         elif found:
             choice = found[0]
-        place = (choice.prefix, choice.first, choice.second) if choice else None
-        loaded = file_block(digest, place, tensors, choice)  # with no block found: the message naming the pairs
+        loaded = gelu_core.shared_file_block(digest, tensors, choice, owner=OWNER)  # none found: names the pairs
     except (gelu_core.TensorFileError, gelu_core.WeightsError) as err:
         st.error(str(err))
         return None, None
@@ -98,7 +75,7 @@ def file_input():
         return None, None
     digest, name, data = uploaded(tensor_file)
     try:
-        tensors, notes = file_tensors(digest, name, data)
+        tensors, notes = gelu_core.shared_file(digest, name, data, owner=OWNER)
     except gelu_core.TensorFileError as err:
         st.error(str(err))
         return None, None
@@ -203,7 +180,8 @@ with block_col:
         s1, s2 = st.columns(2)
         d_model = s1.number_input(**FFN["d_model"].kwargs())
         seed = s2.number_input(**FFN["seed"].kwargs())
-        block, block_key = seeded_block(int(d_model), int(seed)), ("seeded", int(d_model), int(seed))
+        block = gelu_core.shared_seeded_block(int(d_model), int(seed), owner=OWNER)
+        block_key = ("seeded", int(d_model), int(seed))
         demo_seed = int(seed)
     else:
         block, block_key = file_weights()
@@ -242,7 +220,8 @@ if tokens_in is not None:
     try:
         with st.spinner(f"Running {shape(tokens_in.shape)} through the block…", show_time=big):
             result = gelu_core.shared_run_lab((block_key, input_key, activation, compare), block, tokens_in,
-                                              activation, compare, on_wait=tell_waiting, timeout=LAB_PATIENCE)
+                                              activation, compare, on_wait=tell_waiting, timeout=LAB_PATIENCE,
+                                              owner=OWNER)
     except (gelu_core.LabInputError, gelu_core.Busy) as err:
         st.error(str(err))
     waiting.empty()

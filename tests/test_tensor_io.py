@@ -309,7 +309,7 @@ def test_nonfinite_values_come_back_for_the_lab_to_count():
 
 
 def test_caps_are_printable_numbers():
-    assert MAX_BYTES == 50 * 2**20 and MAX_ELEMENTS >= 8 * 1024 * 768 and MAX_TENSORS >= 149
+    assert MAX_BYTES == 40 * 2**20 and MAX_ELEMENTS >= 8 * 1024 * 768 and MAX_TENSORS >= 149
     assert MAX_LOADED_BYTES == 4 * MAX_ELEMENTS
     assert MAX_ELEMENTS * 4 >= MAX_BYTES  # every float32 file under the byte cap fits the element cap
 
@@ -1026,3 +1026,24 @@ def test_loads_take_turns(monkeypatch):
     buf = io.BytesIO()
     np.save(buf, np.ones((2, 3), dtype=np.float32))
     assert most_at_once(monkeypatch, loader, "_load", lambda: load_tensors(buf.getvalue(), "x.npy")) == 1
+
+
+def test_the_upload_cap_is_the_smallest_the_lab_needs():
+    """Reference: .streamlit/config.toml's server.maxUploadSize (MiB) and files made here: GPT-2 XL's block in
+    float16 (the lab's widest, as safetensors) fits under the cap and loads; a cap 1 MiB smaller would refuse it."""
+    import tomllib
+    from pathlib import Path
+
+    from safetensors.torch import save as safetensors_save
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] * 2**20 == MAX_BYTES
+    d, hidden = 1600, 6400
+    block = {"mlp.c_fc.weight": torch.zeros(d, hidden, dtype=torch.float16),
+             "mlp.c_fc.bias": torch.zeros(hidden, dtype=torch.float16),
+             "mlp.c_proj.weight": torch.zeros(hidden, d, dtype=torch.float16),
+             "mlp.c_proj.bias": torch.zeros(d, dtype=torch.float16)}
+    data = safetensors_save(block)
+    assert MAX_BYTES - 2**20 < len(data) <= MAX_BYTES
+    tensors, _ = loaded(data, "gpt2-xl-block.safetensors")
+    assert tensors["mlp.c_fc.weight"].shape == (d, hidden)

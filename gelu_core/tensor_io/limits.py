@@ -13,7 +13,11 @@ from typing import NamedTuple
 
 from gelu_core import budget
 
-MAX_BYTES = 50 * 2**20  # largest file read; .streamlit/config.toml caps uploads at the same 50 MiB
+# Largest file read, and .streamlit/config.toml's server.maxUploadSize (the same 40 MiB): the smallest cap that
+# takes what the lab runs.  Its widest block, GPT-2 XL's (d_model 1600, hidden 6400), in float16 is
+# 2 x 1600 x 6400 x 2 + 8000 x 2 bytes = 39.1 MiB; its largest input, an (8, 1024, 768) float32 batch, 24 MiB.
+# (The same block in float32, 78 MiB, does not fit: save it as float16.)
+MAX_BYTES = 40 * 2**20
 # Memory the tensors of one file may take once loaded, all together (a value counts at the larger of its
 # stored and loaded size): budget / 12, 128 MiB at the default budget, however well a .npz compressed them.
 MAX_LOADED_BYTES = budget.LOADED_BYTES

@@ -7,7 +7,7 @@
   --server.fileWatcherType poll shows the prompt (run by hand when this was written: see the README).
 - enableXsrfProtection: an upload without the XSRF token is refused (403) before anything else is looked
   at; with a matching cookie and header the same request gets past that check (400: no such session).
-- maxUploadSize = 50: the server itself refuses a 51 MB upload (413) sent straight to the upload URL of
+- maxUploadSize = 40: the server itself refuses a 41 MB upload (413) sent straight to the upload URL of
   a live session with a valid token, past anything the page's uploader would stop; a small one is taken.
 - CORS: a foreign Origin gets no Access-Control-Allow-Origin.
 - toolbarMode = "viewer": the app menu offers the theme, print and screen recording, but no rerun,
@@ -115,7 +115,7 @@ def test_the_server_refuses_an_upload_over_the_cap(new_tab):
     assert urls, "the uploader sent nothing"
     token = {c["name"]: c["value"] for c in page.context.cookies()}["_streamlit_xsrf"]
 
-    big = page.request.put(urls[0], data=b"\0" * (51 * 2**20), headers={"X-Xsrftoken": token})
+    big = page.request.put(urls[0], data=b"\0" * (41 * 2**20), headers={"X-Xsrftoken": token})
     assert big.status == 413, (big.status, big.text())
     small = page.request.put(urls[0], multipart={"file": file}, headers={"X-Xsrftoken": token})
     assert small.status in (200, 204), (small.status, small.text())

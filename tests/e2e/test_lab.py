@@ -54,7 +54,7 @@ def test_uploaded_weights_and_input_go_through_the_block(new_tab, tmp_path):
     page = tab.page
     assert file_inputs(page).count() == 2, "expected a weights uploader and an input uploader"
     uploaders = page.locator(f"{driver.MAIN} [data-testid='stFileUploaderDropzoneInstructions']").all_inner_texts()
-    assert all("50MB" in text for text in uploaders), uploaders  # server.maxUploadSize reaches the page
+    assert all("40MB" in text for text in uploaders), uploaders  # server.maxUploadSize reaches the page
 
     upload(page, 0, "gpt2_block.pt", buffer.getvalue())
     upload(page, 1, "activations.npy", npy.getvalue())

@@ -1,0 +1,88 @@
+"""Give back what a session held once its student has left.
+
+Streamlit keeps a disconnected session (its state, its uploaded files, the callables behind its download
+buttons, and through them the last run's tensors) for ``server.disconnectedSessionTTL`` seconds in case the
+browser reconnects, and drops its files only when some later session happens to disconnect.  A class that
+leaves together would leave its uploads in memory.  Every ``PERIOD`` seconds the janitor looks at which
+sessions still have a websocket; a session gone for longer than ``GRACE`` seconds is closed, its uploaded
+files dropped, and the app's shared results (``gelu_core.runs.SharedRuns``) drop the entries that only
+departed sessions used.  A student who comes back later starts a fresh session and re-uploads.
+
+Freed memory then goes back to the system: glibc's malloc keeps freed blocks for reuse (and after a large
+block is freed it raises its mmap threshold, so later arrays of a few MB come from its heaps, not from
+mmap); ``release_memory`` runs a collection and ``malloc_trim``.  Elsewhere than glibc it only collects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import gc
+import os
+import time
+
+PERIOD = 5.0
+GRACE = float(os.environ.get("GELU_SESSION_GRACE_S", "30"))  # seconds; a tab's reload reconnects well within
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
+LIBC = _libc()
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
+
+
+def tune_allocator(mmap_threshold: int = 1 << 20) -> bool:
+    """Blocks of ``mmap_threshold`` bytes and more always come from mmap, and go back to the system when freed
+    (a fixed threshold also stops glibc from raising it).  True where glibc took it."""
+    mallopt = getattr(LIBC, "mallopt", None)
+    return bool(mallopt and mallopt(M_MMAP_THRESHOLD, mmap_threshold))
+
+
+def release_memory() -> None:
+    """Collect cycles, and hand freed heap pages back to the system (glibc)."""
+    gc.collect()
+    trim = getattr(LIBC, "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
+class Janitor:
+    """Remembers when each session was last seen connected; sweeps what departed sessions held."""
+
+    def __init__(self, grace: float = GRACE):
+        self.grace = grace
+        self.last_seen: dict[str, float] = {}
+
+    def sweep(self, runtime, now: float | None = None) -> list[str]:
+        """One pass: the ids of the sessions whose files and shared results were given back."""
+        from gelu_core.runs import SharedRuns
+
+        now = time.monotonic() if now is None else now
+        active = {info.session.id for info in runtime._session_mgr.list_active_sessions()}  # noqa: SLF001
+        for session_id in active:
+            self.last_seen[session_id] = now
+        storage = getattr(runtime.uploaded_file_mgr, "file_storage", {})
+        known = set(self.last_seen) | set(storage)
+        gone = [s for s in known if s not in active and now - self.last_seen.setdefault(s, now) >= self.grace]
+        for session_id in gone:
+            runtime._session_mgr.close_session(session_id)  # noqa: SLF001  its state, downloads, last run
+            runtime.uploaded_file_mgr.remove_session_files(session_id)
+            self.last_seen.pop(session_id, None)
+        if gone:
+            SharedRuns.forget_owners(set(gone))
+            release_memory()
+        return gone
+
+    async def run(self, period: float = PERIOD) -> None:
+        from streamlit.runtime import Runtime
+
+        while True:
+            await asyncio.sleep(period)
+            if Runtime.exists():
+                self.sweep(Runtime.instance())

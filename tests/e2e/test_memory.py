@@ -1,0 +1,58 @@
+"""A session gives back what it held: twenty uploads in one session, then the student leaves.
+
+Reference: the server's own resident memory (VmRSS from /proc), read after a first session has opened the lab
+and left (everything imported, every page's code loaded), and again after the second session (twenty distinct
+(8, 256, 768) float32 .npy files, 6 MB each, each run through the lab) has closed and the janitor's grace has
+passed.  Margin: MARGIN_MIB, for the allocator's own slack; everything the session held (Streamlit's uploaded
+files, the loaded tensors, blocks and lab results it alone used) must be gone.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+
+import numpy as np
+import pytest
+
+from harness import browser as driver
+
+pytestmark = pytest.mark.e2e
+
+GRACE_S = 2  # the janitor gives back a departed session's share after this long (GELU_SESSION_GRACE_S)
+SWEEP_WAIT_S = GRACE_S + 8  # grace, plus the janitor's period (5 s), plus room
+MARGIN_MIB = 60
+
+
+def npy(seed: int) -> bytes:
+    x = np.random.default_rng(seed).standard_normal((8, 256, 768)).astype(np.float32)
+    buffer = io.BytesIO()
+    np.save(buffer, x)
+    return buffer.getvalue()
+
+
+def test_twenty_uploads_are_given_back_when_the_session_ends(browser):
+    with driver.Server(env={"GELU_SESSION_GRACE_S": str(GRACE_S)}) as server:
+        first = driver.new_page(browser)
+        driver.open_app(first, f"{server.base_url}/ffn")
+        first.context.close()
+        time.sleep(SWEEP_WAIT_S)
+        before = server.rss_kib()["VmRSS"]
+
+        page = driver.new_page(browser)
+        driver.open_app(page, f"{server.base_url}/ffn?ffn_input=Upload")
+        target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first
+        for i in range(20):
+            data = npy(i)
+            driver.act(page, lambda data=data, i=i: target.set_input_files(
+                files=[{"name": f"acts{i}.npy", "mimeType": "application/octet-stream", "buffer": data}]),
+                timeout_ms=120_000)
+            assert page.locator(driver.ERROR_BOX).count() == 0 and page.locator(driver.EXCEPTION).count() == 0
+        during = server.rss_kib()
+        page.context.close()
+        time.sleep(SWEEP_WAIT_S)
+        after = server.rss_kib()["VmRSS"]
+        grew = (after - before) / 1024
+        print(f"server RSS: {before / 1024:.0f} MiB before, {during['VmRSS'] / 1024:.0f} MiB with 20 uploads "
+              f"(peak {during['VmHWM'] / 1024:.0f}), {after / 1024:.0f} MiB after the session left (+{grew:.0f})")
+        assert grew <= MARGIN_MIB, f"{grew:.0f} MiB still held after the session ended (margin {MARGIN_MIB})"

@@ -1,0 +1,170 @@
+"""The server's own guards (hosting/), without a server: the ASGI middleware and the janitor, driven directly.
+
+References: ASGI messages and Streamlit's ForwardMsg built in the test; a stand-in for Streamlit's runtime that
+holds the same attributes the guards read (uploaded_file_mgr.file_storage, the session manager's active list).
+The same guards are checked on a running server by tests/e2e/test_hosting.py and tests/e2e/test_memory.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+
+from gelu_core.runs import SharedRuns
+from hosting import guard
+from hosting.guard import Guard, shortened
+from hosting.janitor import Janitor
+
+
+def call(app, scope, body_chunks=(b"",)):
+    """Drive an ASGI app once: (status, response body, the request body the inner app received)."""
+    chunks = list(body_chunks)
+    sent = []
+
+    async def receive():
+        if chunks:
+            body = chunks.pop(0)
+            return {"type": "http.request", "body": body, "more_body": bool(chunks)}
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    start = next((m for m in sent if m["type"] == "http.response.start"), None)
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return (start or {}).get("status"), body
+
+
+class Inner:
+    """An app behind the guard that reads the whole request body and answers 204."""
+
+    def __init__(self):
+        self.received = b""
+
+    async def __call__(self, scope, receive, send):
+        while True:
+            message = await receive()
+            self.received += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+
+def http(path: str, method: str = "GET", headers=()):
+    return {"type": "http", "method": method, "path": path, "headers": list(headers), "query_string": b""}
+
+
+def test_metrics_are_not_served_to_strangers():
+    inner = Inner()
+    status, body = call(Guard(inner), http("/_stcore/metrics"))
+    assert status == 404 and inner.received == b""
+    assert call(Guard(Inner()), http("/_stcore/health"))[0] == 204  # everything else passes
+
+
+def test_the_server_path_is_replaced_by_the_script_name():
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    g = Guard(Inner())
+    msg = ForwardMsg()
+    msg.new_session.main_script_path = g.full_path
+    msg.new_session.name = "x"
+    out = ForwardMsg()
+    out.ParseFromString(g.hide_path(msg.SerializeToString()))
+    assert out.new_session.main_script_path == "app.py" and g.full_path.encode() not in out.SerializeToString()
+
+
+def multipart(name: bytes, payload: bytes = b"DATA") -> bytes:
+    return (b"------B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + name
+            + b"\"\r\nContent-Type: application/octet-stream\r\n\r\n" + payload + b"\r\n------B--\r\n")
+
+
+@pytest.mark.parametrize("split", [1, 7, 1000])
+def test_a_name_too_long_reaches_the_app_cut_to_fit(monkeypatch, split):
+    monkeypatch.setattr(guard, "held_by", lambda session: (0, 0))
+    body = multipart(b"a" * 4000 + b".npy", b"\x93NUMPY" + b"x" * 3000)
+    inner = Inner()
+    chunks = [body[i:i + split] for i in range(0, len(body), split)]
+    status, _ = call(Guard(inner), http("/_stcore/upload_file/s1/f1", "PUT"), chunks)
+    assert status == 204
+    name = inner.received.split(b'filename="', 1)[1].split(b'"', 1)[0].decode()
+    assert len(name) <= guard.MAX_NAME and name.endswith("(name cut from 4,004 characters).npy")
+    assert inner.received.endswith(b"\x93NUMPY" + b"x" * 3000 + b"\r\n------B--\r\n")  # the data untouched
+
+
+def test_a_short_name_passes_untouched(monkeypatch):
+    monkeypatch.setattr(guard, "held_by", lambda session: (0, 0))
+    body = multipart(b"acts.npy")
+    inner = Inner()
+    call(Guard(inner), http("/_stcore/upload_file/s1/f1", "PUT"), [body])
+    assert inner.received == body
+
+
+def test_shortened_keeps_the_extension_and_fits():
+    for name in (b"x" * 300, b"y" * 300 + b".safetensors", "é".encode() * 400 + b".csv"):
+        out = shortened(name).decode()
+        assert len(out) <= guard.MAX_NAME and "name cut from" in out
+        assert out.endswith(name.decode().rpartition(".")[2]) or "." not in name.decode()
+
+
+@pytest.mark.parametrize("held, coming, refused", [
+    ((0, 0), 10 * 2**20, False), ((1, 30 * 2**20), 30 * 2**20, False), ((guard.SESSION_FILES, 100), 100, True),
+    ((2, 70 * 2**20), 40 * 2**20, True),
+])
+def test_a_session_cannot_park_more_than_its_share(monkeypatch, held, coming, refused):
+    """Reference: the share is SESSION_FILES files and twice the upload cap (40 MiB here) in bytes."""
+    monkeypatch.setattr(guard, "held_by", lambda session: held)
+    monkeypatch.setattr(guard, "upload_limit_bytes", lambda: 40 * 2**20)
+    inner = Inner()
+    status, body = call(Guard(inner), http("/_stcore/upload_file/s1/f9", "PUT",
+                                           [(b"content-length", str(coming).encode())]), [b"x"])
+    assert (status == 413) == refused
+    assert (inner.received == b"") == refused
+
+
+class FakeRuntime:
+    """What the janitor reads of Streamlit's runtime: the active sessions and the uploaded files by session."""
+
+    def __init__(self):
+        self.active: set[str] = set()
+        self.uploaded_file_mgr = SimpleNamespace(file_storage={}, remove_session_files=self._remove)
+        self.closed: list[str] = []
+        self._session_mgr = SimpleNamespace(list_active_sessions=lambda: [
+            SimpleNamespace(session=SimpleNamespace(id=s)) for s in sorted(self.active)],
+            close_session=self.closed.append)
+
+    def _remove(self, session_id):
+        self.uploaded_file_mgr.file_storage.pop(session_id, None)
+
+
+def test_the_janitor_gives_back_a_departed_sessions_files_and_results_after_the_grace():
+    runtime = FakeRuntime()
+    runtime.active = {"a", "b"}
+    runtime.uploaded_file_mgr.file_storage = {"a": {"f": 1}, "b": {"g": 2}}
+    shared = SharedRuns(max_entries=4)
+    shared.get("mine", lambda: 1, owner="a")
+    shared.get("ours", lambda: 2, owner="a")
+    shared.get("ours", lambda: 2, owner="b")
+    shared.get("nobody's", lambda: 3)
+    janitor = Janitor(grace=30)
+    assert janitor.sweep(runtime, now=0) == []
+    runtime.active = {"b"}  # a leaves
+    assert janitor.sweep(runtime, now=10) == []  # within the grace: a may reconnect
+    assert janitor.sweep(runtime, now=31) == ["a"]
+    assert set(runtime.uploaded_file_mgr.file_storage) == {"b"} and runtime.closed == ["a"]
+    calls = []
+    shared.get("mine", lambda: calls.append("recomputed") or 1)  # given back: computed again
+    shared.get("ours", lambda: calls.append("recomputed") or 2)  # b still uses it: kept
+    shared.get("nobody's", lambda: calls.append("recomputed") or 3)  # no owner: kept
+    assert calls == ["recomputed"]
+
+
+def test_files_of_a_session_never_seen_connected_go_after_the_grace():
+    runtime = FakeRuntime()
+    runtime.uploaded_file_mgr.file_storage = {"ghost": {"f": 1}}
+    janitor = Janitor(grace=5)
+    assert janitor.sweep(runtime, now=100) == []
+    assert janitor.sweep(runtime, now=106) == ["ghost"] and runtime.uploaded_file_mgr.file_storage == {}

@@ -8,6 +8,8 @@
   in memory until the session ends, for any file id a client makes up.  A session may hold at most
   ``SESSION_FILES`` files and ``SESSION_BYTES`` bytes (the lab has two uploaders); past that an upload is
   refused (413) before its body is read.
+* A script's file path typed as a URL (``/pages/ffn.py``, ``/app.py``), which Streamlit's frontend would try
+  to treat as a base path (a blank page, a minute of retries), is redirected to the page itself (``/ffn``).
 * A file name longer than ``MAX_NAME`` characters (which Streamlit's form parser refuses with a bare 400, shown
   to the student as "AxiosError") reaches the app shortened, saying so:
   ``aaaa…(name cut from 4,004 characters).npy``; its extension is kept.
@@ -18,15 +20,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, RedirectResponse
 
 APP_FILE = Path(__file__).resolve().parents[1] / "app.py"
+PAGES_DIR = APP_FILE.parent / "pages"
 HIDDEN_PATHS = ("/_stcore/metrics",)
 UPLOAD_PATH = "/_stcore/upload_file/"
 SESSION_FILES = 4  # the lab's two uploaders, each with a replacement on its way
 MAX_NAME = 255  # characters of an uploaded file's name (most file systems' own limit)
 _HEADER_SCAN = 64 * 1024  # bytes of an upload's body searched for its part headers
-_FILENAME = re.compile(rb'filename="([^"\r\n]*)"')
+_NAMES = re.compile(rb'\b(?:file)?name="([^"\r\n]*)"')  # Streamlit's uploader sends the file name as both
 
 
 def upload_limit_bytes() -> int:
@@ -76,6 +79,11 @@ class Guard:
         if scope["type"] == "http" and path.rstrip("/").endswith(HIDDEN_PATHS):
             await PlainTextResponse("Not found", status_code=404)(scope, receive, send)
             return
+        if scope["type"] == "http" and path.rstrip("/").endswith(".py") and "/_stcore/" not in path:
+            target = self.page_for_script(path)
+            query = scope.get("query_string", b"").decode("latin-1")
+            await RedirectResponse(target + (f"?{query}" if query else ""), status_code=308)(scope, receive, send)
+            return
         if scope["type"] == "websocket" and path.endswith("/_stcore/stream"):
             await self.app(scope, receive, self._without_server_path(send))
             return
@@ -86,6 +94,16 @@ class Guard:
                 return
             receive = self._names_cut_to_fit(receive)
         await self.app(scope, receive, send)
+
+    @staticmethod
+    def page_for_script(path: str) -> str:
+        """The page a script's path names: ``/pages/ffn.py`` -> ``/ffn``; the home page for anything else.
+
+        >>> Guard.page_for_script("/pages/ffn.py"), Guard.page_for_script("/app.py"), Guard.page_for_script("/x.py")
+        ('/ffn', '/', '/')
+        """
+        stem = Path(path.rstrip("/")).stem
+        return f"/{stem}" if stem != "home" and (PAGES_DIR / f"{stem}.py").is_file() else "/"
 
     # ---------------------------------------------------------------- the session path
 
@@ -146,10 +164,14 @@ class Guard:
             body = state["buffer"]
             if end >= 0:
                 head, rest = body[:end], body[end:]
-                match = _FILENAME.search(head)
-                if match and len(match.group(1).decode("utf-8", "replace")) > MAX_NAME:
-                    head = head[:match.start(1)] + shortened(match.group(1)) + head[match.end(1):]
-                    body = head + rest
+
+                def fit(match: re.Match) -> bytes:
+                    name = match.group(1)
+                    if len(name.decode("utf-8", "replace")) <= MAX_NAME:
+                        return match.group(0)
+                    return match.group(0)[: match.start(1) - match.start(0)] + shortened(name) + b'"'
+
+                body = _NAMES.sub(fit, head) + rest
             return {"type": "http.request", "body": body, "more_body": more}
 
         return receive_message

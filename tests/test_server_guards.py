@@ -65,6 +65,25 @@ def test_metrics_are_not_served_to_strangers():
     assert call(Guard(Inner()), http("/_stcore/health"))[0] == 204  # everything else passes
 
 
+@pytest.mark.parametrize("path, query, target", [
+    ("/pages/ffn.py", b"ffn_seed=3", "/ffn?ffn_seed=3"), ("/pages/home.py", b"", "/"), ("/app.py", b"", "/"),
+    ("/pages/curves.py/", b"", "/curves"), ("/pages/nothing.py", b"", "/"),
+])
+def test_a_script_path_typed_as_a_url_goes_to_its_page(path, query, target):
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {**http(path), "query_string": query}
+    asyncio.run(Guard(Inner())(scope, receive, send))
+    start = sent[0]
+    assert start["status"] == 308 and dict(start["headers"])[b"location"].decode() == target
+
+
 def test_the_server_path_is_replaced_by_the_script_name():
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -78,7 +97,8 @@ def test_the_server_path_is_replaced_by_the_script_name():
 
 
 def multipart(name: bytes, payload: bytes = b"DATA") -> bytes:
-    return (b"------B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + name
+    """A body as Streamlit's uploader sends it: the file name as the field's name too."""
+    return (b"------B\r\nContent-Disposition: form-data; name=\"" + name + b"\"; filename=\"" + name
             + b"\"\r\nContent-Type: application/octet-stream\r\n\r\n" + payload + b"\r\n------B--\r\n")
 
 
@@ -90,8 +110,11 @@ def test_a_name_too_long_reaches_the_app_cut_to_fit(monkeypatch, split):
     chunks = [body[i:i + split] for i in range(0, len(body), split)]
     status, _ = call(Guard(inner), http("/_stcore/upload_file/s1/f1", "PUT"), chunks)
     assert status == 204
-    name = inner.received.split(b'filename="', 1)[1].split(b'"', 1)[0].decode()
-    assert len(name) <= guard.MAX_NAME and name.endswith("(name cut from 4,004 characters).npy")
+    head = inner.received.split(b"\r\n\r\n", 1)[0]
+    assert len(head) < 4096  # python-multipart's limit for one header line (4224)
+    for field in (b' name="', b'filename="'):
+        name = head.split(field, 1)[1].split(b'"', 1)[0].decode()
+        assert len(name) <= guard.MAX_NAME and name.endswith("(name cut from 4,004 characters).npy")
     assert inner.received.endswith(b"\x93NUMPY" + b"x" * 3000 + b"\r\n------B--\r\n")  # the data untouched
 
 

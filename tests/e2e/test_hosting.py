@@ -13,6 +13,10 @@
 - toolbarMode = "viewer": the app menu offers the theme, print and screen recording, but no rerun,
   cache clearing or deploy.
 - the agent API (Streamlit's HTTP/MCP interface for driving an app without a browser) is off.
+
+And the app's own guards (hosting/guard.py), on the real app: /_stcore/metrics is not served, no websocket
+message carries the server's path of app.py, a script's path typed as a URL (/pages/ffn.py) lands on its
+page, and a file name of 4,000 characters reaches the lab cut to fit instead of failing in the uploader.
 """
 
 from __future__ import annotations
@@ -144,3 +148,46 @@ def test_the_agent_api_is_off(server):
         f"{server.base_url}/_stcore/agent/interact", "POST", headers={"Content-Type": "application/json"}, data=b"{}"
     )
     assert status == 403 and b"not_available" in body, (status, body)
+
+
+def test_the_server_tells_strangers_little(browser, server):
+    status, _, _ = request(f"{server.base_url}/_stcore/metrics")
+    assert status == 404
+    page = driver.new_page(browser)
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived",
+                                           lambda f: frames.append(f if isinstance(f, bytes) else f.encode())))
+    driver.open_app(page, f"{server.base_url}/curves")
+    path = str(driver.ROOT / "app.py").encode()
+    assert frames and not any(path in f for f in frames), "the server's path of app.py reached the browser"
+    assert any(b"app.py" in f for f in frames)  # the new-session message still names the script
+    page.context.close()
+
+
+def test_a_script_path_as_a_url_lands_on_its_page(new_tab):
+    tab = new_tab()
+    tab.open("pages/ffn.py?ffn_d_model=8")
+    page = tab.page
+    assert page.url.split("?")[0].endswith("/ffn") and "ffn_d_model=8" in page.url
+    assert page.locator(f"{driver.MAIN} h1", has_text="Feed-forward lab").count() == 1
+    tab.assert_clean()
+
+
+def test_a_file_name_too_long_is_cut_not_refused(new_tab):
+    import io
+
+    import numpy as np
+
+    tab = new_tab()
+    tab.open("ffn?ffn_input=Upload&ffn_d_model=8")
+    page = tab.page
+    buffer = io.BytesIO()
+    np.save(buffer, np.ones((2, 8), np.float32))
+    target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first
+    name = "a" * 4000 + ".npy"
+    driver.act(page, lambda: target.set_input_files(
+        files=[{"name": name, "mimeType": "application/octet-stream", "buffer": buffer.getvalue()}]))
+    text = page.locator(driver.MAIN).inner_text()
+    assert "AxiosError" not in text and "Request failed" not in text
+    assert page.locator(driver.ERROR_BOX).count() == 0
+    assert "(2, 8)" in text  # the file was read and run

@@ -1,4 +1,4 @@
-"""GELU Explorer's computation core: activations, the tanh steps, the GPT-2 block, tensor files.
+"""GELU Explorer's computation core: activations, the tanh steps, the GPT-2 block and its gradients, tensor files.
 
 No Streamlit here.  torch-heavy parts (``FeedForward``, ``load_tensors``) are
 imported on first use, so the explorer pages start without importing torch.
@@ -47,6 +47,8 @@ _LAZY = {
     "token_profile": "gelu_core.lab",
     "array_bytes": "gelu_core.lab",
     "use_cpu_threads": "gelu_core.lab",
+    "run_gradients": "gelu_core.gradients",  # the lab's backward pass: dL/dh under two activations
+    "hidden_gradient": "gelu_core.gradients",
     "WeightsError": "gelu_core.weights",
     "find_blocks": "gelu_core.weights",
     "load_block": "gelu_core.weights",

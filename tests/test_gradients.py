@@ -219,3 +219,40 @@ def test_runs_take_turns_with_the_lab(monkeypatch):
     assert gradients_module._ONE_RUN_AT_A_TIME is lab._ONE_RUN_AT_A_TIME
     block, x = FeedForward(8, seed=0), demo_input(8, 0)
     assert most_at_once(monkeypatch, gradients_module, "_backward_chunk", lambda: run_gradients(block, x)) == 1
+
+
+# ---------------------------------------------------------------- the figures (ui.gradients)
+
+def test_gradient_histogram_carries_the_counts_on_shared_log_bins():
+    """Validated by plotly; bars at the log10 midpoints of gelu_core's edges with its exact counts."""
+    import plotly.graph_objects as go
+
+    from ui.gradients import gradient_histogram, power_of_ten
+    from ui.theme import COLORS
+
+    r = run_gradients(FeedForward(64, seed=3), demo_input(64, 3, batch=2, tokens=8), "gelu_tanh", "relu")
+    figure = go.Figure(gradient_histogram(r).to_dict()).to_dict()
+    bars = {t["meta"]: t for t in figure["data"]}
+    for run in (r.a, r.b):
+        trace, edges = bars[run.name], run.grad_hist.edges
+        np.testing.assert_allclose(trace["x"], 0.5 * (np.log10(edges[:-1]) + np.log10(edges[1:])), rtol=1e-12)
+        assert trace["y"] == run.grad_hist.counts.tolist() and trace["marker"]["color"] == COLORS[run.name]
+    assert "50." in bars["relu"]["name"] or "49." in bars["relu"]["name"]  # about half of ReLU's are 0
+    assert "0.0% exactly 0" in bars["gelu_tanh"]["name"]
+    ticks = figure["layout"]["xaxis"]
+    assert ticks["ticktext"] == [power_of_ten(v) for v in ticks["tickvals"]] and power_of_ten(-8) == "10⁻⁸"
+    assert ticks["tickvals"][0] <= np.log10(r.a.grad_hist.edges[0]) < np.log10(r.a.grad_hist.edges[-1]) <= \
+        ticks["tickvals"][-1]
+
+
+def test_gradient_table_reads_the_result():
+    from ui.ffn import count, number
+    from ui.gradients import gradient_table
+
+    r = run_gradients(FeedForward(64, seed=1), demo_input(64, 1, batch=1, tokens=3), "gelu", "relu")
+    lines = gradient_table(r).splitlines()
+    assert lines[0] == "| | GELU exact | ReLU |" and len(lines) == 2 + 6
+    row = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:] for line in lines[2:]}
+    assert row["units dead for this input"] == [count(r.a.dead_count), count(r.b.dead_count) + " |"]
+    assert row["dL/dh exactly 0"][1].startswith(f"{count(r.b.zero_count)} of {count(r.hidden_numel)}")
+    assert row[LOSS][0] == number(r.a.loss)

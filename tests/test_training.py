@@ -112,8 +112,8 @@ def direct_dead(net, points: torch.Tensor) -> tuple[list[int], list[torch.Tensor
 
 def dying_config(**changes) -> RaceConfig:
     """A race where ReLU units die: plain SGD with a large step on a narrow net."""
-    return RaceConfig(**{**SMALL, "task": "circle", "width": 8, "depth": 3, "learning_rate": 2.0, "steps": 200,
-                         "seed": 1, **changes})
+    return RaceConfig(**{**SMALL, "task": "circle", "width": 8, "depth": 3, "optimizer": "sgd", "learning_rate": 2.0,
+                         "steps": 200, "seed": 1, **changes})
 
 
 def test_dead_unit_counts_match_a_direct_autograd_check():
@@ -290,3 +290,24 @@ def test_verdict_calls_a_small_gap_about_the_same():
     assert v.text.startswith("About the same: test accuracy 95.5% (ReLU) vs 97.0% (GELU (exact)), within 2 points")
     assert verdict(finished((0.955, 0.97)), margin=0.01).leader == "gelu"  # a tighter margin decides
     assert verdict(finished((0.5, 0.5))).leader is None
+
+
+def test_race_computes_on_one_thread_and_gives_the_count_back(monkeypatch):
+    """Reference: torch.get_num_threads() read inside each training step and by the caller between snapshots."""
+    from gelu_core import training
+
+    seen, real_step = [], training._Run.step
+
+    def counted(self, points, labels):
+        seen.append(torch.get_num_threads())
+        return real_step(self, points, labels)
+
+    monkeypatch.setattr(training._Run, "step", counted)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        between = [torch.get_num_threads() for _ in race(RaceConfig(**{**SMALL, "steps": 40}), yield_every=20)]
+        assert set(seen) == {1} and len(seen) == 2 * 40
+        assert between == [2, 2, 2] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -150,9 +150,10 @@ class _Tally:
         self.abs_max = max(self.abs_max, float(magnitude.max()))
         self.alive |= nonzero.any(dim=0)
         self.fc_weight_grad += grad_h.T @ x_rows  # (hidden, rows) @ (rows, d_model) -> (hidden, d_model)
-        k = torch.floor(BINS_PER_DECADE * torch.log10(magnitude[nonzero].to(torch.float64))).to(torch.int64)
-        k = k.clamp_(_K_LOW, _K_HIGH - 1)  # a no-op in float32; a float64 block's extremes go to the end bins
-        self.bins += torch.bincount(k - _K_LOW, minlength=self.bins.numel())
+        for part in magnitude[nonzero].split(_CHUNK // 4):  # float64 temporaries of at most 8 MB
+            k = torch.floor(BINS_PER_DECADE * torch.log10(part.to(torch.float64))).to(torch.int64)
+            k = k.clamp_(_K_LOW, _K_HIGH - 1)  # a no-op in float32; a float64 block's extremes go to the end bins
+            self.bins += torch.bincount(k - _K_LOW, minlength=self.bins.numel())
 
 
 def _shared_bins(tallies: list[_Tally], bins: int) -> tuple[int, int, int]:

@@ -41,6 +41,20 @@ OPTIMIZERS = ("sgd", "adam")
 GRID_POINTS = 60  # decision-region grid: 60 x 60 probabilities, light to send
 ACCURACY_MARGIN = 0.02  # the verdict calls a run ahead only past 2 percentage points of test accuracy
 
+# what a race may ask for, so that one student's race stays seconds long on a shared server (sliders read these)
+LIMITS: dict[str, tuple[float, float]] = {
+    "width": (1, 64),
+    "depth": (1, 6),
+    "learning_rate": (1e-4, 10.0),
+    "steps": (1, 5000),
+    "batch_size": (1, 500),
+    "noise": (0.0, 0.5),
+    "n_train": (2, 2000),
+    "n_test": (2, 2000),
+    "seed": (0, 2**31 - 1),
+    "record_every": (1, 1000),
+}
+
 
 @dataclass(frozen=True)
 class RaceConfig:
@@ -69,13 +83,11 @@ class RaceConfig:
             raise ValueError(f"a race has two activations, got {self.activations!r}")
         for name in self.activations:
             get_activation(name)  # a clear message for an unknown name
-        for key in ("width", "depth", "steps", "batch_size", "n_train", "n_test", "record_every"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
+        for key, (low, high) in LIMITS.items():
+            if not low <= getattr(self, key) <= high:
+                raise ValueError(f"{key} must be from {low} to {high}, got {getattr(self, key)}")
         if self.n_train % 2 or self.n_test % 2:
             raise ValueError("n_train and n_test must be even: half of each class")
-        if not (self.learning_rate > 0 and self.noise >= 0):
-            raise ValueError("learning_rate must be positive and noise not negative")
 
 
 # ---------------------------------------------------------------- data

@@ -28,6 +28,7 @@ from gelu_core import ACTIVATIONS
 from gelu_core.training import (
     ACCURACY_MARGIN,
     GRID_POINTS,
+    LIMITS,
     TASKS,
     RaceConfig,
     RaceSnapshot,
@@ -248,10 +249,18 @@ def test_snapshot_networks_are_copies():
     (dict(task="moons"), "task"), (dict(optimizer="rmsprop"), "optimizer"), (dict(width=0), "width"),
     (dict(activations=("relu", "swoosh")), "swoosh"), (dict(n_train=101), "even"),
     (dict(learning_rate=0.0), "learning_rate"), (dict(activations=("relu",)), "two"),
+    (dict(steps=5001), "steps must be from 1 to 5000"), (dict(width=65), "width"), (dict(noise=-0.1), "noise"),
+    (dict(seed=-1), "seed"),
 ])
 def test_config_refuses_what_cannot_run(changes, words):
     with pytest.raises(ValueError, match=words):
         RaceConfig(**changes)
+
+
+def test_defaults_sit_inside_the_limits():
+    defaults = RaceConfig()
+    for key, (low, high) in LIMITS.items():
+        assert low <= getattr(defaults, key) <= high, key
 
 
 def test_adam_and_other_activations_race_too():

@@ -13,7 +13,7 @@ Then no gradient flows back through it, so the weights into it get exactly 0 gra
 For ReLU that is z ≤ 0 on every training point (relu'(0) = 0, as PyTorch).  GELU's true slope is 0 only at
 z ≈ -0.7518, but the slope counted is the one training uses, PyTorch's float32 backward, and its vectorised
 kernel returns exactly 0 below about z = -6.15 (tanh form: -5.06; torch 2.13 CPU): a GELU unit pushed that far
-on every point is dead too, which takes far larger steps than kill ReLU units.  (A dead unit of layer 2 or
+on every point is dead too (it takes far larger steps than those that kill ReLU units).  (A dead unit of layer 2 or
 deeper can come back if the layers below it change; a dead unit of layer 1 sees fixed points and stays dead
 under plain SGD.)
 
@@ -67,7 +67,7 @@ class RaceConfig:
     optimizer: str = "adam"  # "adam" or "sgd" (plain: w -= learning_rate * dL/dw)
     learning_rate: float = 0.03
     steps: int = 1000  # optimiser steps, one mini-batch each
-    batch_size: int = 32  # training points per step
+    batch_size: int = 32  # training points per step, drawn at random (with replacement)
     noise: float = 0.05  # std of the normal nudge given to every point (the data square is about [-1, 1]²)
     n_train: int = 400  # training points, half of each class
     n_test: int = 400  # test points, half of each class, never trained on

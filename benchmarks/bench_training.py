@@ -1,13 +1,13 @@
 """The training race's wall time, and the lab's backward pass against its forward run, as ratios.
 
 1. The default race (gelu_core.training.RaceConfig()): wall time of ``train`` (target: <= 5 s on a 2-core
-   machine) and the cost per step, with torch on 1 and on 2 threads; and the page's way, ``race`` yielding a
-   snapshot every 100 steps.
+   machine) and the cost per step; the page's way, ``race`` yielding a snapshot every 100 steps; and the same
+   race recording its curves only at the ends (what the records every 10 steps cost).
 2. The lab on GPT-2 small's batch (8, 1024, 768): ``run_gradients`` (backward, two activations) against
    ``run_lab`` (forward, two activations): time, and peak growth of resident memory (VmHWM, from /proc) over
    what the input and the block already hold.
 
-    python benchmarks/bench_training.py [--repeats 3] [--skip-lab]
+    python benchmarks/bench_training.py [--repeats 5] [--skip-lab]
 
 glibc's malloc is pinned to a fixed mmap threshold (the script re-executes itself with MALLOC_MMAP_THRESHOLD_
 set) so that each large buffer goes back to the system when freed and every run's peak is visible.
@@ -46,35 +46,46 @@ def _kib(field: str) -> int:
         return next(int(line.split()[1]) for line in handle if line.startswith(field + ":"))
 
 
-def measure(function, repeats: int) -> tuple[float, float, int]:
-    """(median seconds, fastest seconds, largest growth of resident memory in bytes) of ``repeats`` calls."""
-    times, peak = [], 0
+def measure(function) -> tuple[float, int]:
+    """(seconds, growth of resident memory in bytes at its peak) of one call."""
+    _reset_peak()
+    before = _kib("VmRSS")
+    started = time.perf_counter()
+    result = function()
+    seconds = time.perf_counter() - started
+    peak = (_kib("VmHWM") - before) * 1024
+    del result
+    return seconds, peak
+
+
+def interleaved(functions: dict, repeats: int) -> dict[str, tuple[list[float], int]]:
+    """name -> (seconds of each call, largest peak growth), the functions called in turn (ABAB...) so that a busy
+    machine slows each alike."""
+    times = {name: [] for name in functions}
+    peaks = dict.fromkeys(functions, 0)
     for _ in range(repeats):
-        _reset_peak()
-        before = _kib("VmRSS")
-        started = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - started)
-        peak = max(peak, (_kib("VmHWM") - before) * 1024)
-        del result
-    return statistics.median(times), min(times), peak
+        for name, function in functions.items():
+            seconds, peak = measure(function)
+            times[name].append(seconds)
+            peaks[name] = max(peaks[name], peak)
+    return {name: (times[name], peaks[name]) for name in functions}
 
 
 def bench_race(repeats: int) -> None:
     config = RaceConfig()
     print(f"default race: {config}")
-    for threads in (1, 2):
-        torch.set_num_threads(threads)
-        train(RaceConfig(steps=20))  # warm-up: first-call costs of torch's kernels
-        median, fastest, _ = measure(lambda: train(config), repeats)
-        verdict_text = verdict(train(config)).text
-        print(f"  {threads} thread{'s' if threads > 1 else ' '}: train() median {median:5.2f} s, fastest "
-              f"{fastest:5.2f} s = {median / TARGET_SECONDS:.2f} of the {TARGET_SECONDS:.0f} s target; "
-              f"{median / config.steps * 1e3:.2f} ms a step (two networks)")
-        page = statistics.median(
-            [measure(lambda: list(race(config, yield_every=100)), 1)[0] for _ in range(repeats)])
-        print(f"             race() yielding every 100 steps: {page:5.2f} s ({page / median:.2f} x train())")
-    print(f"  verdict: {verdict_text}")
+    print("  (race() trains on one torch thread whatever the caller's setting: see gelu_core.training.one_thread)")
+    train(RaceConfig(steps=20))  # warm-up: first-call costs of torch's kernels
+    runs = interleaved({
+        "train()": lambda: train(config),
+        "race(), a snapshot every 100 steps": lambda: list(race(config, yield_every=100)),
+        "train(), curves recorded only at the ends": lambda: train(RaceConfig(record_every=config.steps)),
+    }, repeats)
+    for name, (times, _) in runs.items():
+        median, fastest = statistics.median(times), min(times)
+        print(f"  {name:<44} median {median:5.2f} s, fastest {fastest:5.2f} s = {median / TARGET_SECONDS:.2f} of "
+              f"the {TARGET_SECONDS:.0f} s target; {median / config.steps * 1e3:.2f} ms a step (two networks)")
+    print(f"  verdict: {verdict(train(config)).text}")
 
 
 def bench_lab(repeats: int) -> None:
@@ -82,17 +93,23 @@ def bench_lab(repeats: int) -> None:
     block = FeedForward(SHAPE[-1], seed=0)
     x = as_tokens(demo_input(SHAPE[-1], 0, *SHAPE[:2]), SHAPE[-1])
     hidden_mib = SHAPE[0] * SHAPE[1] * 4 * SHAPE[2] * 4 / 2**20
-    forward = measure(lambda: run_lab(block, x, "gelu_tanh", "relu"), repeats)
-    backward = measure(lambda: run_gradients(block, x, "gelu_tanh", "relu"), repeats)
-    print(f"lab on {SHAPE} float32, 2 threads (one (8, 1024, 3072) float32 tensor: {hidden_mib:.0f} MiB)")
-    for name, (median, fastest, peak) in (("run_lab (forward)", forward), ("run_gradients (backward)", backward)):
-        print(f"  {name:<26} median {median:6.2f} s  fastest {fastest:6.2f} s  peak growth {peak / 2**20:7.1f} MiB")
-    print(f"  backward / forward: time {backward[0] / forward[0]:.2f} x, peak memory {backward[2] / forward[2]:.2f} x")
+    runs = interleaved({
+        "run_lab (forward)": lambda: run_lab(block, x, "gelu_tanh", "relu"),
+        "run_gradients (backward)": lambda: run_gradients(block, x, "gelu_tanh", "relu"),
+    }, repeats)
+    print(f"lab on {SHAPE} float32, 2 threads (one (8, 1024, 3072) float32 tensor: {hidden_mib:.0f} MiB), "
+          f"{repeats} interleaved repeats")
+    for name, (times, peak) in runs.items():
+        print(f"  {name:<26} median {statistics.median(times):6.2f} s  fastest {min(times):6.2f} s  "
+              f"peak growth {peak / 2**20:7.1f} MiB")
+    (forward, forward_peak), (backward, backward_peak) = runs.values()
+    print(f"  backward / forward: time {statistics.median(backward) / statistics.median(forward):.2f} x of medians, "
+          f"{min(backward) / min(forward):.2f} x of fastest; peak memory {backward_peak / forward_peak:.2f} x")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip-lab", action="store_true", help="only the race")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs")

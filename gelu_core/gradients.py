@@ -16,9 +16,9 @@ ReLU'(h) = 0 for every h ≤ 0 (relu'(0) = 0, as PyTorch), so about half of ReLU
 unit whose h ≤ 0 for every token of the input gets no gradient at all: it is dead for this input, and its
 row of dL/dW_fc is all zeros.  GELU'(h) is small there but not 0.
 
-The loss is a sum over tokens, so the backward runs in row chunks of about 2**22 hidden values (like
-``lab``'s statistics): an (8, 1024, 768) input never holds more than a few (1365, 3072) float32 tensors
-beside the input itself.  dL/dh for each chunk comes from torch autograd through PyTorch's own activation
+The loss is a sum over tokens, so the backward runs in row chunks of 2**20 hidden values: an (8, 1024, 768)
+input never holds more than a few (341, 3072) float32 tensors (4 MB each) beside the input itself and the
+(3072, 768) gradient of W_fc.  dL/dh for each chunk comes from torch autograd through PyTorch's own activation
 module; dL/dW_fc is the matmul above, accumulated over chunks.
 """
 
@@ -32,9 +32,10 @@ import torch
 
 from gelu_core.activations import get_activation
 from gelu_core.ffn import FeedForward
-from gelu_core.lab import _CHUNK, _ONE_RUN_AT_A_TIME, HIST_BINS, LabInputError
+from gelu_core.lab import _ONE_RUN_AT_A_TIME, HIST_BINS, LabInputError
 
 LOSS = "L = ½ · mean(y²)"  # the loss as the page prints it
+_CHUNK = 1 << 20  # hidden values per row chunk: (341, 3072) float32 tensors of 4 MB, a third of one (1024, 3072)
 BINS_PER_DECADE = 10  # finest log bins of |dL/dh|: edges at 10^(k/10), merged to at most HIST_BINS bars
 _MERGES = (1, 2, 5, 10, 20, 50, 100)  # bins merged per bar: edges stay at 10^(k/10) for k a multiple of this
 # every nonzero float32 |dL/dh| (2**-149 to 2**128) has its bin k = floor(10 · log10 |g|) in [_K_LOW, _K_HIGH)
@@ -150,7 +151,7 @@ class _Tally:
         self.abs_max = max(self.abs_max, float(magnitude.max()))
         self.alive |= nonzero.any(dim=0)
         self.fc_weight_grad += grad_h.T @ x_rows  # (hidden, rows) @ (rows, d_model) -> (hidden, d_model)
-        for part in magnitude[nonzero].split(_CHUNK // 4):  # float64 temporaries of at most 8 MB
+        for part in magnitude[nonzero].split(_CHUNK // 2):  # float64 temporaries of at most 4 MB
             k = torch.floor(BINS_PER_DECADE * torch.log10(part.to(torch.float64))).to(torch.int64)
             k = k.clamp_(_K_LOW, _K_HIGH - 1)  # a no-op in float32; a float64 block's extremes go to the end bins
             self.bins += torch.bincount(k - _K_LOW, minlength=self.bins.numel())

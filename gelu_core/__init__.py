@@ -1,4 +1,5 @@
-"""GELU Explorer's computation core: activations, the tanh steps, the GPT-2 block, tensor files.
+"""GELU Explorer's computation core: activations, the tanh steps, the GPT-2 block and its gradients,
+the training race, tensor files.
 
 No Streamlit here.  torch-heavy parts (``FeedForward``, ``load_tensors``) are
 imported on first use, so the explorer pages start without importing torch.
@@ -54,6 +55,11 @@ _LAZY = {
     "token_profile": "gelu_core.lab",
     "array_bytes": "gelu_core.lab",
     "use_cpu_threads": "gelu_core.lab",
+    "run_gradients": "gelu_core.gradients",  # the lab's backward pass: dL/dh under two activations
+    "hidden_gradient": "gelu_core.gradients",
+    "RaceConfig": "gelu_core.training",  # the training race: ReLU vs GELU on a 2-D task, live
+    "race": "gelu_core.training",
+    "verdict": "gelu_core.training",
     "WeightsError": "gelu_core.weights",
     "find_blocks": "gelu_core.weights",
     "load_block": "gelu_core.weights",

@@ -1,0 +1,258 @@
+"""gelu_core.gradients against finite differences, a hand-written backward pass and direct counts.
+
+References and tolerances, per test:
+- dL/dh against central finite differences of L(h) = ½ · mean(c_proj(act(h))²), in float64 on a small block,
+  step 1e-6: truncation ~ step² · L''' and rounding ~ 1e-16 · L / step, both below atol 1e-9 + rtol 1e-6;
+- dL/dh against the chain rule written out, (y / N) @ W_proj * act'(h), with gelu_core's own derivatives
+  (relu_grad, gelu_grad, silu_grad) evaluated in float64: rtol 1e-4, atol 1e-6 · max |dL/dh| (float32
+  autograd through PyTorch's kernels vs float64 formulas); ReLU's zeros at exactly the same places;
+- dL/dW_fc against torch autograd of the whole block in one piece (loss.backward on c_fc.weight): rtol 1e-5;
+- counts (zeros, dead units, h ≤ 0, histogram totals): exact integers, counted directly on the whole tensor;
+- sums and means: numpy float64 over the whole tensor, rtol 1e-6;
+- the log histogram: numpy.histogram on the same edges, a handful of values allowed to sit one bin over.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from gelu_core import ACTIVATIONS, FeedForward, demo_input
+from gelu_core import gradients as gradients_module
+from gelu_core.gradients import BINS_PER_DECADE, LOSS, hidden_gradient, run_gradients
+from gelu_core.lab import HIST_BINS, LabInputError
+
+FD_STEP = 1e-6
+
+
+def loss_of_h(block: FeedForward, name: str, h: torch.Tensor) -> float:
+    """L = ½ · mean(y²), y = c_proj(act(h)), written in the test."""
+    y = block.c_proj(ACTIVATIONS[name].module()(h))
+    return float(0.5 * (y * y).mean())
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu", "gelu_tanh", "silu"])
+def test_hidden_gradient_matches_finite_differences(name):
+    block = FeedForward(4, seed=5, dtype=torch.float64)  # hidden 16
+    x = demo_input(4, 5, batch=2, tokens=3).double()
+    loss, grad = hidden_gradient(block, x, name)
+    with torch.no_grad():
+        h = block.hidden_pre(x)  # (2, 3, 16)
+        assert loss == pytest.approx(loss_of_h(block, name, h), rel=1e-14)
+        assert float(h.abs().min()) > 100 * FD_STEP  # no ReLU kink inside a step
+        numeric = torch.zeros_like(h)
+        for index in np.ndindex(*h.shape):
+            up, down = h.clone(), h.clone()
+            up[index] += FD_STEP
+            down[index] -= FD_STEP
+            numeric[index] = (loss_of_h(block, name, up) - loss_of_h(block, name, down)) / (2 * FD_STEP)
+    assert grad.shape == (2, 3, 16) and grad.dtype == torch.float64
+    np.testing.assert_allclose(grad.numpy(), numeric.numpy(), rtol=1e-6, atol=1e-9)
+
+
+def hand_backward(block: FeedForward, x: torch.Tensor, name: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(h, dL/dh) by the chain rule: dL/dy = y / N, dL/dh = (dL/dy @ W_proj) * act'(h), in float64."""
+    W2, b2 = block.c_proj.weight.detach().double(), block.c_proj.bias.detach().double()
+    h32 = block.hidden_pre(x).detach()  # float32, as the block computes it
+    h = h32.double()
+    y = ACTIVATIONS[name](h) @ W2.T + b2  # (B, T, d)
+    dy = y / y.numel()
+    return h32, (dy @ W2) * ACTIVATIONS[name].derivative(h)
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu", "gelu_tanh", "silu"])
+def test_hidden_gradient_matches_hand_written_backward(name):
+    block = FeedForward(64, seed=2)
+    x = demo_input(64, 2, batch=2, tokens=5)
+    _, grad = hidden_gradient(block, x, name)
+    h, want = hand_backward(block, x, name)
+    scale = float(want.abs().max())
+    np.testing.assert_allclose(grad.double().numpy(), want.numpy(), rtol=1e-4, atol=1e-6 * scale)
+    if name == "relu":
+        assert torch.equal(grad == 0, h <= 0)  # relu'(0) = 0: zero exactly where h <= 0, nowhere else
+
+
+def direct(block: FeedForward, x: torch.Tensor, name: str) -> dict:
+    """Whole-tensor autograd in one piece (no chunks), and every count done directly on the result."""
+    W1 = block.c_fc.weight.detach().clone().requires_grad_()
+    h = torch.nn.functional.linear(x, W1, block.c_fc.bias.detach())
+    h.retain_grad()
+    y = block.c_proj(ACTIVATIONS[name].module()(h))
+    loss = 0.5 * (y * y).mean()
+    loss.backward()
+    g = h.grad.double().numpy()  # (B, T, hidden)
+    return dict(
+        loss=float(loss.detach()),
+        h=h.detach().double().numpy(),
+        g=g,
+        zeros=int((g == 0).sum()),
+        dead=np.flatnonzero((g == 0).reshape(-1, g.shape[-1]).all(axis=0)),
+        fc_norm=float(np.linalg.norm(W1.grad.double().numpy())),
+    )
+
+
+@pytest.mark.parametrize("activation, compare", [("gelu_tanh", "relu"), ("gelu", "relu"), ("silu", "leaky_relu")])
+@pytest.mark.parametrize("batch, tokens, chunk_tokens", [(3, 10, 16), (1, 4, 1)])
+def test_run_gradients_matches_direct_counts_across_chunks(monkeypatch, activation, compare, batch, tokens,
+                                                           chunk_tokens):
+    """Chunks of 16 tokens (30 tokens: 16 + 14) or of one token (4 tokens, so ReLU has dead units to carry
+    across chunks): the chunked statistics equal the one-piece ones."""
+    monkeypatch.setattr(gradients_module, "_CHUNK", chunk_tokens * 256)
+    block = FeedForward(64, seed=4)
+    x = demo_input(64, 4, batch=batch, tokens=tokens)
+    r = run_gradients(block, x, activation, compare)
+    assert r.input_shape == (batch, tokens, 64) and r.hidden_numel == batch * tokens * 256
+    assert r.loss_formula == LOSS
+    if compare == "relu" and tokens == 4:
+        assert r.b.dead_count > 0
+    for got, name in ((r.a, activation), (r.b, compare)):
+        want = direct(block, x, name)
+        assert got.name == name and got.label == ACTIVATIONS[name].label
+        assert r.nonpositive_count == int((want["h"] <= 0).sum())
+        assert got.loss == pytest.approx(want["loss"], rel=1e-6)
+        assert got.zero_count == want["zeros"] and got.zero_share == want["zeros"] / r.hidden_numel
+        assert got.dead_units.tolist() == want["dead"].tolist() and got.dead_count == len(want["dead"])
+        assert got.mean_abs_grad == pytest.approx(np.abs(want["g"]).mean(), rel=1e-6)
+        assert got.max_abs_grad == pytest.approx(np.abs(want["g"]).max(), rel=1e-6)
+        assert got.fc_weight_grad_norm == pytest.approx(want["fc_norm"], rel=1e-5)
+        hist = got.grad_hist
+        magnitudes = np.abs(want["g"][want["g"] != 0])
+        assert hist.zeros == want["zeros"] and hist.counts.sum() == magnitudes.size
+        numpy_counts, _ = np.histogram(magnitudes, bins=hist.edges)
+        assert np.abs(hist.counts - numpy_counts).sum() <= 4  # edge cases only; nothing lost (total above)
+        assert hist.edges[0] <= magnitudes.min() and magnitudes.max() < hist.edges[-1]
+    assert r.a.grad_hist.edges is not r.b.grad_hist.edges
+    np.testing.assert_array_equal(r.a.grad_hist.edges, r.b.grad_hist.edges)  # shared bins: bars side by side
+
+
+def test_relu_silences_every_nonpositive_h_and_gelu_none():
+    """ReLU: zero_count == count(h <= 0) exactly; a unit is dead exactly when h <= 0 for all six tokens (counted
+    in the test on h); GELU: no zeros, no dead unit, smaller but nonzero gradients where h < 0."""
+    block = FeedForward(768, seed=0)
+    x = demo_input(768, 0)  # (2, 3, 768): six tokens, so about 3072 / 2**6 = 48 units see only h <= 0
+    r = run_gradients(block, x, "gelu_tanh", "relu")
+    h = block.hidden_pre(x).detach().reshape(-1, 3072)
+    assert r.b.zero_count == r.nonpositive_count == int((h <= 0).sum())
+    dead_by_h = torch.nonzero((h <= 0).all(dim=0)).reshape(-1).tolist()
+    assert r.b.dead_units.tolist() == dead_by_h and 20 < len(dead_by_h) < 100
+    assert r.a.zero_count == 0 and r.a.dead_count == 0 and r.a.grad_hist.zeros == 0
+    assert r.b.grad_hist.zeros == r.b.zero_count
+
+
+def test_relu_slope_at_zero_is_zero():
+    """Units whose weights and bias are all 0 get h = 0 exactly for every token: relu'(0) = 0 makes them dead
+    and counts them among h <= 0; GELU'(0) = 1/2 keeps them alive."""
+    block = FeedForward(16, seed=6)
+    with torch.no_grad():
+        block.c_fc.weight[:5] = 0.0
+        block.c_fc.bias[:5] = 0.0
+    x = demo_input(16, 6, batch=2, tokens=50)  # 100 tokens: no other unit is negative for all of them
+    r = run_gradients(block, x, "gelu", "relu")
+    h = block.hidden_pre(x).detach()
+    assert r.nonpositive_count == int((h <= 0).sum()) == int((h < 0).sum()) + 5 * 100
+    assert r.b.dead_units.tolist() == [0, 1, 2, 3, 4] and r.b.zero_count == r.nonpositive_count
+    assert r.a.dead_count == 0
+
+
+def test_dead_units_get_no_weight_gradient():
+    """The lesson in one assertion: a dead unit's row of dL/dW_fc is exactly zero (torch autograd, whole block)."""
+    block = FeedForward(64, seed=1)
+    x = demo_input(64, 1, batch=1, tokens=3)
+    r = run_gradients(block, x, "gelu", "relu")
+    assert r.b.dead_count > 0
+    W1 = block.c_fc.weight
+    for name, dead in (("relu", r.b.dead_units), ("gelu", r.a.dead_units)):
+        y = block.with_activation(name)(x)
+        (grad_w,) = torch.autograd.grad(0.5 * (y * y).mean(), W1)
+        rows_zero = torch.nonzero((grad_w == 0).all(dim=1)).reshape(-1).tolist()
+        assert rows_zero == dead.tolist()
+
+
+def test_chunks_bound_what_is_held(monkeypatch):
+    """Every module call (c_fc, activation, c_proj) sees at most _CHUNK hidden values a time; recorded with a
+    global forward hook on a (4, 64, 64) input cut into 16-token chunks."""
+    monkeypatch.setattr(gradients_module, "_CHUNK", 16 * 256)
+    seen = []
+    hook = torch.nn.modules.module.register_module_forward_hook(
+        lambda module, args, out: seen.append(max(args[0].numel() // args[0].shape[-1], out.numel() // out.shape[-1]))
+    )
+    try:
+        run_gradients(FeedForward(64, seed=0), demo_input(64, 0, batch=4, tokens=64))
+    finally:
+        hook.remove()
+    assert seen and max(seen) == 16  # rows per module call
+
+
+def test_log_bins_merge_to_fit_and_stay_on_tenths_of_decades():
+    """Edges are 10^(m/10) for integers m, steps of 1, 2, 5, ... tenths; at most ``bins`` bars."""
+    r = run_gradients(FeedForward(64, seed=3), demo_input(64, 3, batch=2, tokens=8), "gelu", "relu", bins=12)
+    edges = r.a.grad_hist.edges
+    m = np.log10(edges) * BINS_PER_DECADE
+    np.testing.assert_allclose(m, np.round(m), atol=1e-9)
+    assert len(edges) - 1 <= 12 and len(set(np.diff(np.round(m)))) == 1
+    assert r.a.grad_hist.counts.sum() + r.a.grad_hist.zeros == r.hidden_numel
+    wide = run_gradients(FeedForward(64, seed=3), demo_input(64, 3, batch=2, tokens=8), "gelu", "relu")
+    assert len(wide.a.grad_hist.counts) <= HIST_BINS
+    np.testing.assert_allclose(wide.a.grad_hist.centers, np.sqrt(wide.a.grad_hist.edges[:-1] *
+                                                                   wide.a.grad_hist.edges[1:]))
+
+
+def test_same_activation_twice_is_one_result():
+    r = run_gradients(FeedForward(8, seed=1), demo_input(8, 1), "gelu", "gelu")
+    assert r.a is r.b
+
+
+def test_wrong_width_and_overflow_are_messages():
+    with pytest.raises(LabInputError):
+        run_gradients(FeedForward(8, seed=0), torch.zeros(1, 2, 4))
+    with pytest.raises(LabInputError, match="overflowed"):
+        run_gradients(FeedForward(8, seed=0), torch.full((1, 2, 8), 3e38))
+
+
+def test_runs_take_turns_with_the_lab(monkeypatch):
+    """Reference: a counter of backward passes under way at once, from four threads: one at a time, sharing the
+    forward lab's lock."""
+    from gelu_core import lab
+    from tests.conftest import most_at_once
+
+    assert gradients_module._ONE_RUN_AT_A_TIME is lab._ONE_RUN_AT_A_TIME
+    block, x = FeedForward(8, seed=0), demo_input(8, 0)
+    assert most_at_once(monkeypatch, gradients_module, "_backward_chunk", lambda: run_gradients(block, x)) == 1
+
+
+# ---------------------------------------------------------------- the figures (ui.gradients)
+
+def test_gradient_histogram_carries_the_counts_on_shared_log_bins():
+    """Validated by plotly; bars at the log10 midpoints of gelu_core's edges with its exact counts."""
+    import plotly.graph_objects as go
+
+    from ui.gradients import gradient_histogram, power_of_ten
+    from ui.theme import COLORS
+
+    r = run_gradients(FeedForward(64, seed=3), demo_input(64, 3, batch=2, tokens=8), "gelu_tanh", "relu")
+    figure = go.Figure(gradient_histogram(r).to_dict()).to_dict()
+    bars = {t["meta"]: t for t in figure["data"]}
+    for run in (r.a, r.b):
+        trace, edges = bars[run.name], run.grad_hist.edges
+        np.testing.assert_allclose(trace["x"], 0.5 * (np.log10(edges[:-1]) + np.log10(edges[1:])), rtol=1e-12)
+        assert trace["y"] == run.grad_hist.counts.tolist() and trace["marker"]["color"] == COLORS[run.name]
+    assert "50." in bars["relu"]["name"] or "49." in bars["relu"]["name"]  # about half of ReLU's are 0
+    assert "0.0% exactly 0" in bars["gelu_tanh"]["name"]
+    ticks = figure["layout"]["xaxis"]
+    assert ticks["ticktext"] == [power_of_ten(v) for v in ticks["tickvals"]] and power_of_ten(-8) == "10⁻⁸"
+    assert ticks["tickvals"][0] <= np.log10(r.a.grad_hist.edges[0]) < np.log10(r.a.grad_hist.edges[-1]) <= \
+        ticks["tickvals"][-1]
+
+
+def test_gradient_table_reads_the_result():
+    from ui.ffn import count, number
+    from ui.gradients import gradient_table
+
+    r = run_gradients(FeedForward(64, seed=1), demo_input(64, 1, batch=1, tokens=3), "gelu", "relu")
+    lines = gradient_table(r).splitlines()
+    assert lines[0] == "| | GELU exact | ReLU |" and len(lines) == 2 + 6
+    row = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:] for line in lines[2:]}
+    assert row["units dead for this input"] == [count(r.a.dead_count), count(r.b.dead_count) + " |"]
+    assert row["dL/dh exactly 0"][1].startswith(f"{count(r.b.zero_count)} of {count(r.hidden_numel)}")
+    assert row[LOSS][0] == number(r.a.loss)

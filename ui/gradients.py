@@ -1,0 +1,70 @@
+"""The lab's backward pass on screen: the sizes of dL/dh as log-spaced bars, and a table of what reached h.
+
+Streamlit-free and torch-free: the builders read a ``gelu_core.gradients.GradientLabResult`` (numpy arrays and
+numbers).  Exact zeros have no place on a log axis: the legend and the table count them instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ui.ffn import ACT_LABELS, count, number, share
+from ui.theme import base_layout, color, quick_figure
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(exponent: int) -> str:
+    """10 to an integer power, as printed: power_of_ten(-8) -> "10⁻⁸"."""
+    return "10" + str(int(exponent)).translate(_SUPERSCRIPT)
+
+
+def _runs(result) -> list:
+    return [result.a] if result.a is result.b else [result.a, result.b]
+
+
+def gradient_histogram(result, *, height: int = 340) -> go.Figure:
+    """How many hidden values got a gradient of each size |dL/dh|, both activations on the same log bins.
+
+    The x axis is log10 |dL/dh| (ticks at powers of ten); each run's exact zeros are counted in its legend.
+    """
+    traces = []
+    for run in _runs(result):
+        hist = run.grad_hist
+        low, high = np.log10(hist.edges[:-1]), np.log10(hist.edges[1:])
+        name = f"{ACT_LABELS.get(run.name, run.label)}: {share(run.zero_share)} exactly 0 (not drawn)"
+        traces.append(dict(
+            type="bar", x=(0.5 * (low + high)).tolist(), y=hist.counts.tolist(), name=name, meta=run.name,
+            marker=dict(color=color(run.name), line=dict(width=0)),
+            customdata=np.stack([hist.edges[:-1], hist.edges[1:]], axis=-1).tolist(),
+            hovertemplate=f"|dL/dh| in [%{{customdata[0]:.2e}}, %{{customdata[1]:.2e}}): %{{y:,}}<extra>{name}</extra>",
+        ))
+    layout = base_layout("gradient size |dL/dh| (log scale)", "count", height=height)
+    layout.update(barmode="group", bargap=0.05, bargroupgap=0, hovermode="closest")
+    edges = result.a.grad_hist.edges
+    decades = range(int(np.floor(np.log10(edges[0]))), int(np.ceil(np.log10(edges[-1]))) + 1)
+    layout["xaxis"].update(tickvals=list(decades), ticktext=[power_of_ten(d) for d in decades], zeroline=False)
+    return quick_figure(traces, layout)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def gradient_table(result) -> str:
+    """A markdown table, one column per activation: the loss, the zeros, the dead units and the gradient sizes."""
+    runs = _runs(result)
+    rows = [
+        (result.loss_formula, [number(r.loss) for r in runs]),
+        ("dL/dh exactly 0", [f"{count(r.zero_count)} of {count(result.hidden_numel)} ({share(r.zero_share)})"
+                             for r in runs]),
+        ("units dead for this input", [count(r.dead_count) for r in runs]),
+        ("mean |dL/dh|", [number(r.mean_abs_grad) for r in runs]),
+        ("largest |dL/dh|", [number(r.max_abs_grad) for r in runs]),
+        ("‖dL/dW‖ reaching c_fc", [number(r.fc_weight_grad_norm) for r in runs]),
+    ]
+    header = " | ".join(_cell(ACT_LABELS.get(r.name, r.label)) for r in runs)
+    lines = [f"| | {header} |", "|---" * (len(runs) + 1) + "|"]
+    lines += [f"| {_cell(label)} | " + " | ".join(_cell(c) for c in cells) + " |" for label, cells in rows]
+    return "\n".join(lines)

@@ -1,0 +1,143 @@
+"""The training race's figures: loss and accuracy curves, decision regions side by side, dead units over time.
+
+Streamlit-free and torch-free: every builder reads a ``gelu_core.training.RaceSnapshot`` (numpy arrays only)
+and returns a figure of plain dicts through ``quick_figure``; each run keeps its activation's house colour.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ui.theme import NEUTRAL, base_layout, color, quick_figure
+
+# the two classes of points: colours outside the activation palette, so a class is never read as a run
+CLASS_COLORS = ("#F0A35E", "#5B8DB8")  # class 0 amber, class 1 steel blue
+_REGION_ALPHA = 0.55  # how strongly a sure region is tinted; the undecided middle (p = 1/2) is see-through
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _curve(x, y, *, name: str, key: str, group: str, width: float = 3, opacity: float = 1.0,
+           dash: str = "solid", hover: str = "%{y:.4g}", customdata=None) -> dict:
+    trace = dict(
+        type="scatter", x=np.asarray(x).tolist(), y=np.asarray(y, dtype=np.float64).tolist(), mode="lines",
+        name=name, meta=f"{group}:{key}", legendgroup=key, opacity=opacity,
+        line=dict(color=color(key), width=width, dash=dash),
+        hovertemplate=f"step %{{x}}: {hover}<extra>{name}</extra>",
+    )
+    if customdata is not None:
+        trace["customdata"] = customdata
+    return trace
+
+
+def loss_figure(snapshot, *, height: int = 340) -> go.Figure:
+    """Cross-entropy of both runs over training, log scale: test loss thick, training loss thin."""
+    traces = []
+    for run in snapshot.runs:
+        traces.append(_curve(run.steps, run.test_loss, name=f"{run.label}: test", key=run.name, group="test"))
+        traces.append(_curve(run.steps, run.train_loss, name=f"{run.label}: training", key=run.name,
+                             group="train", width=1.5, opacity=0.6, dash="dot"))
+    layout = base_layout("training step", "loss (cross-entropy, log scale)", height=height)
+    layout["yaxis"]["type"] = "log"
+    layout["xaxis"]["range"] = [0, snapshot.config.steps]  # the whole race: a live run fills the chart
+    return quick_figure(traces, layout)
+
+
+def accuracy_figure(snapshot, *, height: int = 300) -> go.Figure:
+    """Share of test points each run classifies right, over training (0.5: a coin toss on balanced data)."""
+    traces = [_curve(run.steps, run.test_accuracy, name=run.label, key=run.name, group="accuracy",
+                     hover="%{y:.1%}") for run in snapshot.runs]
+    layout = base_layout("training step", "test accuracy", height=height)
+    layout["yaxis"].update(range=[0.4, 1.02], tickformat=".0%")
+    layout["xaxis"]["range"] = [0, snapshot.config.steps]
+    layout["shapes"] = [dict(type="line", xref="paper", x0=0, x1=1, y0=0.5, y1=0.5,
+                             line=dict(color=NEUTRAL, width=1, dash="dot"))]
+    return quick_figure(traces, layout)
+
+
+def dead_units_figure(snapshot, *, height: int = 300) -> go.Figure:
+    """Dead hidden units of each run over training (every layer together; the hover splits them by layer).
+
+    A unit is dead when its slope is exactly 0 on every training point: no gradient passes it.
+    """
+    config = snapshot.config
+    total = config.width * config.depth
+    traces = []
+    for run in snapshot.runs:
+        per_layer = np.asarray(run.dead_units)  # (records, depth)
+        layers = [" · ".join(str(int(v)) for v in row) for row in per_layer]
+        traces.append(_curve(run.steps, per_layer.sum(axis=1), name=run.label, key=run.name, group="dead",
+                             hover="%{y} dead (by layer: %{customdata})", customdata=layers))
+    layout = base_layout("training step", f"dead units (of {total})", height=height)
+    layout["yaxis"].update(range=[-0.5, total + 0.5], rangemode="tozero")
+    layout["xaxis"]["range"] = [0, config.steps]
+    layout["shapes"] = [dict(type="line", xref="paper", x0=0, x1=1, y0=total, y1=total,
+                             line=dict(color=NEUTRAL, width=1, dash="dot"))]
+    return quick_figure(traces, layout)
+
+
+def _points(points: np.ndarray, labels: np.ndarray, label: int, axis: str, *, show_legend: bool) -> dict:
+    chosen = np.asarray(points, dtype=np.float32)[np.asarray(labels) == label]  # (n, 2): float32 travels light
+    return dict(
+        type="scatter", x=chosen[:, 0], y=chosen[:, 1], mode="markers",
+        name=f"class {label}", legendgroup=f"class {label}", showlegend=show_legend,
+        xaxis=axis.replace("xaxis", "x"), yaxis=axis.replace("xaxis", "y"),
+        marker=dict(color=CLASS_COLORS[label], size=5, line=dict(color="white", width=0.5)),
+        hovertemplate=f"(%{{x:.2f}}, %{{y:.2f}}): class {label}<extra></extra>", meta=f"points:{label}",
+    )
+
+
+def probability_percent(probability: np.ndarray) -> np.ndarray:
+    """P(class 1) in whole percent, uint8: a 60 x 60 grid travels as 3,600 bytes.
+
+    >>> probability_percent(np.array([[0.0, 0.494, 0.5, 0.996]], dtype=np.float32)).tolist()
+    [[0, 49, 50, 100]]
+    """
+    return np.rint(100.0 * np.asarray(probability, dtype=np.float64)).astype(np.uint8)
+
+
+def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
+    """Each run's P(class 1) over the data's square, side by side, with the training points on top and the
+    p = 1/2 boundary in the run's colour."""
+    grid = np.asarray(snapshot.grid, dtype=np.float32)
+    data = snapshot.dataset
+    scale = [[0.0, _rgba(CLASS_COLORS[0], _REGION_ALPHA)], [0.5, "rgba(0,0,0,0)"],
+             [1.0, _rgba(CLASS_COLORS[1], _REGION_ALPHA)]]
+    traces, annotations = [], []
+    layout = dict(
+        height=height, margin=dict(l=10, r=10, t=40, b=10), paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)", font=base_layout("", "")["font"], dragmode=False, hovermode="closest",
+        legend=dict(orientation="h", yanchor="top", y=-0.02, xanchor="left", x=0),
+    )
+    for i, run in enumerate(snapshot.runs):
+        suffix = "" if i == 0 else "2"
+        x_name, y_name = f"x{suffix}", f"y{suffix}"
+        percent = probability_percent(run.grid_probability)  # (G, G), row = y
+        traces.append(dict(
+            type="heatmap", x=grid, y=grid, z=percent, zmin=0, zmax=100, colorscale=scale,
+            showscale=False, xaxis=x_name, yaxis=y_name, meta=f"region:{run.name}", zsmooth="best",
+            hovertemplate=f"(%{{x:.2f}}, %{{y:.2f}}): P(class 1) = %{{z}}%<extra>{run.label}</extra>",
+        ))
+        traces.append(dict(
+            type="contour", x=grid, y=grid, z=percent, xaxis=x_name, yaxis=y_name, showscale=False,
+            contours=dict(start=50, end=50, size=1, coloring="none"), hoverinfo="skip",
+            line=dict(color=color(run.name), width=3), meta=f"boundary:{run.name}", showlegend=False,
+        ))
+        for label in (0, 1):
+            traces.append(_points(data.train_points, data.train_labels, label, f"xaxis{suffix}",
+                                  show_legend=i == 0))
+        domain = [0.0, 0.48] if i == 0 else [0.52, 1.0]
+        extent = [-data.extent, data.extent]
+        layout[f"xaxis{suffix}"] = dict(domain=domain, range=extent, showgrid=False, zeroline=False,
+                                        showticklabels=False, constrain="domain")
+        layout[f"yaxis{suffix}"] = dict(range=extent, showgrid=False, zeroline=False, showticklabels=False,
+                                        scaleanchor=x_name, anchor=x_name)
+        accuracy = f"{100 * float(run.test_accuracy[-1]):.1f}% test accuracy"
+        annotations.append(dict(text=f"<b>{run.label}</b>: {accuracy}", x=sum(domain) / 2, y=1.0, xref="paper",
+                                yref="paper", yanchor="bottom", showarrow=False, font=dict(color=color(run.name))))
+    layout["annotations"] = annotations
+    return quick_figure(traces, layout)

@@ -31,8 +31,9 @@ import numpy as np
 import torch
 
 from gelu_core.activations import get_activation
-from gelu_core.ffn import FeedForward
-from gelu_core.lab import _ONE_RUN_AT_A_TIME, HIST_BINS, LabInputError
+from gelu_core.ffn import FeedForward, activation_module
+from gelu_core.lab import HIST_BINS, RUN_SLOT, LabInputError, describe_run
+from gelu_core.runs import Waiting
 
 LOSS = "L = ½ · mean(y²)"  # the loss as the page prints it
 _CHUNK = 1 << 20  # hidden values per row chunk: (341, 3072) float32 tensors of 4 MB, a third of one (1024, 3072)
@@ -119,7 +120,7 @@ def hidden_gradient(block: FeedForward, x: torch.Tensor, activation: str = "gelu
     ((1, 2, 16), True)
     """
     x = _check(block, x)
-    act = get_activation(activation).module()
+    act = activation_module(activation)
     rows = x.reshape(-1, block.d_model)
     grads, loss = [], 0.0
     with torch.no_grad():
@@ -182,18 +183,23 @@ def run_gradients(
     activation: str = "gelu_tanh",
     compare: str = "relu",
     bins: int = HIST_BINS,
+    *,
+    on_wait: Waiting | None = None,
+    timeout: float | None = None,
 ) -> GradientLabResult:
     """Backpropagate L = ½ · mean(y²) through the block with ``activation`` and with ``compare`` (same weights,
-    same input) and measure dL/dh for each; row chunk by row chunk, one run at a time per process (as run_lab).
+    same input) and measure dL/dh for each; row chunk by row chunk, one run at a time per process (the lab's
+    ``RUN_SLOT``, shared with run_lab).
     """
-    with _ONE_RUN_AT_A_TIME:
+    with RUN_SLOT.hold("the backward pass of " + describe_run(tuple(x.shape), block), on_wait=on_wait,
+                       timeout=timeout):
         return _run_gradients(block, x, activation, compare, bins)
 
 
 def _run_gradients(block: FeedForward, x: torch.Tensor, activation: str, compare: str, bins: int):
     x = _check(block, x)
     names = list(dict.fromkeys((activation, compare)))  # one pass when both are the same
-    modules = {name: get_activation(name).module() for name in names}
+    modules = {name: activation_module(name) for name in names}
     tallies = {name: _Tally(block.hidden, x.dtype, block.d_model) for name in names}
     nonpositive = 0
     with torch.no_grad():

@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from gelu_core.activations import get_activation
+from gelu_core.ffn import activation_module
 
 TASKS = ("circle", "xor", "spiral", "gauss")
 OPTIMIZERS = ("sgd", "adam")
@@ -155,7 +156,7 @@ class RaceNet(nn.Module):
         super().__init__()
         self.activation = activation
         self.hidden = nn.ModuleList(nn.Linear(2 if i == 0 else width, width) for i in range(depth))
-        self.act = get_activation(activation).module()  # owns no weights
+        self.act = activation_module(activation)  # owns no weights
         self.out = nn.Linear(width, 1)
 
     def forward(self, points: torch.Tensor) -> torch.Tensor:

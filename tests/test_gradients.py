@@ -20,15 +20,17 @@ import torch
 
 from gelu_core import ACTIVATIONS, FeedForward, demo_input
 from gelu_core import gradients as gradients_module
+from gelu_core.ffn import activation_module
 from gelu_core.gradients import BINS_PER_DECADE, LOSS, hidden_gradient, run_gradients
 from gelu_core.lab import HIST_BINS, LabInputError
+from tests.conftest import with_activation
 
 FD_STEP = 1e-6
 
 
 def loss_of_h(block: FeedForward, name: str, h: torch.Tensor) -> float:
     """L = ½ · mean(y²), y = c_proj(act(h)), written in the test."""
-    y = block.c_proj(ACTIVATIONS[name].module()(h))
+    y = block.c_proj(activation_module(name)(h))
     return float(0.5 * (y * y).mean())
 
 
@@ -78,7 +80,7 @@ def direct(block: FeedForward, x: torch.Tensor, name: str) -> dict:
     W1 = block.c_fc.weight.detach().clone().requires_grad_()
     h = torch.nn.functional.linear(x, W1, block.c_fc.bias.detach())
     h.retain_grad()
-    y = block.c_proj(ACTIVATIONS[name].module()(h))
+    y = block.c_proj(activation_module(name)(h))
     loss = 0.5 * (y * y).mean()
     loss.backward()
     g = h.grad.double().numpy()  # (B, T, hidden)
@@ -161,10 +163,10 @@ def test_dead_units_get_no_weight_gradient():
     x = demo_input(64, 1, batch=1, tokens=3)
     r = run_gradients(block, x, "gelu", "relu")
     assert r.b.dead_count > 0
-    W1 = block.c_fc.weight
     for name, dead in (("relu", r.b.dead_units), ("gelu", r.a.dead_units)):
-        y = block.with_activation(name)(x)
-        (grad_w,) = torch.autograd.grad(0.5 * (y * y).mean(), W1)
+        same = with_activation(block, name)  # the same weights, this activation
+        y = same(x)
+        (grad_w,) = torch.autograd.grad(0.5 * (y * y).mean(), same.c_fc.weight)
         rows_zero = torch.nonzero((grad_w == 0).all(dim=1)).reshape(-1).tolist()
         assert rows_zero == dead.tolist()
 
@@ -212,11 +214,11 @@ def test_wrong_width_and_overflow_are_messages():
 
 def test_runs_take_turns_with_the_lab(monkeypatch):
     """Reference: a counter of backward passes under way at once, from four threads: one at a time, sharing the
-    forward lab's lock."""
+    forward lab's slot."""
     from gelu_core import lab
     from tests.conftest import most_at_once
 
-    assert gradients_module._ONE_RUN_AT_A_TIME is lab._ONE_RUN_AT_A_TIME
+    assert gradients_module.RUN_SLOT is lab.RUN_SLOT
     block, x = FeedForward(8, seed=0), demo_input(8, 0)
     assert most_at_once(monkeypatch, gradients_module, "_backward_chunk", lambda: run_gradients(block, x)) == 1
 
@@ -246,7 +248,8 @@ def test_gradient_histogram_carries_the_counts_on_shared_log_bins():
 
 
 def test_gradient_table_reads_the_result():
-    from ui.ffn import count, number
+    from ui.format import count
+    from ui.format import sig as number
     from ui.gradients import gradient_table
 
     r = run_gradients(FeedForward(64, seed=1), demo_input(64, 1, batch=1, tokens=3), "gelu", "relu")

@@ -25,6 +25,7 @@ import pytest
 import torch
 
 from gelu_core import ACTIVATIONS
+from gelu_core.ffn import activation_module
 from gelu_core.training import (
     ACCURACY_MARGIN,
     GRID_POINTS,
@@ -91,8 +92,8 @@ def test_twins_start_from_the_same_weights():
     a, b = relu_net.state_dict(), gelu_net.state_dict()
     assert list(a) == list(b) and all(torch.equal(a[k], b[k]) for k in a)  # the activation owns no weights
     assert [tuple(layer.weight.shape) for layer in relu_net.hidden] == [(5, 2), (5, 5), (5, 5)]
-    assert type(relu_net.act) is type(ACTIVATIONS["relu"].module())
-    assert type(gelu_net.act) is type(ACTIVATIONS["gelu"].module())
+    assert type(relu_net.act) is type(activation_module("relu"))
+    assert type(gelu_net.act) is type(activation_module("gelu"))
     other = twin_networks(RaceConfig(width=5, depth=3, seed=3))[0].state_dict()
     assert not torch.equal(a["hidden.0.weight"], other["hidden.0.weight"])
 
@@ -100,7 +101,7 @@ def test_twins_start_from_the_same_weights():
 def direct_dead(net, points: torch.Tensor) -> tuple[list[int], list[torch.Tensor]]:
     """Per layer: units whose slope, by autograd through the activation module, is 0 on every point."""
     counts, slopes, x = [], [], points
-    act = ACTIVATIONS[net.activation].module()
+    act = activation_module(net.activation)
     for layer in net.hidden:
         z = torch.nn.functional.linear(x, layer.weight.detach(), layer.bias.detach()).requires_grad_()
         a = act(z)
@@ -175,7 +176,7 @@ def test_pytorch_float32_gelu_passes_no_gradient_far_left(name, edge):
     ``edge`` although the true slope (gelu_core, float64) is not, so a GELU unit pushed below it on every point
     counts as dead.  If a torch upgrade moves the edge, this test says so."""
     z = torch.linspace(-8.0, -4.0, 4001).requires_grad_()  # 4001 points: the kernel's vectorised path
-    (slope,) = torch.autograd.grad(ACTIVATIONS[name].module()(z).sum(), z)
+    (slope,) = torch.autograd.grad(activation_module(name)(z).sum(), z)
     zero = z.detach()[slope == 0]
     assert float(zero.max()) == pytest.approx(edge, abs=0.01)
     assert bool((ACTIVATIONS[name].derivative(z.detach().double()) != 0).all())  # the true slope is not 0

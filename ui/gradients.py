@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.ffn import ACT_LABELS, count, number, share
+from gelu_core import ACTIVATIONS
+from ui.format import count, share, sig
 from ui.theme import base_layout, color, quick_figure
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -33,7 +34,7 @@ def gradient_histogram(result, *, height: int = 340) -> go.Figure:
     for run in _runs(result):
         hist = run.grad_hist
         low, high = np.log10(hist.edges[:-1]), np.log10(hist.edges[1:])
-        name = f"{ACT_LABELS.get(run.name, run.label)}: {share(run.zero_share)} exactly 0 (not drawn)"
+        name = f"{ACTIVATIONS[run.name].short}: {share(run.zero_share)} exactly 0 (not drawn)"
         traces.append(dict(
             type="bar", x=(0.5 * (low + high)).tolist(), y=hist.counts.tolist(), name=name, meta=run.name,
             marker=dict(color=color(run.name), line=dict(width=0)),
@@ -56,15 +57,15 @@ def gradient_table(result) -> str:
     """A markdown table, one column per activation: the loss, the zeros, the dead units and the gradient sizes."""
     runs = _runs(result)
     rows = [
-        (result.loss_formula, [number(r.loss) for r in runs]),
+        (result.loss_formula, [sig(r.loss) for r in runs]),
         ("dL/dh exactly 0", [f"{count(r.zero_count)} of {count(result.hidden_numel)} ({share(r.zero_share)})"
                              for r in runs]),
         ("units dead for this input", [count(r.dead_count) for r in runs]),
-        ("mean |dL/dh|", [number(r.mean_abs_grad) for r in runs]),
-        ("largest |dL/dh|", [number(r.max_abs_grad) for r in runs]),
-        ("‖dL/dW‖ reaching c_fc", [number(r.fc_weight_grad_norm) for r in runs]),
+        ("mean |dL/dh|", [sig(r.mean_abs_grad) for r in runs]),
+        ("largest |dL/dh|", [sig(r.max_abs_grad) for r in runs]),
+        ("‖dL/dW‖ reaching c_fc", [sig(r.fc_weight_grad_norm) for r in runs]),
     ]
-    header = " | ".join(_cell(ACT_LABELS.get(r.name, r.label)) for r in runs)
+    header = " | ".join(_cell(ACTIVATIONS[r.name].short) for r in runs)
     lines = [f"| | {header} |", "|---" * (len(runs) + 1) + "|"]
     lines += [f"| {_cell(label)} | " + " | ".join(_cell(c) for c in cells) + " |" for label, cells in rows]
     return "\n".join(lines)

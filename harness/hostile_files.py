@@ -22,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from gelu_core.tensor_io import MAX_BYTES
 from harness import tensor_corpus as corpus
 
 DEFAULT_MARKER = Path("/tmp/gelu-hostile-files-ran-code")
@@ -129,8 +130,7 @@ def hostile_files(marker: str | Path = DEFAULT_MARKER, large: bool = True) -> li
         HostileFile("npz block with a 2^24 hidden layer (130 kB)", "block.npz", "weights",
                     "hidden layer of 16,777,216", deep_hidden_npz),
         HostileFile("csv of 43.6 MB, second row 15 M values", "table.csv", "input",
-                    "has 15,000,000 values, not 1 like the first row",
-                    long_second_row_csv, large=True),
+                    f"the limit is {MAX_BYTES // 2**20} MiB", long_second_row_csv, large=True),
     ]
     evil = ("OpenMarker-torch-zip", "SystemMarker-torch-zip", "ExecMarker-torch-zip", "SystemMarker-torch-legacy",
             "OpenMarker-raw-p2", "ExecMarker-npy-object", "SystemMarker-npz-object")
@@ -160,7 +160,7 @@ def hostile_files(marker: str | Path = DEFAULT_MARKER, large: bool = True) -> li
                     csv_over_the_cells, large=True),
         HostileFile("csv at MAX_CSV_CELLS, last cell not a number (15 MiB)", "x.csv", "input",
                     "Line 2,730, column 768", csv_bad_last_cell, large=True),
-        HostileFile("50 MiB + 1 byte", "x.npy", "input", "the limit is 50 MiB", lambda: bytes(50 * 2**20 + 1),
-                    large=True),
+        HostileFile(f"{MAX_BYTES // 2**20} MiB + 1 byte", "x.npy", "input", f"the limit is {MAX_BYTES // 2**20} MiB",
+                    lambda: bytes(MAX_BYTES + 1), large=True),
     ]
     return [case for case in cases if large or not case.large]

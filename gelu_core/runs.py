@@ -120,27 +120,37 @@ class SharedRuns:
 
     def get(self, key: Hashable, compute: Callable[[], Any], *, what: str = "the same run",
             on_wait: Waiting | None = None, poll: float = 0.25, owner: str | None = None) -> Any:
-        """The result for ``key``: kept, being computed by someone else (waited for), or computed now."""
-        with self._guard:
-            if key in self._results:
-                self._results.move_to_end(key)
-                self._own(key, owner)
-                return self._results[key]
-            pending = self._pending.get(key)
-            mine = pending is None
+        """The result for ``key``: kept, being computed by someone else (waited for), or computed now.
+
+        If the one computing it is interrupted (stopped, not failed: an exception that is no ``Exception``, such
+        as a page's rerun), a waiter takes over and computes it itself.
+        """
+        while True:
+            with self._guard:
+                if key in self._results:
+                    self._results.move_to_end(key)
+                    self._own(key, owner)
+                    return self._results[key]
+                pending = self._pending.get(key)
+                mine = pending is None
+                if mine:
+                    pending = self._pending[key] = _Pending(threading.Event(), what)
             if mine:
-                pending = self._pending[key] = _Pending(threading.Event(), what)
-        if not mine:
+                return self._compute(key, compute, pending, owner)
             start = time.monotonic()
             while not pending.done.wait(poll):
                 if on_wait is not None:
                     on_wait(f"{pending.what} (the same run as yours: it will be shared)", time.monotonic() - start)
-            if pending.error is not None:
+            if pending.error is None:
+                with self._guard:
+                    if key in self._results:
+                        self._own(key, owner)
+                return pending.result
+            if isinstance(pending.error, Exception):
                 raise pending.error
-            with self._guard:
-                if key in self._results:
-                    self._own(key, owner)
-            return pending.result
+            # interrupted, not failed: try again (and compute it here if nobody else has started)
+
+    def _compute(self, key: Hashable, compute: Callable[[], Any], pending: _Pending, owner: str | None) -> Any:
         try:
             pending.result = compute()
         except BaseException as err:

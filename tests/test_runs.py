@@ -75,6 +75,28 @@ def test_a_failure_reaches_everyone_who_waited_and_is_not_kept():
     assert shared.get("k", lambda: "fine") == "fine"
 
 
+def test_a_waiter_takes_over_when_the_first_is_interrupted():
+    """A student who stops the page (Streamlit's stop is no Exception) does not fail the others: one of them
+    computes it instead."""
+
+    class Stopped(BaseException):
+        pass
+
+    shared = SharedRuns(max_entries=2)
+    started = threading.Event()
+
+    def interrupted():
+        started.set()
+        time.sleep(0.1)
+        raise Stopped
+
+    first = threading.Thread(target=lambda: pytest.raises(Stopped, shared.get, "k", interrupted))
+    first.start()
+    started.wait()
+    assert shared.get("k", lambda: "computed by the second") == "computed by the second"
+    first.join()
+
+
 def test_the_slot_runs_one_at_a_time_and_tells_who_waits_what_runs():
     slot = RunSlot(poll=0.02)
     inside = most = 0

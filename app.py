@@ -28,6 +28,7 @@ def main() -> None:
         st.Page("pages/derivative.py", title="Slopes", icon=":material/trending_up:", url_path="derivative"),
         st.Page("pages/steps.py", title="Step by step", icon=":material/stairs:", url_path="steps"),
         st.Page("pages/ffn.py", title="Feed-forward lab", icon=":material/hub:", url_path="ffn"),
+        st.Page("pages/training.py", title="Training race", icon=":material/sprint:", url_path="training"),
     ]
     asides = [
         st.Page("pages/approximations.py", title="Approximations", icon=":material/compare:",

@@ -52,6 +52,7 @@ _LAZY = {
     "shared_file": "gelu_core.lab",
     "shared_file_block": "gelu_core.lab",
     "Busy": "gelu_core.runs",
+    "shared_run_gradients": "gelu_core.gradients",
     "token_profile": "gelu_core.lab",
     "array_bytes": "gelu_core.lab",
     "use_cpu_threads": "gelu_core.lab",

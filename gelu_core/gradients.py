@@ -238,3 +238,15 @@ def _run_gradients(block: FeedForward, x: torch.Tensor, activation: str, compare
         a=results[activation],
         b=results[compare],
     )
+
+
+def shared_run_gradients(key, block: FeedForward, x: torch.Tensor, activation: str, compare: str, *,
+                         on_wait: Waiting | None = None, timeout: float | None = None,
+                         owner: str | None = None) -> GradientLabResult:
+    """run_gradients, computed once for everyone who asks with the same ``key`` (as lab.shared_run_lab)."""
+    from gelu_core.lab import LAB_RESULTS
+
+    what = "the backward pass of " + describe_run(tuple(x.shape), block)
+    return LAB_RESULTS.get(("backward", key),
+                           lambda: run_gradients(block, x, activation, compare, on_wait=on_wait, timeout=timeout),
+                           what=what, on_wait=on_wait, owner=owner)

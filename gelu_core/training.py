@@ -27,7 +27,7 @@ import contextlib
 import copy
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +36,7 @@ from torch import nn
 
 from gelu_core.activations import get_activation
 from gelu_core.ffn import activation_module
+from gelu_core.runs import SharedRuns, Waiting
 
 TASKS = ("circle", "xor", "spiral", "gauss")
 OPTIMIZERS = ("sgd", "adam")
@@ -389,3 +390,33 @@ def verdict(snapshot: RaceSnapshot, margin: float = ACCURACY_MARGIN) -> Verdict:
     text = (f"About the same: test accuracy {_percent(accuracy[0])} ({a.label}) vs {_percent(accuracy[1])} "
             f"({b.label}), within {100 * margin:.0f} points (test loss {loss[0]:.3f} vs {loss[1]:.3f}).")
     return Verdict(None, accuracy, loss, margin, text)
+
+
+# ---------------------------------------------------------------- a class at the race
+
+# Finished races, shared by every student who asks for the same config (a finished race is small: curves, two
+# 60 x 60 grids, two tiny networks), given back when they have all left; one race or lab run at a time.
+RACES = SharedRuns(max_entries=32)
+
+
+def shared_race(config: RaceConfig, *, yield_every: int | None = None,
+                on_snapshot: Callable[[RaceSnapshot], None] | None = None, on_wait: Waiting | None = None,
+                owner: str | None = None) -> RaceSnapshot:
+    """The final snapshot of ``config``'s race, trained once for everyone who asks for it.
+
+    Whoever trains it sees every snapshot through ``on_snapshot`` (live progress); whoever asks meanwhile for
+    the same config waits for it (``on_wait``), and whoever asks later gets it at once.
+    """
+    from gelu_core.lab import RUN_SLOT
+
+    def train_live() -> RaceSnapshot:
+        with RUN_SLOT.hold(f"a training race ({config.task}, {config.steps:,} steps)", on_wait=on_wait):
+            last = None
+            for snapshot in race(config, yield_every):
+                last = snapshot
+                if on_snapshot is not None:
+                    on_snapshot(snapshot)
+            return last
+
+    return RACES.get(config, train_live, what=f"a training race ({config.task}, {config.steps:,} steps)",
+                     on_wait=on_wait, owner=owner)

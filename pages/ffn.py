@@ -9,6 +9,7 @@ import gelu_core
 from gelu_core import tensor_io
 from gelu_core.budget import MAX_D_MODEL
 from ui import ffn as view
+from ui import gradients as backward_view
 from ui.controls import DEMO_SHAPES, FFN
 from ui.format import count, shape, share, sig
 from ui.frame import chart, require_app_frame
@@ -107,6 +108,32 @@ def tokens_for(x, block, source: str):
     except gelu_core.LabInputError as err:
         st.error(str(err))
     return None
+
+
+def show_backward(result) -> None:
+    """The backward pass: how much gradient reached each hidden value under each activation."""
+    a, b = result.a, result.b
+    short = {r.name: gelu_core.ACTIVATIONS[r.name].short for r in (a, b)}
+    st.subheader("Backwards: the gradient reaching each hidden unit")
+    st.markdown(
+        f"Training asks how the loss would change if each hidden value h moved a little: the gradient dL/dh. "
+        f"It flows back through the activation and is multiplied by its slope. Here the loss is "
+        f"{result.loss_formula} over every output number, on the same weights and input as above."
+    )
+    m1, m2, m3 = st.columns(3)
+    m1.metric(f"{short[b.name]}: gradient exactly 0", share(b.zero_share),
+              help=f"{count(b.zero_count)} of {count(result.hidden_numel)} hidden values pass no gradient back.")
+    m2.metric(f"{short[a.name]}: gradient exactly 0", share(a.zero_share),
+              help=f"{count(a.zero_count)} of {count(result.hidden_numel)} hidden values pass no gradient back.")
+    m3.metric(f"Units dead for this input ({short[b.name]} / {short[a.name]})", f"{b.dead_count} / {a.dead_count}",
+              help="Hidden units whose gradient is exactly 0 for every token of this input: their weights get "
+                   "no update from it.")
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        chart(backward_view.gradient_histogram(result), "lab-gradients")
+    with right:
+        st.markdown(backward_view.gradient_table(result))
+    st.caption(backward_view.zero_words(result))
 
 
 def show(result, x) -> None:
@@ -225,6 +252,15 @@ if tokens_in is not None:
     except (gelu_core.LabInputError, gelu_core.Busy) as err:
         st.error(str(err))
     waiting.empty()
+backward = None
+if result is not None and st.session_state.get("ffn_backward", FFN["backward"].default):
+    try:
+        with st.spinner("Running the backward pass…", show_time=big):
+            backward = gelu_core.shared_run_gradients((block_key, input_key, activation, compare), block, tokens_in,
+                                                      activation, compare, on_wait=tell_waiting,
+                                                      timeout=LAB_PATIENCE, owner=OWNER)
+    except (gelu_core.LabInputError, gelu_core.Busy) as err:
+        st.error(str(err))
 if result is not None:
     with flow_slot:
         st.markdown("**Shapes, and trainable parameters per layer**")
@@ -233,3 +269,6 @@ if result is not None:
             st.caption(f"The input {shape(x.shape)} was read as {shape(result.input_shape)}: "
                        "(batch, tokens, d_model).")
     show(result, x)
+    st.toggle(**FFN["backward"].kwargs())
+    if backward is not None:
+        show_backward(backward)

@@ -16,13 +16,17 @@ from tests.conftest import ROOT
 from ui.controls import PAGE_CONTROLS, Control
 
 PAGE_FILES = {"home": None, "curves": "pages/curves.py", "gate": "pages/gate.py", "derivative": "pages/derivative.py",
-              "approximations": "pages/approximations.py", "steps": "pages/steps.py", "ffn": "pages/ffn.py"}
+              "approximations": "pages/approximations.py", "steps": "pages/steps.py", "ffn": "pages/ffn.py",
+              "training": "pages/training.py"}
 ALWAYS_SHOWN = {  # controls drawn only once another one is set: the parameter that shows them
     "curves_slope": {"curves_more": ["Leaky ReLU"]},
     "curves_alpha": {"curves_more": ["ELU"]},
     "approx_fw_form": {"approx_view": ["What PyTorch computes"]},
     "approx_fw_dtypes": {"approx_view": ["What PyTorch computes"]},
     "approx_fw_range": {"approx_view": ["What PyTorch computes"]},
+    **{key: {"training_steps": ["100"]} for key in ("training_task", "training_a", "training_b", "training_lr",
+                                                    "training_width", "training_depth", "training_noise",
+                                                    "training_seed")},  # short races
 }
 
 

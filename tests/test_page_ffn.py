@@ -98,7 +98,28 @@ def test_demo_at_gpt2_small(app):
     assert "4,722,432" in flow
     hidden = chart_spec(at, 0)
     assert sum(sum(t["y"]) for t in hidden["data"]) == 2 * 3 * 3072  # every hidden value counted once
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4  # hidden, outputs, tokens; the backward pass's gradient sizes
+
+
+def test_the_backward_pass_against_autograd(app):
+    """Reference: torch autograd on the same seeded block and demo input, L = ½·mean(y²) over every output number;
+    the shares of hidden values with dL/dh exactly 0 and the units dead for this input, counted here."""
+    at = open_lab(app, ffn_d_model=16, ffn_seed=2, ffn_demo="1x16")
+    assert not at.exception and not at.error
+    block, x = FeedForward(16, seed=2), demo_input(16, 2, 1, 16)
+    counts = {}
+    for name in ("gelu_tanh", "relu"):
+        h = torch.nn.functional.linear(x, block.c_fc.weight, block.c_fc.bias).detach().requires_grad_(True)
+        y = torch.nn.functional.linear(activation_module(name)(h), block.c_proj.weight, block.c_proj.bias)
+        (grad,) = torch.autograd.grad(0.5 * (y * y).mean(), h)
+        zero = grad == 0
+        counts[name] = (100.0 * zero.double().mean().item(), int(zero.reshape(-1, 64).all(dim=0).sum()))
+    shown = metrics(at)
+    assert_shown(shown["ReLU: gradient exactly 0"], counts["relu"][0])
+    assert_shown(shown["GELU tanh: gradient exactly 0"], counts["gelu_tanh"][0])
+    assert shown["Units dead for this input (ReLU / GELU tanh)"] == f"{counts['relu'][1]} / {counts['gelu_tanh'][1]}"
+    at.toggle(key="ffn_backward").set_value(False).run()
+    assert len(at.get("plotly_chart")) == 3 and "ReLU: gradient exactly 0" not in metrics(at)
 
 
 def test_good_npy_upload(app):

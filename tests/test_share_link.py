@@ -25,7 +25,8 @@ from tests.conftest import ROOT, chart_spec
 from ui.controls import PAGE_CONTROLS, Control
 
 PAGES = {"home": None, "curves": "pages/curves.py", "gate": "pages/gate.py", "derivative": "pages/derivative.py",
-         "approximations": "pages/approximations.py", "steps": "pages/steps.py", "ffn": "pages/ffn.py"}
+         "approximations": "pages/approximations.py", "steps": "pages/steps.py", "ffn": "pages/ffn.py",
+         "training": "pages/training.py"}
 
 
 def url_values(control: Control, value) -> list[str]:
@@ -95,6 +96,8 @@ MOVES = {
     "steps": [("number_input", "steps_x", -2.5), ("toggle", "steps_full", True)],
     "ffn": [("number_input", "ffn_d_model", 8), ("number_input", "ffn_seed", 3), ("selectbox", "ffn_act", "gelu"),
             ("selectbox", "ffn_demo", "1x16")],
+    "training": [("slider", "training_steps", 200), ("slider", "training_width", 4), ("button_group", "training_task",
+                 "xor"), ("selectbox", "training_a", "silu"), ("number_input", "training_seed", 5)],
 }
 
 

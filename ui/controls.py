@@ -312,9 +312,35 @@ FFN = PageControls("ffn", (
             dict(options=tuple(DEMO_SHAPES),
                  help="Standard-normal numbers, about what LayerNorm hands the block in GPT-2. "
                       "8 x 1024 is eight full GPT-2 contexts.")),
+    Control("toggle", "ffn_backward", "Backwards too: the gradient reaching each hidden unit", True,
+            dict(help="For the loss L = ½·mean(y²) on the block's output, computed with PyTorch's autograd.")),
+))
+
+RACE_TASKS = ("spiral", "circle", "xor", "gauss")
+LEARNING_RATES = (0.003, 0.01, 0.03, 0.1, 0.3)
+
+TRAINING = PageControls("training", (
+    Control("segmented_control", "training_task", "Task", "spiral",
+            dict(options=RACE_TASKS, required=True, help="Two classes of points in the plane, as in TensorFlow "
+                                                         "Playground: the network must draw the border.")),
+    Control("selectbox", "training_a", "First network's activation", "relu",
+            dict(options=LAB_ACTIVATIONS, format_func=_short_label)),
+    Control("selectbox", "training_b", "Second network's activation", "gelu",
+            dict(options=LAB_ACTIVATIONS, format_func=_short_label)),
+    Control("segmented_control", "training_lr", "Learning rate", 0.03,
+            dict(options=LEARNING_RATES, format_func=str, required=True,
+                 help="How far each step moves the weights (Adam). Large steps kill ReLU units faster.")),
+    Control("slider", "training_steps", "Training steps", 1000, dict(min_value=100, max_value=3000, step=100)),
+    Control("slider", "training_width", "Units per hidden layer", 8, dict(min_value=2, max_value=32, step=1)),
+    Control("slider", "training_depth", "Hidden layers", 3, dict(min_value=1, max_value=6, step=1)),
+    Control("slider", "training_noise", "Noise on the points", 0.05,
+            dict(min_value=0.0, max_value=0.3, step=0.01, format="%.2f")),
+    Control("number_input", "training_seed", "Seed", 0,
+            dict(min_value=0, max_value=2**31 - 1, step=1,
+                 help="Same seed: the same points, the same starting weights, the same curves.")),
 ))
 
 PAGE_CONTROLS: dict[str, PageControls] = {
     "home": HOME, "curves": CURVES, "gate": GATE, "derivative": DERIVATIVE, "approximations": APPROX,
-    "steps": STEPS, "ffn": FFN,
+    "steps": STEPS, "ffn": FFN, "training": TRAINING,
 }  # by the page's url_path

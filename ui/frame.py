@@ -177,9 +177,13 @@ def chart_config(name: str) -> dict:
     }
 
 
-def chart(fig, name: str, **kwargs) -> None:
-    """Draw a Plotly figure in the app's way: Streamlit's theme, a PNG button, ``name`` as its key."""
-    st.plotly_chart(fig, theme="streamlit", key=f"chart_{name}", config=chart_config(name), **kwargs)
+def chart(fig, name: str, *, live: bool = False, **kwargs) -> None:
+    """Draw a Plotly figure in the app's way: Streamlit's theme, a PNG button, ``name`` as its key.
+
+    ``live``: a chart redrawn several times in one run (training progress) takes no key; each drawing differs.
+    """
+    key = None if live else f"chart_{name}"
+    st.plotly_chart(fig, theme="streamlit", key=key, config=chart_config(name), **kwargs)
 
 
 def csv_button(table: Mapping[str, list], name: str, label: str = "Download table (CSV)") -> None:

@@ -69,3 +69,18 @@ def gradient_table(result) -> str:
     lines = [f"| | {header} |", "|---" * (len(runs) + 1) + "|"]
     lines += [f"| {_cell(label)} | " + " | ".join(_cell(c) for c in cells) + " |" for label, cells in rows]
     return "\n".join(lines)
+
+
+def zero_words(result) -> str:
+    """One sentence on where each activation passed no gradient back, from the counts."""
+    parts = []
+    for run in _runs(result):
+        short = ACTIVATIONS[run.name].short
+        if run.zero_count == 0:
+            parts.append(f"{short} passed some gradient back through every hidden value.")
+        elif run.zero_count == result.nonpositive_count:
+            parts.append(f"{short} passed nothing back through exactly the hidden values with h ≤ 0 "
+                         f"({share(run.zero_share)} of them): its slope there is 0.")
+        else:
+            parts.append(f"{short} passed nothing back through {share(run.zero_share)} of the hidden values.")
+    return " ".join(parts)

@@ -80,6 +80,14 @@ def _ffn():
                    f"{r.hidden_numel:,} hidden values to exactly 0: every negative one.")
 
 
+def _training():
+    from gelu_core.training import RaceConfig, train, verdict
+
+    result = verdict(train(RaceConfig()))
+    right = {"relu": "ReLU", None: "they do about as well"}.get(result.leader, "GELU")
+    return right, f"On the default race (spiral, seed 0): {result.text}"
+
+
 def _approximations():
     from gelu_core.analysis import worst_error
 
@@ -117,6 +125,10 @@ STEPS: dict[str, Step] = {s.page: s for s in (
     Step("ffn", "run GPT-2's feed-forward block and see what the activation changes, forwards and backwards.",
          Question("On standard-normal tokens, what share of the hidden values does ReLU set to exactly 0?",
                   ("about a tenth", "about half", "nearly all"), _ffn)),
+    Step("training", "watch ReLU and GELU learn the same task from the same start, and count the units that "
+         "stop learning.",
+         Question("Two copies of one network learn the spiral from the same start. Which ends ahead?",
+                  ("ReLU", "GELU", "they do about as well"), _training)),
     Step("approximations", "see how close the cheaper formulas come to exact GELU, and what a framework "
          "really returns.",
          Question("How far is the tanh form from exact GELU, at worst?",

@@ -141,3 +141,22 @@ def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
                                 yref="paper", yanchor="bottom", showarrow=False, font=dict(color=color(run.name))))
     layout["annotations"] = annotations
     return quick_figure(traces, layout)
+
+
+def race_notes(snapshot, verdict) -> str:
+    """What the finished race says, from its numbers: the dead units each run ended with, and an honest word
+    when the two did about as well."""
+    config = snapshot.config
+    total = config.width * config.depth
+    dead = [int(np.asarray(run.dead_units)[-1].sum()) for run in snapshot.runs]
+    parts = [" and ".join(f"{run.label} ended with {n} of {total} hidden units dead"
+                          for run, n in zip(snapshot.runs, dead, strict=True)) + "."]
+    if verdict.leader is None:
+        parts.append("On this task the activation made no measurable difference: both learned it.")
+    elif any(dead):
+        parts.append("A dead unit passes no gradient back, so the weights feeding it stopped learning.")
+    names = {run.name for run in snapshot.runs}
+    if verdict.leader is not None and "relu" in names and names & {"gelu", "gelu_tanh"}:
+        parts.append("How much of the gap is dead units, and how much is GELU's smooth curve? Race Leaky ReLU, "
+                     "which never has dead units, against GELU.")
+    return " ".join(parts)

@@ -1,0 +1,82 @@
+"""AppTest of the Training race page: the race trained, its figures and its verdict read from the numbers.
+
+References: gelu_core.training.train run here on the same config (bit-identical: same seed, same data, same
+weights), its verdict and dead-unit counts; the URL sets every control.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gelu_core import training
+from tests.conftest import chart_spec, open_page
+
+PAGE = "pages/training.py"
+SMALL = dict(training_steps="200", training_width="4", training_depth="2")  # a race of a fraction of a second
+
+
+def verdict_line(at) -> str:
+    lines = [m.value for m in at.markdown if m.value.startswith("**") and "test accuracy" in m.value]
+    assert len(lines) == 1, [m.value for m in at.markdown]
+    return lines[0].strip("*")
+
+
+def test_the_default_race_and_its_verdict(app):
+    at = open_page(app, PAGE)
+    assert not at.exception and not at.error
+    reference = training.train(training.RaceConfig())
+    assert verdict_line(at) == training.verdict(reference).text
+    notes = " ".join(c.value for c in at.caption)
+    for run in reference.runs:
+        dead = int(np.asarray(run.dead_units)[-1].sum())
+        assert f"{run.label} ended with {dead} of 24 hidden units dead" in notes
+    assert len(at.get("plotly_chart")) == 3
+
+
+@pytest.mark.parametrize("task, a, b", [("circle", "relu", "gelu"), ("xor", "leaky_relu", "gelu_tanh")])
+def test_the_url_sets_the_race(app, task, a, b):
+    from gelu_core import ACTIVATIONS
+
+    at = open_page(app, PAGE, training_task=task, training_a=ACTIVATIONS[a].short, training_b=ACTIVATIONS[b].short,
+                   training_seed="3", **SMALL)
+    config = training.RaceConfig(task=task, activations=(a, b), width=4, depth=2, steps=200, seed=3)
+    reference = training.train(config)
+    assert verdict_line(at) == training.verdict(reference).text
+    loss = chart_spec(at, 1)
+    tests = [t for t in loss["data"] if t["meta"].startswith("test:")]
+    assert [t["meta"] for t in tests] == [f"test:{a}", f"test:{b}"]
+    assert tests[0]["y"] == pytest.approx(reference.runs[0].test_loss.tolist(), rel=1e-12)
+
+
+def test_the_preset_where_relu_units_die(app):
+    """circle, learning rate 0.1, seed 1: ReLU's last layer dies and it scores about a coin toss."""
+    at = open_page(app, PAGE, **SMALL)
+    at.button(key="training_preset_dying").click().run()
+    assert at.segmented_control(key="training_task").value == "circle"
+    assert at.segmented_control(key="training_lr").value == 0.1 and at.number_input(key="training_seed").value == 1
+    reference = training.train(training.RaceConfig(task="circle", learning_rate=0.1, seed=1, width=4, depth=2,
+                                                   steps=200))
+    assert verdict_line(at) == training.verdict(reference).text
+
+
+def test_the_same_race_is_trained_once_for_the_whole_class(app, monkeypatch):
+    """Reference: a count of the races actually trained; a second student opening the same link gets the first
+    student's result."""
+    trained = []
+    real = training.race
+
+    def counted(*args, **kwargs):
+        trained.append(1)
+        yield from real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "race", counted)
+    training.RACES.clear()
+    first = open_page(app, PAGE, training_seed="11", **SMALL)
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+
+    second = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    second = open_page(second, PAGE, training_seed="11", **SMALL)
+    assert len(trained) == 1 and verdict_line(first) == verdict_line(second)

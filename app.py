@@ -58,6 +58,7 @@ def main() -> None:
     frame.check_link(controls)
     frame.lesson_top(name, tuple(pages))
     page.run()
+    frame.code_for_view(name, controls)
     frame.lesson_footer(name, pages)
 
 

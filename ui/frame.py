@@ -25,7 +25,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ui import lesson
+from ui import code_export, lesson
 from ui.controls import PageControls
 
 PRESENT, HIDE = "present", "hide"  # the presenter view's URL parameters (no widget binds them)
@@ -237,3 +237,19 @@ def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
             back.page_link(pages[before], label=f"Previous: {pages[before].title}", icon=":material/arrow_back:")
         if after is not None:
             onward.page_link(pages[after], label=f"Next: {pages[after].title}", icon=":material/arrow_forward:")
+
+
+# ------------------------------------------------------------------ the code behind the view
+
+def code_for_view(page: str, controls: PageControls | None) -> None:
+    """An expander with the short script that prints this view's numbers: copy button (st.code's own) and a
+    download.  Built from the controls' values in this run, so it always matches the view."""
+    values = {c.key: st.session_state.get(c.key, c.default) for c in controls or ()}
+    code = code_export.code_for(page, values)
+    if code is None:
+        return
+    with st.container(key="code_for_view"), st.expander("Code for this view", icon=":material/code:"):
+        st.caption("A short PyTorch / NumPy script that prints the numbers on this page, as they are now.")
+        st.code(code, language="python", line_numbers=False)
+        st.download_button("Download the script", data=code, file_name=f"gelu_explorer_{page}.py",
+                           mime="text/x-python", on_click="ignore", icon=":material/download:", key="code_download")

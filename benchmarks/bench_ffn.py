@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from gelu_core import FeedForward, as_tokens, demo_input, run_lab, use_cpu_threads  # noqa: E402
+from gelu_core import FeedForward, as_tokens, demo_input, run_lab  # noqa: E402
+from hosting.warm import usable_cpus  # noqa: E402
 
 SHAPE = (8, 1024, 768)  # 8 full GPT-2 contexts, GPT-2 small's width
 TARGET = 1.10
@@ -38,7 +39,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: one per usable CPU)")
     args = parser.parse_args()
-    threads = use_cpu_threads(args.threads)
+    torch.set_num_threads(args.threads or usable_cpus())
+    threads = torch.get_num_threads()
 
     block = FeedForward(SHAPE[-1], seed=0)  # tanh GELU, as GPT-2
     bare = nn.Sequential(nn.Linear(768, 3072), nn.GELU(approximate="tanh"), nn.Linear(3072, 768))

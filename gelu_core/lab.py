@@ -10,7 +10,6 @@ elements, below float32's 2**24 limit for exact counting).
 from __future__ import annotations
 
 import io
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,8 +31,6 @@ MAX_POINTS = 2048  # most points per token-norm line sent to the browser
 _CHUNK = 1 << 22  # histc counts in float32: exact below 2**24 per call
 
 _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
-
-_threads_set = False
 
 # One heavy run at a time per server process (gelu_core.runs).  torch already spreads one run over every core it
 # may use, so running two at once only stacks their memory: an (8, 1024, 768) batch peaks near 270 MB, and a
@@ -60,28 +57,6 @@ class WidthMismatch(LabInputError):
         super().__init__(
             f"Each token of this input has {width:,} features, but the block expects d_model = {d_model:,}."
         )
-
-
-def usable_cpus() -> int:
-    """CPUs this process may use: its affinity set, lowered by a cgroup v2 CPU quota (containers, hosted apps)."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    try:
-        with open("/sys/fs/cgroup/cpu.max") as f:
-            quota, period = f.read().split()[:2]
-        if quota != "max":
-            cpus = min(cpus, max(1, -(-int(quota) // int(period))))  # ceil(quota / period)
-    except (OSError, ValueError):
-        pass
-    return max(1, cpus)
-
-
-def use_cpu_threads(threads: int | None = None) -> int:
-    """Give torch one intra-op thread per usable CPU (or ``threads``); done once per process, later calls no-ops."""
-    global _threads_set
-    if not _threads_set:
-        torch.set_num_threads(max(1, int(threads or usable_cpus())))
-        _threads_set = True
-    return torch.get_num_threads()
 
 
 def check_run_size(batch: int, tokens: int, d_model: int, hidden: int | None = None) -> None:

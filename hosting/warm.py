@@ -7,6 +7,10 @@ session's thread had only half imported: ``partially initialized module 'pandas'
 'Series'``.  Here every heavy module is imported by one thread, in a fixed order; ``warm()`` returns only
 when all of them are complete, and every script run calls it before anything else (app.py's first line).
 
+Before torch is imported, its threads are set for the whole process (every script thread runs torch on its
+own OpenMP team): one per CPU the process may really use, its affinity set lowered by a cgroup CPU quota.  A
+container that sees 16 cores but may use 1 would otherwise run 16 threads on one core.
+
 The server starts ``warm()`` in the background at start-up (``hosting.lifespan``), so the imports overlap
 the browser loading Streamlit's frontend; a session that arrives earlier waits for them.  Without a server
 (AppTest, a script), the first call does the imports itself.
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
+import sys
 import threading
 import time
 
@@ -47,6 +53,25 @@ _done = threading.Event()
 seconds: dict[str, float] = {}  # how long each import took, for benchmarks/bench_startup.py
 
 
+def usable_cpus() -> int:
+    """CPUs this process may use: its affinity set, lowered by a cgroup v2 CPU quota (containers, hosted apps)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, max(1, -(-int(quota) // int(period))))  # ceil(quota / period)
+    except (OSError, ValueError):
+        pass
+    return max(1, cpus)
+
+
+def set_threads() -> None:
+    """torch's (OpenMP's, MKL's) thread count for the whole process, unless the environment already says."""
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, str(usable_cpus()))
+
+
 def warm() -> None:
     """Import every module in HEAVY (once per process); a second caller waits for the first to finish."""
     if _done.is_set():
@@ -54,6 +79,8 @@ def warm() -> None:
     with _lock:
         if _done.is_set():
             return
+        if "torch" not in sys.modules:
+            set_threads()
         for name in HEAVY:
             start = time.perf_counter()
             importlib.import_module(name)

@@ -187,7 +187,6 @@ def show(result, x) -> None:
                        mime="application/octet-stream", on_click="ignore", icon=":material/download:", key="ffn_pt")
 
 
-gelu_core.use_cpu_threads()  # once per server process: one torch thread per CPU it may use
 st.title("Feed-forward lab")
 st.markdown(
     "After attention, every token in GPT-2 goes through a small two-layer network on its own. The first "

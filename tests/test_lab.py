@@ -14,7 +14,6 @@ References and tolerances, per test:
 from __future__ import annotations
 
 import io
-import os
 
 import numpy as np
 import plotly.graph_objects as go
@@ -40,8 +39,6 @@ from gelu_core.lab import (
     run_lab,
     shape_flow,
     token_profile,
-    usable_cpus,
-    use_cpu_threads,
 )
 from harness.memory import PeakGrowth
 from tests.conftest import with_activation
@@ -270,12 +267,6 @@ def test_array_bytes_round_trip():
     assert torch.equal(torch.load(io.BytesIO(array_bytes(t, "pt")), weights_only=True), t)
     with pytest.raises(ValueError):
         array_bytes(t, "csv")
-
-
-def test_use_cpu_threads_is_set_once():
-    n = use_cpu_threads()
-    assert n >= 1 and use_cpu_threads(n + 5) == n  # the second call changes nothing
-    assert 1 <= usable_cpus() <= (os.cpu_count() or 1)
 
 
 def test_charts_stay_light_for_eight_full_contexts():

@@ -191,3 +191,16 @@ def test_files_of_a_session_never_seen_connected_go_after_the_grace():
     janitor = Janitor(grace=5)
     assert janitor.sweep(runtime, now=100) == []
     assert janitor.sweep(runtime, now=106) == ["ghost"] and runtime.uploaded_file_mgr.file_storage == {}
+
+
+def test_torch_threads_follow_the_cpus_the_process_may_use(monkeypatch):
+    """Reference: the process's affinity set (os.sched_getaffinity) and os.cpu_count; the environment wins."""
+    import os
+
+    from hosting import warm
+
+    assert 1 <= warm.usable_cpus() <= len(os.sched_getaffinity(0)) <= (os.cpu_count() or 1)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")
+    warm.set_threads()
+    assert os.environ["OMP_NUM_THREADS"] == str(warm.usable_cpus()) and os.environ["MKL_NUM_THREADS"] == "3"

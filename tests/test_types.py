@@ -184,3 +184,12 @@ def test_cuda_results_meet_the_same_contract(key, dtype):
     limit = ref.ulp_bound(key, dtype, x)
     bad = ~(err <= limit)
     assert not bad.any(), (key, x[bad][:5], err[bad][:5])
+
+
+def test_the_package_exports_every_public_name():
+    """gelu_core.__all__ lists the eager names and the lazy (torch) ones, and every one resolves."""
+    import gelu_core
+
+    assert set(gelu_core._LAZY) <= set(gelu_core.__all__)
+    for name in gelu_core.__all__:
+        assert getattr(gelu_core, name) is not None

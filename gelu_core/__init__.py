@@ -53,7 +53,6 @@ _LAZY = {
     "shared_file_block": "gelu_core.lab",
     "Busy": "gelu_core.runs",
     "shared_run_gradients": "gelu_core.gradients",
-    "token_profile": "gelu_core.lab",
     "array_bytes": "gelu_core.lab",
     "run_gradients": "gelu_core.gradients",  # the lab's backward pass: dL/dh under two activations
     "hidden_gradient": "gelu_core.gradients",
@@ -86,6 +85,6 @@ __all__ = [  # every name above, the lazy ones (torch) included
     "hidden_gradient", "leaky_relu", "leaky_relu_grad", "load_block", "load_tensors", "normal_pdf",
     "parameter_count", "race", "relu", "relu_grad", "run_gradients", "run_lab", "shared_file", "shared_file_block",
     "shared_run_gradients", "shared_run_lab", "shared_seeded_block", "sigmoid", "sigmoid_grad", "silu", "silu_grad",
-    "softplus", "softplus_grad", "tanh", "tanh_grad", "tanh_steps", "token_profile", "underflow_below", "verdict",
+    "softplus", "softplus_grad", "tanh", "tanh_grad", "tanh_steps", "underflow_below", "verdict",
     "zero_band",
 ]

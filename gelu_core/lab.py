@@ -27,7 +27,6 @@ MAX_D_MODEL, MAX_HIDDEN = budget.MAX_D_MODEL, budget.MAX_HIDDEN  # GPT-2 XL's bl
 MAX_HIDDEN_ELEMENTS = budget.HIDDEN_ELEMENTS
 MAX_INPUT_ELEMENTS = budget.INPUT_ELEMENTS
 HIST_BINS = 60  # bars per histogram: enough to see the shape, light to send
-MAX_POINTS = 2048  # most points per token-norm line sent to the browser
 _CHUNK = 1 << 22  # histc counts in float32: exact below 2**24 per call
 
 _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
@@ -433,36 +432,6 @@ def _run_lab(block: FeedForward, x: torch.Tensor, activation: str, compare: str,
             mean_abs_diff=float(diff.mean(dtype=torch.float64)),
             mean_abs_output=float(out_a.abs().mean(dtype=torch.float64)),
         )
-
-
-@dataclass(frozen=True)
-class Profile:
-    """A per-token series cut to at most ``max_points``: token positions, and mean / min / max per bucket."""
-
-    position: np.ndarray  # first flat token index of each bucket
-    mean: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    bucket: int  # tokens per bucket (1: every token shown)
-
-
-def token_profile(norms: torch.Tensor, max_points: int = MAX_POINTS) -> Profile:
-    """Flatten (batch, tokens) in reading order; average consecutive tokens in buckets if there are too many.
-
-    >>> p = token_profile(torch.arange(6.0).reshape(2, 3), max_points=3); p.bucket, p.mean.tolist()
-    (2, [0.5, 2.5, 4.5])
-    """
-    flat = norms.detach().reshape(-1).to(torch.float64).numpy()
-    bucket = max(1, -(-flat.size // max_points))  # ceil division
-    if bucket == 1:
-        return Profile(np.arange(flat.size), flat, flat, flat, 1)
-    pad = -flat.size % bucket
-    # the last bucket may be short: pad with NaN and let nan-aware reductions skip it
-    grid = np.concatenate([flat, np.full(pad, np.nan)]).reshape(-1, bucket)
-    return Profile(
-        np.arange(grid.shape[0]) * bucket, np.nanmean(grid, axis=1), np.nanmin(grid, axis=1),
-        np.nanmax(grid, axis=1), bucket,
-    )
 
 
 def array_bytes(t: torch.Tensor, fmt: str) -> bytes:

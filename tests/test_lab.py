@@ -27,7 +27,6 @@ from gelu_core.lab import (
     HIST_BINS,
     MAX_HIDDEN_ELEMENTS,
     MAX_INPUT_ELEMENTS,
-    MAX_POINTS,
     LabInputError,
     WidthMismatch,
     array_bytes,
@@ -38,11 +37,10 @@ from gelu_core.lab import (
     nonfinite_report,
     run_lab,
     shape_flow,
-    token_profile,
 )
 from harness.memory import PeakGrowth
 from tests.conftest import with_activation
-from ui.ffn import hidden_histogram, post_histogram, token_norms_figure
+from ui.ffn import MAX_POINTS, hidden_histogram, post_histogram, token_norms_figure, token_profile
 
 RTOL_SUM = 1e-6  # float32 row sums then float64, vs a float64 numpy sum
 

@@ -8,6 +8,7 @@ reach the browser, whatever the size of the input.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -16,6 +17,38 @@ from gelu_core import ACTIVATIONS
 from gelu_core.tensor_io import INPUT_TYPES, WEIGHT_TYPES  # noqa: F401  the uploaders' types: tensor_io owns them
 from ui.format import count, shape, share, sig
 from ui.theme import NEUTRAL, base_layout, color, quick_figure
+
+MAX_POINTS = 2048  # most points per token-norm line sent to the browser
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A per-token series cut to at most ``max_points``: token positions, and mean / min / max per bucket."""
+
+    position: np.ndarray  # first flat token index of each bucket
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    bucket: int  # tokens per bucket (1: every token shown)
+
+
+def token_profile(norms, max_points: int = MAX_POINTS) -> Profile:
+    """Flatten (batch, tokens) in reading order; average consecutive tokens in buckets if there are too many.
+
+    >>> p = token_profile(np.arange(6.0).reshape(2, 3), max_points=3); p.bucket, p.mean.tolist()
+    (2, [0.5, 2.5, 4.5])
+    """
+    flat = np.asarray(norms, dtype=np.float64).reshape(-1)
+    bucket = max(1, -(-flat.size // max_points))  # ceil division
+    if bucket == 1:
+        return Profile(np.arange(flat.size), flat, flat, flat, 1)
+    pad = -flat.size % bucket
+    # the last bucket may be short: pad with NaN and let nan-aware reductions skip it
+    grid = np.concatenate([flat, np.full(pad, np.nan)]).reshape(-1, bucket)
+    return Profile(
+        np.arange(grid.shape[0]) * bucket, np.nanmean(grid, axis=1), np.nanmin(grid, axis=1),
+        np.nanmax(grid, axis=1), bucket,
+    )
 
 
 def flow_text(input_shape: Sequence[int], flow: Sequence, total_params: int) -> str:

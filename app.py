@@ -12,6 +12,15 @@ import hosting
 from ui import frame
 from ui.controls import PAGE_CONTROLS
 
+SOURCES = """
+- **GELU**: Dan Hendrycks and Kevin Gimpel, *Gaussian Error Linear Units (GELUs)*, arXiv:1606.08415 (2016):
+  x·Φ(x), and the tanh and sigmoid (1.702) approximations.
+- **The block and the tanh form in code**: Sebastian Raschka, *Build a Large Language Model (From Scratch)*,
+  Manning (2024), chapter 4.
+- **GPT-2**: Alec Radford, Jeffrey Wu, Rewon Child, David Luan, Dario Amodei and Ilya Sutskever, *Language
+  Models are Unsupervised Multitask Learners*, OpenAI (2019).
+"""
+
 # A local icon: a ":material/...:" one is fetched from a font server, which a school network may block.
 ICON = Path(__file__).parent / "assets" / "icon.png"
 
@@ -55,6 +64,8 @@ def main() -> None:
             st.multiselect("Hide in the presenter view", list(labels), format_func=labels.__getitem__,
                            key=hide_key, placeholder="Controls to hide",
                            help="The presenter link hides the sidebar and these controls, and enlarges the type.")
+        with st.expander("Sources", icon=":material/menu_book:"):
+            st.markdown(SOURCES)
     frame.check_link(controls)
     frame.lesson_top(name, tuple(pages))
     page.run()

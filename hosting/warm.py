@@ -88,6 +88,8 @@ def warm() -> None:
         gc.collect()
         gc.freeze()  # the modules' own objects out of every later collection's way (see above)
         _done.set()
+        parts = ", ".join(f"{name} {took:.2f}" for name, took in seconds.items() if took >= 0.05)
+        print(f"GELU Explorer: imports ready in {sum(seconds.values()):.2f} s ({parts})", file=sys.stderr, flush=True)
 
 
 def start() -> threading.Thread:

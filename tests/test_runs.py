@@ -97,24 +97,20 @@ def test_a_waiter_takes_over_when_the_first_is_interrupted():
     first.join()
 
 
-def test_the_slot_runs_one_at_a_time_and_tells_who_waits_what_runs():
+def test_the_slot_runs_one_at_a_time_and_tells_who_waits_what_runs(monkeypatch):
+    from types import SimpleNamespace
+
+    from tests.conftest import most_at_once
+
     slot = RunSlot(poll=0.02)
-    inside = most = 0
-    guard = threading.Lock()
     heard: list[tuple[str, float]] = []
+    work = SimpleNamespace(run=lambda: None)
 
-    def run(i):
-        nonlocal inside, most
-        with slot.hold(f"run {i}", on_wait=lambda what, s: heard.append((what, s))):
-            with guard:
-                inside += 1
-                most = max(most, inside)
-            time.sleep(0.05)
-            with guard:
-                inside -= 1
+    def run():
+        with slot.hold(f"run {threading.get_ident()}", on_wait=lambda what, s: heard.append((what, s))):
+            work.run()
 
-    together(4, run)
-    assert most == 1
+    assert most_at_once(monkeypatch, work, "run", run) == 1
     assert heard and all(what.startswith("run ") and s >= 0 for what, s in heard)
     assert slot.running() is None
 

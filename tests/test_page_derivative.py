@@ -10,7 +10,9 @@ import mpmath as mp
 import pytest
 
 from tests.conftest import chart_spec, metrics, open_page
+from tests.stacking import next_after
 from tests.test_ui_figures_1 import arr, gelu_ref, grad_ref, shown
+from ui import derivative
 
 
 def verb(change: float) -> str:
@@ -78,3 +80,26 @@ def test_bad_query_values_fall_back_to_defaults(app, key, bad):
     assert not at.exception and not at.error
     assert at.slider(key="derivative_nudge").value == 0.01
     assert at.button_group(key="derivative_form").value == "none"  # PyTorch's name for the exact form
+
+
+@pytest.mark.parametrize("form", ["exact", "tanh", "sigmoid"])
+def test_the_sentence_on_the_slope_extremes_follows_them(app, form):
+    """It quotes GELU's lowest and highest slope (mpmath at the page's x, 4 decimals) and judges them: below 0
+    means GELU falls somewhere, above 1 that it outruns x (each against mpmath's value, not the page's)."""
+    at = open_page(app, PAGE, derivative_form=form)
+    text = " ".join(c.value for c in at.caption)
+    key = {"exact": "none"}.get(form, form)
+    marks = derivative.landmarks(key)
+    lo, hi = grad_ref(marks.steepest_down.x, form), grad_ref(marks.steepest_up.x, form)
+    assert (f"dips below 0 (to {shown(lo)})" in text) == (lo < 0)
+    assert (f"overshoots 1 (up to {shown(hi)})" in text) == (hi > 1)
+    assert lo < 0 and hi > 1  # true of all three forms
+
+
+def test_each_slider_sits_right_above_what_it_moves(app):
+    """Phone order: the unit's x, then the gradient it passes back; the nudge, then its chart, then its cards."""
+    at = open_page(app, PAGE)
+    assert next_after(at, "slider:derivative_x")[:2] == ["metric:passed back by ReLU",
+                                                         "metric:passed back by GELU (exact)"]
+    assert next_after(at, "slider:derivative_nudge")[:3] == ["plotly_chart:chart_slopes", "metric:ReLU′ jumps",
+                                                             "metric:GELU′ (exact) barely moves"]

@@ -12,6 +12,7 @@ import pytest
 from mpmath import mp
 
 from tests.conftest import chart_spec, open_page
+from tests.stacking import next_after
 
 PAGE = "pages/steps.py"
 SOURCE_AT_1 = ["1.000000", "1.044715", "0.797885", "0.833562", "0.682384", "0.841192", "0.841192"]
@@ -114,3 +115,18 @@ def test_full_precision_toggle(app):
         assert abs(got - ref) <= 4 * abs(ref) * 2.0**-52
     at.toggle(key="steps_full").set_value(False).run()
     assert "full precision" not in at.table[0].value.columns
+
+
+def test_the_chart_follows_the_pick_slider(app):
+    """Phone order: the slider (and the exact input beside it), then the chart it moves, then the readouts, the
+    toggle and the steps."""
+    at = open_page(app, PAGE)
+    assert next_after(at, "slider:steps_pick")[:3] == ["number_input:steps_x", "plotly_chart:chart_steps",
+                                                       "metric:tanh form"]
+
+
+def test_the_caption_names_the_steps_it_explains(app):
+    at = open_page(app, PAGE)
+    captions = " ".join(c.value for c in at.caption)
+    labels = at.table[0].value["step"].tolist()
+    assert f"“{labels[-2]}” is the gate" in captions and f"“{labels[-1]}” multiplies" in captions

@@ -344,7 +344,10 @@ def test_bell_figure_shades_exactly_the_area_left_of_x(x):
     assert area["fill"] == "tozeroy"
     # the shaded polygon's area (trapezoids on a 0.02 grid) is Phi(x) less the tail below -4, to 1e-4
     assert abs(np.sum(np.diff(ax) * (ay[1:] + ay[:-1]) / 2) - float(phi_ref(x) - phi_ref(-4))) < 1e-4
-    assert percent(float(phi_ref(x))) in fig.layout.annotations[0].text
+    note = fig.layout.annotations[0]
+    assert percent(float(phi_ref(x))) in note.text
+    # above the bell's peak phi(0) (mpmath), between the gridlines at 0.4 and 0.5
+    assert (note.x, note.y, note.xanchor, fig.layout.yaxis.dtick) == (-3.9, 0.45, "left", 0.1) and mp.npdf(0) < 0.4
 
 
 def test_gate_figure_draws_three_gates_in_their_colours():
@@ -356,7 +359,34 @@ def test_gate_figure_draws_three_gates_in_their_colours():
         i = 250
         assert close(arr(t["y"])[i], gate_ref(arr(t["x"])[i], form))
     m = one(fig, "marker:gelu")
-    assert close(arr(m["y"])[0], phi_ref(2)) and m["text"] == ["97.7%"]
+    assert close(arr(m["y"])[0], phi_ref(2))
+    assert f"<b>{percent(float(phi_ref(2)))}</b>" in fig.layout.annotations[0].text == "Φ(2.00) = <b>97.7%</b>"
+
+
+@pytest.mark.parametrize("x", [-4.0, -3.0, -0.5, 0.0, 0.1, 1.0, 4.0])
+def test_gate_percentage_sits_where_no_gate_reaches(x):
+    """x <= 0: at the left edge, between the gridlines at 0.8 and 1.0; x > 0: at the right edge, between 0 and 0.2.
+    Every gate rises and passes 0.5 at x = 0 (mpmath), so left of 0 it stays below 0.8 and right of 0 above 0.2:
+    text that starts at its edge and stops short of x = 0 (seen in the browser) touches no gate."""
+    fig = gate.gate_figure(x)
+    note = fig.layout.annotations[0]
+    assert percent(float(phi_ref(x))) in note.text and fig.layout.yaxis.dtick == 0.2
+    assert all(gate_ref(0, form) == mp.mpf(0.5) for form in ("exact", "tanh", "sigmoid"))
+    if x <= 0:
+        assert (note.xanchor, note.y, note.yanchor) == ("left", 0.9, "middle") and note.x <= -3.8
+    else:
+        assert (note.xanchor, note.y, note.yanchor) == ("right", 0.1, "middle") and note.x >= 3.8
+
+
+def test_gate_caption_follows_the_cards():
+    """The sentence quotes each card's percentage (mpmath ncdf) and judges from it: a door that opens at all
+    for -3 is never slammed; 2 short of 100 % is not waved through completely."""
+    text = gate.bouncer_words(gate.bouncer_readouts())
+    assert f"gets a sliver ({percent(float(phi_ref(-3)))})" in text and 0 < phi_ref(-3) < 0.01
+    assert f"not waved through completely ({percent(float(phi_ref(2)))})" in text and phi_ref(2) < 1
+    assert text.startswith("He never slams the door")
+    assert gate.bouncer_words([(-40.0, 0.0), (40.0, 1.0)]) == ("A card of -40 finds the door shut (0%); 40 is waved "
+                                                             "through completely (100%).")
 
 
 def test_generalised_gate_at_standard_values_is_gelu():

@@ -219,6 +219,25 @@ def test_steps_figure_marks_x_on_the_curve_and_the_gate():
     assert list(by_meta(fig, "marker:gelu_tanh")["x"]) == [1.0]
     assert list(by_meta(fig, "marker:gelu_tanh")["y"]) == [0.841192]
     assert list(by_meta(fig, "marker:gate")["y"]) == [0.841192]
+
+
+def test_at_x_1_the_gate_and_gelu_marks_both_show():
+    """gate(1) = GELU(1) = 0.841192 (mpmath, tanh form): the two marks share a point, so they differ in shape,
+    colour and size (a small filled dot inside a larger open diamond, drawn after it), and each names its value
+    in the legend."""
+    x = 1.0
+    gate_1, gelu_1 = mp_steps(x)[5], mp_steps(x)[6]
+    assert f"{float(gate_1):.6f}" == f"{float(gelu_1):.6f}" == "0.841192"
+    grid = np.linspace(-4, 4, 9)
+    fig = steps_figure(x, grid, grid * 0.8, np.full(9, 0.8), gelu_at_x=float(gelu_1), gate_at_x=float(gate_1))
+    gate, dot = by_meta(fig, "marker:gate"), by_meta(fig, "marker:gelu_tanh")
+    assert (gate["marker"]["symbol"], dot["marker"]["symbol"]) == ("diamond-open", "circle")
+    assert gate["marker"]["size"] > dot["marker"]["size"] + 2 * gate["marker"]["line"]["width"]
+    assert gate["marker"]["color"] != dot["marker"]["color"]
+    metas = [t.get("meta") for t in traces(fig)]
+    assert metas.index("marker:gate") < metas.index("marker:gelu_tanh")  # the dot on top
+    assert gate["showlegend"] and dot["showlegend"]
+    assert gate["name"] == "gate(x) = 0.841192" and dot["name"] == "GELU(x) = 0.841192"
     layout = valid(fig)["layout"]
     assert layout["xaxis"]["range"] == [-4.0, 4.0]
     assert layout["shapes"][0]["x0"] == 1.0  # the guide line at x

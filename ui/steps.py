@@ -12,7 +12,7 @@ from typing import Protocol
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.format import full, six
+from ui.format import full, readable, six
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 
@@ -65,14 +65,22 @@ def step_table(x: float, steps: Sequence[StepLike], *, full_precision: bool = Fa
 def steps_figure(
     x: float, grid, gelu_values, gate_values, *, gelu_at_x: float, gate_at_x: float, height: int = 360
 ) -> go.Figure:
-    """The tanh GELU curve and its gate over ``grid``, with x marked on both."""
+    """The tanh GELU curve and its gate over ``grid``, with x marked on both.
+
+    The two marks differ in colour, shape and legend entry, so both show where they meet: at x = 1 (and
+    wherever GELU = gate) a small filled GELU dot sits inside the gate's open diamond.
+    """
     grid = np.asarray(grid, dtype=np.float64)
     gate = line_trace(grid, gate_values, name="gate = 0.5·(1 + tanh u)", key="gate", width=2, dash="dot",
                       hover_format=".6f")
     traces = [line_trace(grid, gelu_values, name="GELU (tanh form)", key="gelu_tanh", hover_format=".6f"), gate]
-    for name, key, value in (("gate at x", "gate", gate_at_x), ("GELU at x", "gelu_tanh", gelu_at_x)):
-        trace = marker_trace(x, value, name=name, key=key)
-        trace["hovertemplate"] = f"x = %{{x:.6f}}<br>{six(value)}<extra>{name}</extra>"
+    marks = (("gate(x)", "gate", gate_at_x, "diamond-open", 17), ("GELU(x)", "gelu_tanh", gelu_at_x, "circle", 9))
+    for name, key, value, symbol, size in marks:  # the larger, open one first: the dot is drawn inside it
+        trace = marker_trace(x, value, name=f"{name} = {readable(value)}", key=key, symbol=symbol, size=size)
+        trace["hovertemplate"] = f"x = %{{x:.6f}}<br>{readable(value)}<extra>{name}</extra>"
+        trace["showlegend"] = True
+        if symbol.endswith("-open"):
+            trace["marker"]["line"]["width"] = 3
         traces.append(trace)
     layout = base_layout("x", "value", height=height)
     layout["xaxis"]["range"] = [float(grid.min()), float(grid.max())]

@@ -21,10 +21,13 @@ from gelu_core import tanh_steps
 from ui.approximations import (
     DTYPE_COLORS,
     ERROR_FLOOR,
+    LIMITS,
     error_figure,
     forms_figure,
     framework_figure,
-    framework_table,
+    framework_tables,
+    how_far,
+    limits_table,
 )
 from ui.format import full, six
 from ui.steps import chart_range, step_table, steps_figure
@@ -148,12 +151,39 @@ def test_dtype_colours_stay_clear_of_the_gelu_forms():
     assert not forms & set(DTYPE_COLORS.values()) and len(set(DTYPE_COLORS.values())) == 3
 
 
-def test_framework_table_columns():
-    run = _run("float32", [-1.0, 1.0], [1.0, 2e-8], [0.0, 0.0])
-    table = framework_table([run], ours=run)
-    assert list(table) == ["x", "exact (float64)", "torch float32", "rel. error float32", "gelu_core float32"]
-    assert table["x"] == [-1.0, 1.0] and table["rel. error float32"] == [1.0, 2e-8]
-    assert table["exact (float64)"] == (-np.exp([-1.0, 1.0])).tolist()
+def test_framework_tables_are_narrow_enough_for_a_phone():
+    """x and at most two numbers per table: the truth beside gelu_core's own result, then one table per dtype."""
+    f32 = _run("float32", [-1.0, 1.0], [1.0, 2e-8], [0.0, 0.0])
+    f16 = _run("float16", [-1.0, 1.0], [1.0, 3e-4], [0.0, 0.0])
+    tables = framework_tables([f32, f16], ours=f32)
+    assert [(name, title) for name, title, _ in tables] == [
+        ("truth", "The true value, and this app's float32"), ("float32", "torch float32"), ("float16", "torch float16")]
+    truth, t32, t16 = (table for _, _, table in tables)
+    assert list(truth) == ["x", "exact (float64)", "gelu_core float32"]
+    assert list(t32) == ["x", "torch float32", "rel. error float32"] and list(t16)[1:] == ["torch float16",
+                                                                                          "rel. error float16"]
+    assert truth["x"] == t32["x"] == [-1.0, 1.0] and t32["rel. error float32"] == [1.0, 2e-8]
+    assert truth["exact (float64)"] == (-np.exp([-1.0, 1.0])).tolist()
+
+
+def test_limits_table_in_long_form():
+    limits = {"float32": {"every": -5.54, "some": -5.49, "holds": -14.36, "roundoff": 2.0**-24},
+              "float16": {"every": -5.54, "some": -5.54, "holds": -5.73, "roundoff": 2.0**-11}}
+    table = limits_table(limits)
+    assert list(table) == ["dtype", "returns 0", "x"]
+    assert table["dtype"] == ["float32"] * 3 + ["float16"] * 3
+    assert table["x"] == [-5.54, -5.49, -14.36, -5.54, -5.54, -5.73]
+    assert table["returns 0"][:3] == [label for label, _ in LIMITS]
+
+
+@pytest.mark.parametrize("approx, exact, words", [
+    (-2.2e-4, -5.92e-9, "37,000 times the true value"),  # 2.2e-4 / 5.92e-9 = 37,162
+    (-8.3e-11, -5.92e-9, "98.6% too small"),  # 1 - 0.01402
+    (-0.1591, -0.1587, "0.25% too large"),  # 0.1591 / 0.1587 - 1 = 0.00252
+    (-0.3, -0.1, "3.0 times the true value"),
+])
+def test_how_far_words_follow_the_ratio(approx, exact, words):
+    assert how_far(approx, exact) == words
 
 
 # ---------------------------------------------------------------- steps

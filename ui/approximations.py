@@ -1,7 +1,9 @@
-"""Figures of the Approximations page: the three GELU forms, their error, and what PyTorch computes.
+"""Figures, tables and sentences of the Approximations page: the three GELU forms, their error, and what PyTorch
+computes.
 
-Streamlit-free: arrays in, Plotly figures out, built on the theme's fast path
-(plain dicts, no plotly validation: tests validate with ``go.Figure(fig.to_dict())``).
+Streamlit-free: arrays in, Plotly figures, narrow tables (columns that fit a phone) and sentences with their
+numbers out.  Figures are built on the theme's fast path (plain dicts, no plotly validation: tests validate with
+``go.Figure(fig.to_dict())``).
 Error axes are logarithmic and cut at ``ERROR_FLOOR``: smaller errors, and the
 exact zeros a log axis cannot show (drawn as gaps), run off the bottom of the
 chart, and the chart says so.
@@ -9,12 +11,14 @@ chart, and the chart says so.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
 import plotly.graph_objects as go
 
+from ui.format import count, fixed, percent, sci, sig
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 FORM_KEYS = {"none": "gelu", "tanh": "gelu_tanh", "sigmoid": "gelu_sigmoid"}  # approximate -> palette key
@@ -164,13 +168,107 @@ def framework_figure(
     return quick_figure(traces, layout)
 
 
-def framework_table(runs: Sequence[FrameworkRun], *, ours: FrameworkRun | None = None) -> dict[str, list[float]]:
-    """Columns for a table at a few inputs: x, the float64 truth, and per dtype torch's value and relative error."""
-    first = runs[0]
-    table: dict[str, list[float]] = {"x": first.x.tolist(), "exact (float64)": first.exact.tolist()}
+def framework_tables(runs: Sequence[FrameworkRun], *, ours: FrameworkRun) -> list[tuple[str, str, dict[str, list]]]:
+    """A few inputs as small tables that fit a phone (x and two numbers each), as (name, title, columns): "truth",
+    the float64 truth beside gelu_core's own result in ``ours.dtype``; then per dtype, named by it, torch's value
+    and its relative error."""
+    x = runs[0].x.tolist()
+    tables = [("truth", f"The true value, and this app's {ours.dtype}",
+               {"x": x, "exact (float64)": runs[0].exact.tolist(), f"gelu_core {ours.dtype}": ours.ours.tolist()})]
     for run in runs:
-        table[f"torch {run.dtype}"] = run.torch_value.tolist()
-        table[f"rel. error {run.dtype}"] = run.torch_rel_error.tolist()
-    if ours is not None:
-        table[f"gelu_core {ours.dtype}"] = ours.ours.tolist()
+        tables.append((run.dtype, f"torch {run.dtype}", {"x": x, f"torch {run.dtype}": run.torch_value.tolist(),
+                                                         f"rel. error {run.dtype}": run.torch_rel_error.tolist()}))
+    return tables
+
+
+LIMITS = (  # (row label, key of gelu_core's limits): where an answer of 0 begins, nearest the cliff first
+    ("torch: every x ≤", "every"),
+    ("torch: some x up to", "some"),
+    ("true GELU rounded: x ≤", "holds"),
+)
+
+
+def limits_table(limits: Mapping[str, Mapping[str, float]]) -> dict[str, list]:
+    """Where the answer becomes 0, one row per dtype and limit (three narrow columns: dtype, which limit, x)."""
+    table: dict[str, list] = {"dtype": [], "returns 0": [], "x": []}
+    for dtype, values in limits.items():
+        for label, key in LIMITS:
+            table["dtype"].append(dtype)
+            table["returns 0"].append(label)
+            table["x"].append(values[key])
     return table
+
+
+def cliff_words(limits: Mapping[str, Mapping[str, float]]) -> str:
+    """How far left of torch's cliff the true GELU itself rounds to 0, per dtype, in words judged from the numbers
+    (1 or more: far; less: only that much; none: torch loses nothing a perfect kernel could keep).
+
+    >>> cliff_words({"float32": {"every": -5.54, "holds": -14.36}, "float16": {"every": -5.54, "holds": -5.73}})
+    "For float32 it lies far to the left of torch's cliff (8.82 further); for float16 only 0.19 to the left."
+    """
+    far = {d: v["every"] - v["holds"] for d, v in limits.items() if v["every"] - v["holds"] >= 1}
+    near = {d: v["every"] - v["holds"] for d, v in limits.items() if 0 < v["every"] - v["holds"] < 1}
+    none = [d for d, v in limits.items() if v["every"] - v["holds"] <= 0]
+    parts = []
+    if far:
+        parts.append(f"{_and(list(far))} it lies far to the left of torch's cliff "
+                     f"({_and([fixed(g, 2) for g in far.values()])} further)")
+    if near:
+        parts.append(f"{_and(list(near))} only {_and([fixed(g, 2) for g in near.values()])} to the left")
+    if none:
+        parts.append(f"{_and(none)} at torch's cliff or right of it: torch loses nothing a perfect kernel could keep")
+    return ("For " + "; for ".join(parts) + ".") if parts else ""
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def times(r: float) -> str:
+    """A ratio far above 1, rounded as a reader says it.
+
+    >>> times(2.54), times(37204.3), times(7.6e24)
+    ('2.5', '37,000', '7.6e+24')
+    """
+    if r < 10:
+        return fixed(r, 1)
+    if r < 1e6:
+        return count(round(float(sig(r, 2))))
+    return sci(r, 1)
+
+
+def how_far(approx: float, exact: float) -> str:
+    """An approximation against the true value, as a share or a multiple of it (both of one sign).
+
+    >>> how_far(-2.2e-4, -5.9e-9), how_far(-8.3e-11, -5.9e-9), how_far(-0.1591, -0.1587)
+    ('37,000 times the true value', '98.6% too small', '0.25% too large')
+    """
+    r = approx / exact
+    if r >= 2:
+        return f"{times(r)} times the true value"
+    if r > 1:
+        return f"{percent(r - 1)} too large"
+    if r == 1:
+        return "exactly the true value"
+    return f"{percent(1 - r)} too small"
+
+
+def tail_words(x: float, exact: float, tanh: float, sigmoid: float) -> str:
+    """The sentence on the far left of the range: the true GELU at x and what each form makes of it."""
+    if x >= -1:
+        return ("Stretch the range to the left to see where the forms part ways: there the true value is tiny and "
+                "small absolute errors are large relative ones.")
+    return (f"Far left the true value is tiny and the forms part ways: at x = {fixed(x, 1)}, the left end of the "
+            f"range, exact GELU is {sci(exact)}; the tanh form gives {sci(tanh)}, {how_far(tanh, exact)}, and the "
+            f"sigmoid form {sci(sigmoid)}, {how_far(sigmoid, exact)}.")
+
+
+def digits_words(roundoff: Mapping[str, float]) -> str:
+    """How many significant decimal digits each dtype keeps: -log10 of its unit roundoff, to the nearest whole.
+
+    >>> digits_words({"float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11})
+    'float32 keeps about 7 significant digits, bfloat16 about 2 and float16 about 3'
+    """
+    said = [f"{d} about {round(-math.log10(u))}" for d, u in roundoff.items()]
+    first = said[0].replace(" about ", " keeps about ", 1) + " significant digits"
+    return _and([first, *said[1:]]) if len(said) > 1 else first

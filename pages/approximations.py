@@ -80,7 +80,8 @@ def three_forms(shown: bool):
         chart(error_figure(x, {a: e[1] for a, e in errors.items()}, kind="relative"), "approx-relative")
     st.caption(
         "Absolute error is |approximation − exact|; relative error divides it by |exact|. Both are drawn on a "
-        "log scale. The error is the same at -x and +x, so each worst point is marked on both sides. "
+        "log scale that stops at 10⁻¹²: smaller errors, and exact zeros, fall below it. The error is the same at "
+        "-x and +x, so each worst point is marked on both sides. "
         + tail_words(lo, *(float(gelu(lo, a)) for a in APPROXIMATIONS))
     )
     c1, c2 = st.columns(2)
@@ -141,7 +142,7 @@ def what_pytorch_computes(shown: bool):
                            cliff=(order[0], limits[order[0]]["every"])), "approx-pytorch")
     st.caption(
         f"PyTorch's {form_word(approximate)} GELU against the true value (computed in float64 at the very input "
-        f"PyTorch received). Dashed: this app's own {ours.dtype} result."
+        f"PyTorch received). Dashed: this app's own {ours.dtype} result. The axis stops at 10⁻¹²."
     )
     st.markdown("**Where the answer becomes 0**")
     st.dataframe(limits_table(limits), hide_index=True, key="approx_fw_limits",

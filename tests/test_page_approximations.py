@@ -176,7 +176,7 @@ def test_framework_controls_change_the_chart(app):
     assert chart_spec(at, 0)["data"] != moved["data"]
     at.multiselect(key="approx_fw_dtypes").set_value(["float16"]).run()
     metas = [t.get("meta") for t in chart_spec(at, 0)["data"]]
-    assert metas == ["torch:float16", "ours:float16"]
+    assert metas == ["torch:float16", "ours:float16", "cliff:float16"]  # the cliff: a legend entry for its line
 
 
 def test_no_dtype_is_explained(app):

@@ -27,7 +27,7 @@ def test_home_opens_on_the_five_inputs_of_the_source(home):
     df = home.dataframe[0].value
     assert df["GELU(x)"].map("{:.4f}".format).tolist() == ["-0.0454", "-0.1588", "0.0000", "0.8412",
                                                                       "1.9546"]
-    assert df["exact GELU"].map("{:.4f}".format).tolist() == ["-0.0455", "-0.1587", "0.0000", "0.8413",
+    assert df["x·Φ(x)"].map("{:.4f}".format).tolist() == ["-0.0455", "-0.1587", "0.0000", "0.8413",
                                                                   "1.9545"]
 
 
@@ -49,7 +49,7 @@ def test_each_input_changes_table_and_chart(home, index):
     assert not home.exception
     assert chart_spec(home) != before
     df = home.dataframe[0].value
-    assert df["x"][index] == 3.5 and close(df["exact GELU"][index], gelu_ref(3.5), REL)
+    assert df["x"][index] == 3.5 and close(df["x·Φ(x)"][index], gelu_ref(3.5), REL)
     marks = [t for t in chart_spec(home)["data"] if t.get("meta") == "marker:gelu_tanh"][0]
     assert arr(marks["x"])[index] == 3.5
 

@@ -205,11 +205,11 @@ def test_five_inputs_table_against_mpmath_and_the_source():
     for i, x in enumerate(xs):
         assert table["ReLU(x)"][i] == max(0.0, x)
         assert close(table["GELU(x)"][i], gelu_ref(x, "tanh"))
-        assert close(table["exact GELU"][i], gelu_ref(x))
+        assert close(table["x·Φ(x)"][i], gelu_ref(x))
         # the gate beside tanh GELU is the tanh gate: the row reads GELU(x) = x · gate(x)
         assert close(table["gate(x)"][i], gate_ref(x, "tanh"))
     assert [f"{v:.4f}" for v in table["GELU(x)"]] == ["-0.0454", "-0.1588", "0.0000", "0.8412", "1.9546"]
-    assert [f"{v:.4f}" for v in table["exact GELU"]] == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
+    assert [f"{v:.4f}" for v in table["x·Φ(x)"]] == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
     assert [f"{v:.4f}" for v in table["gate(x)"]][3:] == ["0.8412", "0.9773"]  # not Φ: 0.8413, 0.9772
 
 
@@ -244,13 +244,29 @@ def test_overview_figure_marks_every_input_in_the_house_colours():
     relu_marks, tanh_marks = by_meta(fig, "marker:relu")[0], by_meta(fig, "marker:gelu_tanh")[0]
     assert arr(relu_marks["x"]).tolist() == xs and arr(tanh_marks["x"]).tolist() == xs
     assert all(close(y, gelu_ref(x, "tanh")) for x, y in zip(xs, arr(tanh_marks["y"]), strict=True))
-    assert tanh_marks["text"] == ["", "-0.1588 (ReLU: 0)", "", "", ""]  # the most negative output is named
     assert tanh_marks["marker"]["color"] == COLORS["gelu_tanh"]
+    # the most negative output is named over its stub (mpmath's value), written toward the wider side of x = -1
+    note = fig.layout.annotations[0]
+    assert note.text == f"GELU {shown(gelu_ref(-1, 'tanh'))}<br>ReLU 0" == "GELU -0.1588<br>ReLU 0"
+    assert (note.x, note.y, note.yanchor, note.xanchor) == (-1.0, 0.0, "bottom", "right")
+
+
+@pytest.mark.parametrize("xs, at, side", [([-2.9, 1.0], -2.9, "left"), ([-0.5, 0.0], -0.5, "right"),
+                                          ([-12.0, -0.75, 3.0], -0.75, "right"), ([-12.0, -11.0], -11.0, "left")])
+def test_overview_label_runs_toward_the_wider_side(xs, at, side):
+    """Right of the point when it is nearer the chart's left edge than x = 0, else left: never past either."""
+    fig = home.overview_figure(xs)
+    note = fig.layout.annotations[0]
+    lo = fig.layout.xaxis.range[0]
+    assert note.x == at and note.xanchor == side
+    room_right, room_left = -at, at - lo  # to x = 0, to the chart's left edge
+    assert (room_right >= room_left) if side == "left" else (room_left >= room_right)
+    assert fig.layout.yaxis.dtick >= 1 and not fig.layout.xaxis.showgrid
 
 
 def test_overview_names_no_point_when_no_output_is_negative():
     fig = home.overview_figure([0.0, 1.0, 2.0, 3.0, 4.0])
-    assert "text" not in by_meta(fig, "marker:gelu_tanh")[0] or not any(by_meta(fig, "marker:gelu_tanh")[0]["text"])
+    assert not fig.layout.annotations
 
 
 def test_overview_range_grows_to_hold_far_inputs():

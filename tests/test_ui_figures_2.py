@@ -88,7 +88,8 @@ def test_error_figure_is_log_scaled_with_gaps_for_zeros():
     assert layout["yaxis"]["range"][1] > np.log10(1e-3)  # the largest error is inside the chart
     y = y_of(by_meta(fig, "gelu_tanh"))
     assert y[0] == 1e-3 and np.isnan(y[2]) and np.isnan(y[4])
-    assert any("10⁻¹²" in a["text"] for a in layout["annotations"])
+    assert layout["yaxis"]["ticktext"][0] == "10⁻¹²" and layout["yaxis"]["tickvals"][0] == ERROR_FLOOR
+    assert not layout.get("annotations")  # no text inside an error chart: the caption says where the axis stops
 
 
 def test_error_figure_marks_the_worst_point_on_both_sides_when_in_range():
@@ -114,6 +115,19 @@ def test_relative_error_figure_has_a_100_percent_line():
     layout = valid(fig)["layout"]
     assert any(s["y0"] == 1.0 == s["y1"] for s in layout["shapes"])
     assert layout["yaxis"]["title"]["text"] == "relative error"
+    ticks = dict(zip(layout["yaxis"]["tickvals"], layout["yaxis"]["ticktext"], strict=True))
+    assert ticks[1.0] == "100 %" and ticks[1e-6] == "10⁻⁶"  # the reference line named by its tick
+
+
+@pytest.mark.parametrize("top", [3e-2, 1.0, 7e24])
+def test_log_axis_ticks_are_powers_of_ten_at_most_seven_or_so(top):
+    x = np.linspace(-1, 1, 3)
+    layout = valid(error_figure(x, {"sigmoid": np.full(3, top)}, kind="absolute"))["layout"]
+    vals, text = layout["yaxis"]["tickvals"], layout["yaxis"]["ticktext"]
+    assert len(vals) <= 8 and vals[0] == ERROR_FLOOR and all(v <= 10 * top for v in vals)
+    exponents = np.log10(vals)
+    assert np.allclose(exponents, np.round(exponents)) and (top < 1 or 1.0 in vals)
+    assert all(t == ("1" if v == 1.0 else f"10{t[2:]}") for v, t in zip(vals, text, strict=True))
     with pytest.raises(ValueError, match="absolute' or 'relative"):
         error_figure([0.0], {"tanh": [0.0]}, kind="squared")
 
@@ -141,7 +155,8 @@ def test_framework_figure_one_trace_per_dtype_plus_ours_and_limits():
     assert ys == [2.0**-24, 2.0**-8, 1.0]
     cliff = [s for s in layout["shapes"] if s.get("xref") == "x"]
     assert len(cliff) == 1 and cliff[0]["x0"] == -5.54 and cliff[0]["line"]["color"] == DTYPE_COLORS["float32"]
-    assert any("≤ -5.54" in a["text"] for a in layout["annotations"])
+    assert by_meta(fig, "cliff:float32")["name"] == "float32: 0 for every x ≤ -5.54"  # named in the legend
+    assert by_meta(fig, "cliff:float32")["line"]["color"] == DTYPE_COLORS["float32"]
     outside = framework_figure([f32], cliff=("float32", -20.0))
     assert not [s for s in valid(outside)["layout"]["shapes"] if s.get("xref") == "x"]
 

@@ -169,7 +169,7 @@ def _every_figure():
     yield "forms", approximations.forms_figure(x, {a: gelu_core.gelu(x, a) for a in gelu_core.APPROXIMATIONS})
     errors = {a: approximation_error(x, a)[0] for a in ("tanh", "sigmoid")}
     yield "errors", approximations.error_figure(x, errors, kind="absolute")
-    yield "pytorch", approximations.framework_figure(runs, ours=runs[0])
+    yield "pytorch", approximations.framework_figure(runs, ours=runs[0], cliff=("float32", -5.54))
     grid = np.linspace(-4.0, 4.0, 81)
     yield "steps", steps.steps_figure(1.0, grid, gelu_core.gelu(grid, "tanh"), gelu_core.gelu_gate(grid, "tanh"),
                                       gelu_at_x=gelu_core.gelu(1.0, "tanh"), gate_at_x=gelu_core.gelu_gate(1.0, "tanh"))

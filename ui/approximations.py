@@ -6,7 +6,9 @@ numbers out.  Figures are built on the theme's fast path (plain dicts, no plotly
 ``go.Figure(fig.to_dict())``).
 Error axes are logarithmic and cut at ``ERROR_FLOOR``: smaller errors, and the
 exact zeros a log axis cannot show (drawn as gaps), run off the bottom of the
-chart, and the chart says so.
+chart, and the page's caption says so.  No text is written inside an error chart
+(on a phone every spot holds a curve or a gridline): the 100 % line is named by
+its tick, torch's cliff in the legend.
 """
 
 from __future__ import annotations
@@ -48,14 +50,21 @@ def _positive(y) -> np.ndarray:
     return y
 
 
-def _log_yaxis(layout: dict, top: float) -> None:
+def _power(k: int) -> str:
+    """10 to the k, as plotly's power format writes it: "10⁻¹²"."""
+    return "10" + str(k).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")) if k else "1"
+
+
+def _log_yaxis(layout: dict, top: float, *, percent_at_1: bool = False) -> None:
+    """A log y axis from ERROR_FLOOR to above ``top``, a tick every few powers of ten, always one at 1; the tick
+    at 1 reads "100 %" on a relative-error chart (its reference line then needs no label inside the chart)."""
     top = max(float(top), 10 * ERROR_FLOOR)
-    layout["yaxis"].update(type="log", range=[np.log10(ERROR_FLOOR), np.log10(top) + 0.5],
-                           exponentformat="power", zeroline=False)
-    layout.setdefault("annotations", []).append(dict(
-        text="axis cut at 10⁻¹²", xref="paper", yref="paper", x=1, y=0, xanchor="right", yanchor="bottom",
-        showarrow=False, font=dict(size=11, color=NEUTRAL),
-    ))
+    lo, hi = int(np.log10(ERROR_FLOOR)), float(np.log10(top)) + 0.5
+    step = next(s for s in (2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100) if (hi - lo) / s <= 7)
+    powers = [k for k in range(-step * (-lo // step), int(hi) + 1, step) if k >= lo]
+    text = ["100 %" if k == 0 and percent_at_1 else _power(k) for k in powers]
+    layout["yaxis"].update(type="log", range=[lo, hi], zeroline=False, tickvals=[10.0**k for k in powers],
+                           ticktext=text)
 
 
 def _hline(y: float, colour: str, *, dash: str = "dot", width: float = 1) -> dict:
@@ -112,11 +121,7 @@ def error_figure(
             traces.append(trace)
     if kind == "relative":
         layout["shapes"] = [_hline(1.0, NEUTRAL)]
-        layout["annotations"] = [dict(
-            x=1, y=0, xref="paper", yref="y", text="100 %", showarrow=False,
-            xanchor="right", yanchor="bottom", font=dict(size=11, color=NEUTRAL),
-        )]
-    _log_yaxis(layout, _top(errors.values()))
+    _log_yaxis(layout, _top(errors.values()), percent_at_1=kind == "relative")
     return quick_figure(traces, layout)
 
 
@@ -134,7 +139,7 @@ def framework_figure(
     exact GELU's colour, dashed.  ``roundoff`` maps dtype -> unit roundoff, a thin
     dotted line in the dtype's colour: a correctly rounded result lies on or below
     it (for normal numbers).  ``cliff`` = (dtype, a): torch returns 0 for every
-    x <= a; marked when a is inside the plotted range.
+    x <= a; a dotted line at a, named in the legend, when a is inside the plotted range.
     """
     layout = base_layout("x", "relative error vs float64", height=height)
     traces = []
@@ -151,20 +156,16 @@ def framework_figure(
         traces[-1]["meta"] = f"ours:{ours.dtype}"
     shapes = [_hline(1.0, NEUTRAL)]
     shapes += [_hline(u, DTYPE_COLORS[d]) for d, u in (roundoff or {}).items()]
-    annotations = [dict(x=1, y=0, xref="paper", yref="y", text="100 %", showarrow=False, xanchor="right",
-                        yanchor="bottom", font=dict(size=11, color=NEUTRAL))]
     if cliff is not None and runs:
         dtype, at = cliff
         if float(np.min(runs[0].x)) <= at <= float(np.max(runs[0].x)):
             shapes.append(_vline(at, DTYPE_COLORS[dtype]))
-            annotations.append(dict(
-                x=at, y=0.55, xref="x", yref="paper", text=f"{dtype}: 0 for<br>every x ≤ {at:.2f}",
-                showarrow=False, xanchor="right", yanchor="middle", align="right", xshift=-4,
-                font=dict(size=12, color=DTYPE_COLORS[dtype]),
-            ))
+            # named in the legend, not beside the line: on a phone every spot beside it holds a curve or a gridline
+            traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", meta=f"cliff:{dtype}",
+                               name=f"{dtype}: 0 for every x ≤ {at:.2f}", hoverinfo="skip",
+                               line=dict(color=DTYPE_COLORS[dtype], width=1, dash="dot")))
     layout["shapes"] = shapes
-    layout["annotations"] = annotations
-    _log_yaxis(layout, max(1.0, _top(r.torch_rel_error for r in runs)))
+    _log_yaxis(layout, max(1.0, _top(r.torch_rel_error for r in runs)), percent_at_1=True)
     return quick_figure(traces, layout)
 
 

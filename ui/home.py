@@ -14,7 +14,7 @@ TABLE_COLUMNS = {  # column title (short, for a phone) -> what it holds
     "ReLU(x)": "max(0, x)",
     "gate(x)": "how open GELU's door is, tanh form: 0.5·(1 + tanh(√(2/π)·(x + 0.044715·x³)))",
     "GELU(x)": "x · gate(x), the tanh form, as GPT-2 and the book compute it",
-    "exact GELU": "x·Φ(x): the exact form, with the true normal gate Φ",
+    "x·Φ(x)": "exact GELU: x times the true normal gate Φ(x)",
 }
 
 
@@ -26,7 +26,7 @@ def five_inputs_table(xs) -> dict[str, np.ndarray]:
         "ReLU(x)": gelu_core.relu(x),
         "gate(x)": gelu_core.gelu_gate(x, approximate="tanh"),
         "GELU(x)": gelu_core.gelu(x, approximate="tanh"),
-        "exact GELU": gelu_core.gelu(x),
+        "x·Φ(x)": gelu_core.gelu(x),
     }
 
 
@@ -58,7 +58,8 @@ def overview_figure(xs, *, points: int = 400) -> go.Figure:
     """ReLU, exact and tanh GELU over a range that holds every input; the inputs marked on ReLU and tanh GELU.
 
     A dotted stub joins ReLU(x) to GELU(x) at each input: the part GELU keeps that ReLU throws away (or the
-    part it holds back).
+    part it holds back).  The input with the most negative GELU is labelled above its stub, where no curve goes
+    (every curve is at or below 0 for x < 0).
     """
     x_in = np.asarray(xs, dtype=np.float64)
     lo = min(-3.0, float(x_in.min()) - 0.5)
@@ -81,12 +82,18 @@ def overview_figure(xs, *, points: int = 400) -> go.Figure:
         marker_trace(x_in.tolist(), relu_in.tolist(), name="ReLU at your inputs", key="relu", size=10),
         marker_trace(x_in.tolist(), tanh_in.tolist(), name="GELU tanh at your inputs", key="gelu_tanh", size=10),
     ]
+    layout = base_layout("x", "output", height=400)
+    layout["xaxis"].update(range=[lo, hi], showgrid=False)  # a vertical gridline would cross the label
+    top = float(max(gelu_core.relu(hi), gelu_core.gelu(hi, approximate="tanh")))
+    # whole-number gridlines at least: the label over y = 0 fits below the first one
+    layout["yaxis"]["dtick"] = next(step for step in (1, 2, 5, 10, 20) if top / step <= 6)
     low = int(np.argmin(tanh_in))
     if tanh_in[low] < 0:  # the input GELU lets through most negatively: the one ReLU zeroes out completely
-        traces[-1]["mode"] = "markers+text"
-        traces[-1]["text"] = [f"{fixed(v)} (ReLU: 0)" if i == low else "" for i, v in enumerate(tanh_in.tolist())]
-        traces[-1]["textposition"] = "bottom center"
-    traces[-1]["textfont"] = dict(size=12)
-    layout = base_layout("x", "output", height=400)
-    layout["xaxis"]["range"] = [lo, hi]
+        x_low = float(x_in[low])
+        toward_zero = x_low - lo < -x_low  # write toward the wider side: never past x = 0 or the chart's edge
+        layout["annotations"] = [dict(
+            x=x_low, y=0.0, xref="x", yref="y", xanchor="left" if toward_zero else "right", yanchor="bottom",
+            xshift=4 if toward_zero else -4, yshift=10, showarrow=False, align="left" if toward_zero else "right",
+            text=f"GELU {fixed(tanh_in[low])}<br>ReLU 0", font=dict(size=12),
+        )]
     return quick_figure(traces, layout)

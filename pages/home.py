@@ -8,7 +8,7 @@ from ui.home import TABLE_COLUMNS, five_inputs_table, overview_figure, prose
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
-INPUT_WIDTH = 112  # px: room for "-20.00" beside the step buttons; three to a row on a 390 px phone
+INPUT_WIDTH = 104  # px: "-20.00" fits; three to a row on a 390 px phone (the step buttons show from ~120 px)
 
 st.title("GELU Explorer")
 st.markdown(

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from tests.conftest import chart_spec
+from tests.stacking import next_after
 from tests.test_ui_figures_1 import REL, arr, close, gate_ref, gelu_ref, shown
 from ui.controls import HOME, HOME_DEFAULT_INPUTS
 from ui.home import TABLE_COLUMNS
@@ -87,3 +88,8 @@ def test_the_prose_follows_a_changed_input(home):
     home.number_input(key="home_x2").set_value(0.5).run()
     text = " ".join(m.value for m in home.markdown if "Look at" in m.value)
     assert f"x = -0.50**: ReLU gives exactly 0, GELU gives **{shown(gelu_ref(-0.5, 'tanh'))}**" in text
+
+
+def test_the_table_and_the_chart_follow_the_inputs(home):
+    """Phone order: the five inputs (a wrapping row), the table, the chart; the prose after them."""
+    assert next_after(home, "number_input:home_x5")[:2] == ["dataframe:", "plotly_chart:chart_home"]

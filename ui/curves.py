@@ -28,6 +28,24 @@ def _overlays(approximate: str, overlays: Sequence[str]) -> list[str]:
     return [n for n in gelu_core.ACTIVATIONS if n in overlays and n not in ("relu", main)]
 
 
+def shape_words(approximate: str) -> str:
+    """The page's opening sentences, with GELU's dip and its value at 3 in the chosen form (a dip of less than a
+    quarter is "a little").
+
+    >>> shape_words("none")[-154:]
+    'GELU (exact) dips a little below zero, to -0.1700 at x = -0.7518, turns smoothly through the origin and \
+joins the line y = x as x grows: GELU(3) = 2.9960.'
+    """
+    from ui.derivative import landmarks  # GELU's minimum, found once per form
+
+    low = landmarks(approximate).minimum
+    dip = "a little" if -low.value < 0.25 else "well"
+    return ("ReLU lies flat on zero for every negative x and follows x for every positive one. "
+            f"GELU ({gelu_core.form_word(approximate)}) dips {dip} below zero, to {fixed(low.value)} at "
+            f"x = {fixed(low.x)}, turns smoothly through the origin and joins the line y = x as x grows: "
+            f"GELU(3) = {fixed(gelu_core.gelu(3.0, approximate=approximate))}.")
+
+
 def probe_readout(x: float, approximate: str) -> dict[str, float]:
     """ReLU(x), GELU(x) and the gate of the chosen form at one x."""
     return {
@@ -64,19 +82,25 @@ def curves_figure(lo: float, hi: float, n: int, approximate: str, probe: float, 
     return quick_figure(traces, layout)
 
 
-def values_table(points: Sequence[float], approximate: str, overlays: Sequence[str] = (),
-                 params: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, np.ndarray]:
-    """A column per function (ReLU, the GELU form, its gate, each overlay) at the chosen points."""
+def values_tables(points: Sequence[float], approximate: str, overlays: Sequence[str] = (),
+                  params: Mapping[str, Mapping[str, float]] | None = None, *, per_table: int = 2
+                  ) -> list[dict[str, np.ndarray]]:
+    """The functions at the chosen points, as tables narrow enough for a phone, each led by x: ReLU, the GELU
+    form and its gate first; then the overlays, ``per_table`` to a table."""
     params = params or {}
     x = np.asarray(points, dtype=np.float64)  # (k,)
     form = gelu_core.form_word(approximate)
-    table = {
+    tables = [{
         "x": x,
         "ReLU(x)": gelu_core.relu(x),
         f"GELU(x), {form}": gelu_core.gelu(x, approximate=approximate),
         f"gate(x), {form}": gelu_core.gelu_gate(x, approximate=approximate),
-    }
-    for name in _overlays(approximate, overlays):
-        p = dict(params.get(name, {}))
-        table[overlay_label(name, p)] = gelu_core.get_activation(name)(x, **p)
-    return table
+    }]
+    names = _overlays(approximate, overlays)
+    for i in range(0, len(names), per_table):
+        table = {"x": x}
+        for name in names[i:i + per_table]:
+            p = dict(params.get(name, {}))
+            table[overlay_label(name, p)] = gelu_core.get_activation(name)(x, **p)
+        tables.append(table)
+    return tables

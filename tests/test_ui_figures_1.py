@@ -245,23 +245,31 @@ def test_overview_figure_marks_every_input_in_the_house_colours():
     assert arr(relu_marks["x"]).tolist() == xs and arr(tanh_marks["x"]).tolist() == xs
     assert all(close(y, gelu_ref(x, "tanh")) for x, y in zip(xs, arr(tanh_marks["y"]), strict=True))
     assert tanh_marks["marker"]["color"] == COLORS["gelu_tanh"]
-    # the most negative output is named over its stub (mpmath's value), written toward the wider side of x = -1
+    # the most negative output is named (mpmath's value), with an arrow to its point
     note = fig.layout.annotations[0]
     assert note.text == f"GELU {shown(gelu_ref(-1, 'tanh'))}<br>ReLU 0" == "GELU -0.1588<br>ReLU 0"
-    assert (note.x, note.y, note.yanchor, note.xanchor) == (-1.0, 0.0, "bottom", "right")
+    assert (note.x, note.showarrow, note.axref, note.ayref) == (-1.0, True, "x", "y")
+    assert close(note.y, gelu_ref(-1, "tanh"))
 
 
-@pytest.mark.parametrize("xs, at, side", [([-2.9, 1.0], -2.9, "left"), ([-0.5, 0.0], -0.5, "right"),
-                                          ([-12.0, -0.75, 3.0], -0.75, "right"), ([-12.0, -11.0], -11.0, "left")])
-def test_overview_label_runs_toward_the_wider_side(xs, at, side):
-    """Right of the point when it is nearer the chart's left edge than x = 0, else left: never past either."""
+@pytest.mark.parametrize("xs", [[-2.0, -1.0, 0.0, 1.0, 2.0], [-2.5, -0.25, 20.0], [-12.0, -11.5], [-0.5, 6.0],
+                                [-20.0, 20.0]])
+def test_overview_label_sits_under_the_dip_on_one_side_of_zero(xs):
+    """The label's box starts below every curve (the lowest is GELU's dip, -0.1700 exact and tanh, mpmath) and
+    never straddles x = 0: it ends left of 0 when the negative side holds a third of the chart, else starts right
+    of it.  No gridline below 0 can cross it; the y range leaves a fifth of the chart under the dip."""
     fig = home.overview_figure(xs)
     note = fig.layout.annotations[0]
-    lo = fig.layout.xaxis.range[0]
-    assert note.x == at and note.xanchor == side
-    room_right, room_left = -at, at - lo  # to x = 0, to the chart's left edge
-    assert (room_right >= room_left) if side == "left" else (room_left >= room_right)
-    assert fig.layout.yaxis.dtick >= 1 and not fig.layout.xaxis.showgrid
+    lo, hi = fig.layout.xaxis.range
+    bottom, top = fig.layout.yaxis.range
+    dip = min(gelu_ref(mp.findroot(lambda t, f=f: grad_ref(t, f), -0.75), f) for f in ("exact", "tanh"))
+    assert note.yanchor == "top" and note.ay < dip < 0 and bottom < note.ay
+    if -lo >= (hi - lo) / 3:
+        assert note.xanchor == "right" and note.ax < 0
+    else:
+        assert note.xanchor == "left" and note.ax > 0
+    assert min(fig.layout.yaxis.tickvals) == 0 and not fig.layout.xaxis.showgrid
+    assert (dip - bottom) >= 0.2 * (top - bottom)
 
 
 def test_overview_names_no_point_when_no_output_is_negative():
@@ -386,7 +394,7 @@ def test_gate_figure_draws_three_gates_in_their_colours():
         assert close(arr(t["y"])[i], gate_ref(arr(t["x"])[i], form))
     m = one(fig, "marker:gelu")
     assert close(arr(m["y"])[0], phi_ref(2))
-    assert f"<b>{percent(float(phi_ref(2)))}</b>" in fig.layout.annotations[0].text == "Φ(2.00) = <b>97.7%</b>"
+    assert f"<b>{percent(float(phi_ref(2)))}</b>" in fig.layout.annotations[0].text == "Φ(2.00)<br>= <b>97.7%</b>"
 
 
 @pytest.mark.parametrize("x", [-4.0, -3.0, -0.5, 0.0, 0.1, 1.0, 4.0])

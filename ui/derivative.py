@@ -87,12 +87,13 @@ def relu_step(grid: np.ndarray) -> tuple[list, list]:
     return grid[:cut].tolist() + [None] + grid[cut:].tolist(), y[:cut].tolist() + [None] + y[cut:].tolist()
 
 
-def _note(x: float, y: float, text: str, *, at: tuple[float, float], xanchor: str = "center") -> dict:
+def _note(x: float, y: float, text: str, *, at: tuple[float, float], xanchor: str = "center",
+          size: int = 13) -> dict:
     """A label at ``at`` (data coordinates, so it keeps its place on a phone's narrow chart) with a thin arrow to
     the point (x, y) it names."""
     return dict(x=x, y=y, xref="x", yref="y", text=text, showarrow=True, arrowhead=0, arrowwidth=1,
                 arrowcolor=NEUTRAL, axref="x", ayref="y", ax=at[0], ay=at[1], xanchor=xanchor, yanchor="middle",
-                font=dict(size=13))
+                font=dict(size=size))
 
 
 def slopes_figure(approximate: str, h: float, *, points: int = 401) -> go.Figure:
@@ -146,5 +147,5 @@ def gelu_minimum_figure(approximate: str, *, points: int = 401) -> go.Figure:
     layout["yaxis"].update(range=[-0.7, 2.1], tickvals=[0, 0.5, 1, 1.5, 2])
     layout["annotations"] = [_note(marks.minimum.x, marks.minimum.value,
                                    f"minimum {fixed(marks.minimum.value)}<br>at x = {fixed(marks.minimum.x)}",
-                                   at=(-0.9, -0.45), xanchor="right")]
+                                   at=(-0.4, -0.45), xanchor="right", size=12)]
     return quick_figure(traces, layout)

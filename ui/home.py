@@ -58,8 +58,7 @@ def overview_figure(xs, *, points: int = 400) -> go.Figure:
     """ReLU, exact and tanh GELU over a range that holds every input; the inputs marked on ReLU and tanh GELU.
 
     A dotted stub joins ReLU(x) to GELU(x) at each input: the part GELU keeps that ReLU throws away (or the
-    part it holds back).  The input with the most negative GELU is labelled above its stub, where no curve goes
-    (every curve is at or below 0 for x < 0).
+    part it holds back).  The input with the most negative GELU is named under the dip, where no curve goes.
     """
     x_in = np.asarray(xs, dtype=np.float64)
     lo = min(-3.0, float(x_in.min()) - 0.5)
@@ -85,15 +84,20 @@ def overview_figure(xs, *, points: int = 400) -> go.Figure:
     layout = base_layout("x", "output", height=400)
     layout["xaxis"].update(range=[lo, hi], showgrid=False)  # a vertical gridline would cross the label
     top = float(max(gelu_core.relu(hi), gelu_core.gelu(hi, approximate="tanh")))
-    # whole-number gridlines at least: the label over y = 0 fits below the first one
-    layout["yaxis"]["dtick"] = next(step for step in (1, 2, 5, 10, 20) if top / step <= 6)
+    dip = float(min(gelu_core.gelu(grid).min(), gelu_core.gelu(grid, approximate="tanh").min()))  # about -0.17
+    span = top - dip
+    step = next(s for s in (1, 2, 5, 10, 20) if top / s <= 6)
+    # gridlines at 0 and above only; below the dip a band a fifth of the chart high holds the label
+    layout["yaxis"].update(range=[dip - 0.3 * span, top + 0.05 * span], tickvals=list(np.arange(0.0, top, step)))
     low = int(np.argmin(tanh_in))
     if tanh_in[low] < 0:  # the input GELU lets through most negatively: the one ReLU zeroes out completely
-        x_low = float(x_in[low])
-        toward_zero = x_low - lo < -x_low  # write toward the wider side: never past x = 0 or the chart's edge
+        # Under the dip nothing is drawn, at any width; the label stays on one side of x = 0, the negative one when
+        # it holds a third of the chart (room for the text on a 390 px phone), with an arrow to the point.
+        left = -lo >= (hi - lo) / 3
         layout["annotations"] = [dict(
-            x=x_low, y=0.0, xref="x", yref="y", xanchor="left" if toward_zero else "right", yanchor="bottom",
-            xshift=4 if toward_zero else -4, yshift=10, showarrow=False, align="left" if toward_zero else "right",
+            x=float(x_in[low]), y=float(tanh_in[low]), xref="x", yref="y", showarrow=True, arrowhead=0,
+            arrowwidth=1, arrowcolor=NEUTRAL, axref="x", ayref="y", ax=(-0.02 if left else 0.02) * (hi - lo),
+            ay=dip - 0.04 * span, xanchor="right" if left else "left", yanchor="top", align="left",
             text=f"GELU {fixed(tanh_in[low])}<br>ReLU 0", font=dict(size=12),
         )]
     return quick_figure(traces, layout)

@@ -45,8 +45,8 @@ def gate_ref(x, form: str = "exact") -> mp.mpf:
     x = mp.mpf(x)
     if form in ("exact", "none"):
         return mp.ncdf(x)
-    if form == "tanh":
-        return (1 + mp.tanh(mp.sqrt(2 / mp.pi) * (x + mp.mpf("0.044715") * x**3))) / 2
+    if form == "tanh":  # (1 + tanh u) / 2 written as 1 / (1 + exp(-2u)): no cancellation far left (x = -20)
+        return 1 / (1 + mp.exp(-2 * mp.sqrt(2 / mp.pi) * (x + mp.mpf("0.044715") * x**3)))
     return 1 / (1 + mp.exp(-mp.mpf("1.702") * x))
 
 
@@ -214,16 +214,23 @@ def test_five_inputs_table_against_mpmath_and_the_source():
 
 
 @pytest.mark.parametrize("xs", [[-2.0, -1.0, 0.0, 1.0, 2.0], [-0.5, 3.0, 3.0, 4.0, 5.0], [0.0, 1.5, 2.0, 3.0, 4.0],
-                                [-3.0, -2.0, -1.0, -0.5, -0.25]])
+                                [-3.0, -2.0, -1.0, -0.5, -0.25], [-20.0, -0.25, 0.0, 1.0, 20.0]])
 def test_home_prose_follows_the_inputs(xs):
-    """The paragraph names the most negative input and the smallest positive one, with mpmath's 4-decimal values."""
+    """The paragraph names the most negative input and the smallest positive one, with mpmath's 4-decimal values;
+    a GELU too small for 4 decimals (x = -20: about -5.5e-88) in 4 significant digits, never as 0.0000 beside
+    "does not erase it"."""
     text = home.prose(xs)
     negative = [x for x in xs if x < 0]
     positive = [x for x in xs if x > 0]
+
+    def four(v):
+        return shown(v) if abs(v) >= 5e-5 else f"{float(v):.3e}"
+
     if negative:
         n = min(negative)
         assert f"x = {fixed(n, 2)}" in text
-        assert f"**{shown(gelu_ref(n, 'tanh'))}** (tanh form; the exact form {shown(gelu_ref(n))})" in text
+        assert f"**{four(gelu_ref(n, 'tanh'))}** (tanh form; the exact form {four(gelu_ref(n))})" in text
+        assert "does not erase it" in text and gelu_ref(n, "tanh") != 0 and "**0.0000**" not in text
     else:
         assert "None of your inputs is negative" in text
     if positive:

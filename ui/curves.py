@@ -76,7 +76,8 @@ def curves_figure(lo: float, hi: float, n: int, approximate: str, probe: float, 
         marker_trace(probe, r["relu"], name=f"ReLU({fixed(probe, 2)})", key="relu"),
         marker_trace(probe, r["gelu"], name=f"GELU({fixed(probe, 2)})", key=key),
     ]
-    layout = base_layout("x", "activation(x)")
+    # each overlay adds a legend entry, a line of its own on a phone: the chart grows by one such line per overlay
+    layout = base_layout("x", "activation(x)", height=420 + 22 * (len(traces) - 4))
     layout["shapes"] = [dict(type="line", x0=probe, x1=probe, yref="paper", y0=0, y1=1,
                              line=dict(color=NEUTRAL, width=1, dash="dot"))]
     return quick_figure(traces, layout)

@@ -199,10 +199,12 @@ def test_bad_framework_values_in_the_url_fall_back(app):
 
 def judged(approx, exact) -> str:
     """How the page words an approximation against the truth (the ratio of the two, mpmath): a multiple from 2
-    up, else a share too large or too small."""
+    up, a fraction up to 1/2, else a share too large or too small."""
     r = approx / exact
     if r >= 2:
         return "times the true value"
+    if r <= 0.5:
+        return "the true value divided by"
     return "too large" if r > 1 else "too small"
 
 

@@ -30,7 +30,7 @@ from ui.approximations import (
     limits_table,
 )
 from ui.format import full, six
-from ui.steps import chart_range, step_table, steps_figure
+from ui.steps import chart_range, digits_table, step_table, steps_figure
 from ui.theme import COLORS, DASHES, NEUTRAL
 
 mp.dps = 50
@@ -193,7 +193,8 @@ def test_limits_table_in_long_form():
 
 @pytest.mark.parametrize("approx, exact, words", [
     (-2.2e-4, -5.92e-9, "37,000 times the true value"),  # 2.2e-4 / 5.92e-9 = 37,162
-    (-8.3e-11, -5.92e-9, "98.6% too small"),  # 1 - 0.01402
+    (-8.3e-11, -5.92e-9, "the true value divided by 71"),  # 5.92e-9 / 8.3e-11 = 71.3
+    (-0.12, -0.1587, "24.4% too small"),  # 1 - 0.12 / 0.1587 = 0.2439
     (-0.1591, -0.1587, "0.25% too large"),  # 0.1591 / 0.1587 - 1 = 0.00252
     (-0.3, -0.1, "3.0 times the true value"),
 ])
@@ -231,7 +232,7 @@ def test_step_table_full_precision_against_mpmath(x):
     """Every digit: each full-precision value is within 4 float64 ulps of 50-digit mpmath, and the gate and
     GELU within 4 (1 + 2|u|) ulps: exp(2u) turns u's own rounding into about 2|u| ulps (80 at x = -9.5,
     where the values are 1e-33 and 1 + tanh(u) would have cancelled to 0)."""
-    table = step_table(x, tanh_steps(x), full_precision=True)
+    table = digits_table(tanh_steps(x))
     ref = mp_steps(x)
     u = abs(float(ref[3]))
     for i, (shown, value) in enumerate(zip(table["full precision"], ref, strict=True)):

@@ -239,10 +239,12 @@ def times(r: float) -> str:
 
 
 def how_far(approx: float, exact: float) -> str:
-    """An approximation against the true value, as a share or a multiple of it (both of one sign).
+    """An approximation against the true value (both of one sign): a share of it when the two are within a factor
+    of 2, else a multiple or a fraction of it.
 
-    >>> how_far(-2.2e-4, -5.9e-9), how_far(-8.3e-11, -5.9e-9), how_far(-0.1591, -0.1587)
-    ('37,000 times the true value', '98.6% too small', '0.25% too large')
+    >>> how_far(-2.2e-4, -5.9e-9), how_far(-8.3e-11, -5.9e-9), how_far(-0.1591, -0.1587), how_far(-1.6e-61, -2.1e-32)
+    ('37,000 times the true value', 'the true value divided by 71', '0.25% too large', \
+'the true value divided by 1.3e+29')
     """
     r = approx / exact
     if r >= 2:
@@ -251,7 +253,11 @@ def how_far(approx: float, exact: float) -> str:
         return f"{percent(r - 1)} too large"
     if r == 1:
         return "exactly the true value"
-    return f"{percent(1 - r)} too small"
+    if r > 0.5:
+        return f"{percent(1 - r)} too small"
+    if r > 0:
+        return f"the true value divided by {times(1 / r)}"
+    return "0" if r == 0 else "of the wrong sign"
 
 
 def tail_words(x: float, exact: float, tanh: float, sigmoid: float) -> str:

@@ -1,7 +1,7 @@
 """Figures and tables of the Step-by-step page: one number through the tanh formula.
 
 Streamlit-free.  ``step_table`` writes each step the way the source text does
-("0.797885 × 1.044715"), six decimals, with full float64 digits on request.
+("0.797885 × 1.044715"), six decimals; ``digits_table`` gives every float64 digit on request.
 """
 
 from __future__ import annotations
@@ -43,27 +43,27 @@ def _worked(x: float, values: Sequence[float]) -> list[str]:
     ]
 
 
-def step_table(x: float, steps: Sequence[StepLike], *, full_precision: bool = False) -> dict[str, list[str]]:
-    """Columns for the step table: what each step is, the numbers that go in, its value (6 decimals).
-
-    ``full_precision`` adds a column with every digit of the float64 value.
-    """
+def step_table(x: float, steps: Sequence[StepLike]) -> dict[str, list[str]]:
+    """Columns for the step table: what each step is, the numbers that go in, its value (6 decimals)."""
     values = [s.value for s in steps]
     if len(values) != 7:
         raise ValueError(f"expected the 7 steps of gelu_core.tanh_steps, got {len(values)}")
-    table = {
+    return {
         "step": [s.label for s in steps],
         "what happens": [s.expression for s in steps],
         "with numbers": _worked(x, values),
         "value": [six(v) for v in values],
     }
-    if full_precision:
-        table["full precision"] = [full(v) for v in values]
-    return table
+
+
+def digits_table(steps: Sequence[StepLike]) -> dict[str, list[str]]:
+    """Every digit of each step's float64 value, beside the step's name: a table of its own, two columns, since
+    a fifth column of 20-digit numbers would not fit a phone."""
+    return {"step": [s.label for s in steps], "full precision": [full(s.value) for s in steps]}
 
 
 def steps_figure(
-    x: float, grid, gelu_values, gate_values, *, gelu_at_x: float, gate_at_x: float, height: int = 360
+    x: float, grid, gelu_values, gate_values, *, gelu_at_x: float, gate_at_x: float, height: int = 420
 ) -> go.Figure:
     """The tanh GELU curve and its gate over ``grid``, with x marked on both.
 

@@ -29,6 +29,8 @@ ERROR_FLOOR = 1e-12
 
 # Number formats are not functions: each gets a colour of its own, none of the three GELU forms' colours.
 DTYPE_COLORS = {"float32": COLORS["sigmoid"], "bfloat16": COLORS["tanh"], "float16": COLORS["silu"]}
+# Far left every dtype's error is 100 %, one line on another: a dash each, so the lower ones show through.
+DTYPE_DASHES = {"float32": "solid", "bfloat16": "dash", "float16": "dot"}
 
 
 class FrameworkRun(Protocol):
@@ -146,7 +148,7 @@ def framework_figure(
     for run in runs:
         name = f"torch {run.dtype}"
         traces.append(line_trace(run.x, _positive(run.torch_rel_error), name=name, key=run.dtype, width=1.8,
-                                 hover_format=".3e"))
+                                 dash=DTYPE_DASHES[run.dtype], hover_format=".3e"))
         traces[-1]["line"]["color"] = DTYPE_COLORS[run.dtype]
         traces[-1]["meta"] = f"torch:{run.dtype}"
     if ours is not None:

@@ -120,7 +120,8 @@ def generalised_figure(mu: float, sigma: float, *, lo: float = -3.0, hi: float =
     is_gelu = mu == 0 and sigma == 1
     traces = [
         line_trace(grid, relu, name="ReLU", key="relu"),
-        line_trace(grid, gated, name="x · gate(x; μ, σ)" + (" = GELU" if is_gelu else ""), key="gelu"),
+        # dashed: as σ shrinks it lies on ReLU (at σ = 0 exactly), and ReLU must still show through it
+        line_trace(grid, gated, name="x · gate(x; μ, σ)" + (" = GELU" if is_gelu else ""), key="gelu", dash="dash"),
         line_trace(grid, gate, name="gate(x; μ, σ)", key="gelu", width=1.5, dash="dot"),
     ]
     layout = base_layout("x", "output", height=360)

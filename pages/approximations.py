@@ -14,6 +14,7 @@ from ui.approximations import (
     framework_figure,
     framework_tables,
     limits_table,
+    overlap_words,
     tail_words,
 )
 from ui.controls import APPROX, DTYPES
@@ -66,8 +67,9 @@ def three_forms(shown: bool):
         st.info("Pick a range at least 0.5 wide: drag the two ends of the slider apart.")
         return
     x = np.linspace(lo, hi, POINTS)
-    chart(forms_figure(x, {a: gelu(x, a) for a in APPROXIMATIONS}), "approx-forms")
-    st.caption("At this scale the three curves lie on top of each other; the error charts zoom in.")
+    forms = {a: gelu(x, a) for a in APPROXIMATIONS}
+    chart(forms_figure(x, forms), "approx-forms")
+    st.caption(overlap_words(forms))
 
     worst = worst_points()
     errors = {a: approximation_error(x, a) for a in ("tanh", "sigmoid")}

@@ -263,3 +263,22 @@ def test_the_three_charts_follow_the_range_slider(app):
     assert next_after(at, "slider:approx_range")[:3] == ["plotly_chart:chart_approx-forms",
                                                          "plotly_chart:chart_approx-absolute",
                                                          "plotly_chart:chart_approx-relative"]
+
+
+@pytest.mark.parametrize("ends, apart", [(("-6", "6"), False), (("-1", "-0.5"), True)])
+def test_the_forms_chart_caption_judges_the_gap_against_the_height(app, ends, apart):
+    """The largest gap between a form and exact GELU on the plotted grid (mpmath, to 1e-3 of it) against the chart's
+    height: "lie on top of each other" at 1 % or less (on -6 … 6 the sigmoid form's worst, 2.03e-02, is 0.33 % of
+    about 6.2), "part visibly" above (on -1 … -0.5 the gap is as large as the curves' whole height)."""
+    import re
+
+    at = open_page(app, PAGE, approx_range=list(ends))
+    caption = [c.value for c in at.caption if "apart" in c.value][0]
+    gap_text, share = re.search(r"(\d\.\d{3}e[-+]\d\d) apart, ([\d.]+)%", caption).groups()
+    x = np.linspace(float(ends[0]), float(ends[1]), 801)
+    values = {form: [mp_gelu(v, form) for v in x] for form in ("none", "tanh", "sigmoid")}
+    gap = max(abs(a - e) for form in ("tanh", "sigmoid") for a, e in zip(values[form], values["none"], strict=True))
+    span = max(max(v) for v in values.values()) - min(min(v) for v in values.values())
+    assert float(gap_text) == pytest.approx(float(gap), rel=1e-3)
+    assert float(share) == pytest.approx(float(100 * gap / span), rel=2e-2)
+    assert ("part visibly" in caption) == apart == (gap > span / 100)

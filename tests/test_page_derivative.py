@@ -103,3 +103,18 @@ def test_each_slider_sits_right_above_what_it_moves(app):
                                                          "metric:passed back by GELU (exact)"]
     assert next_after(at, "slider:derivative_nudge")[:3] == ["plotly_chart:chart_slopes", "metric:ReLU′ jumps",
                                                              "metric:GELU′ (exact) barely moves"]
+
+
+@pytest.mark.parametrize("form", ["exact", "tanh", "sigmoid"])
+def test_the_opening_sentence_on_negative_slopes_is_true(app, form):
+    """For x < 0 GELU' lies between its minimum (mpmath at the page's x) and GELU'(0) = 1/2, and changes sign once
+    on [-12, 0] (mpmath on a 0.01 grid): 0 at one point only, GELU's minimum (findroot)."""
+    at = open_page(app, PAGE, derivative_form=form)
+    text = at.markdown[0].value
+    key = {"exact": "none"}.get(form, form)
+    marks = derivative.landmarks(key)
+    root = mp.findroot(lambda t: grad_ref(t, form), -0.75)
+    assert (f"stays between {shown(grad_ref(marks.steepest_down.x, form))} and {shown(grad_ref(0, form))}, and is "
+            f"0 at one point only: x = {shown(root)}") in text
+    signs = [mp.sign(grad_ref(mp.mpf(i) / 100, form)) for i in range(-1200, 0, 1)]
+    assert sum(a != b for a, b in zip(signs, signs[1:], strict=False)) == 1

@@ -262,6 +262,23 @@ def how_far(approx: float, exact: float) -> str:
     return "0" if r == 0 else "of the wrong sign"
 
 
+def overlap_words(values: Mapping[str, np.ndarray]) -> str:
+    """Whether the three forms can be told apart on the forms chart: the largest gap between an approximation and
+    exact GELU against the chart's height (1 % or less: on top of each other).
+
+    >>> x = np.linspace(-6, 6, 5); overlap_words({"none": x, "tanh": x + 1e-4, "sigmoid": x + 0.02})
+    "At this scale the three curves lie on top of each other (at most 2.000e-02 apart, 0.17% of the chart's \
+height); the error charts zoom in."
+    """
+    exact = np.asarray(values["none"], dtype=np.float64)
+    gap = max(float(np.max(np.abs(np.asarray(v, dtype=np.float64) - exact))) for a, v in values.items() if a != "none")
+    span = float(np.ptp(np.concatenate([np.asarray(v, dtype=np.float64) for v in values.values()]))) or 1.0
+    share = f"{sci(gap)} apart, {percent(gap / span)} of the chart's height"
+    if gap <= 0.01 * span:
+        return f"At this scale the three curves lie on top of each other (at most {share}); the error charts zoom in."
+    return f"Here the forms part visibly (up to {share}); the error charts show by how much."
+
+
 def tail_words(x: float, exact: float, tanh: float, sigmoid: float) -> str:
     """The sentence on the far left of the range: the true GELU at x and what each form makes of it."""
     if x >= -1:

@@ -65,6 +65,20 @@ def nudge_words(n: Nudge) -> str:
     return "moves more than ReLU's jump"
 
 
+def negative_slope_words(approximate: str) -> str:
+    """GELU's slope over the negative numbers, from its numbers: between its lowest value and its value at 0, and
+    0 only where GELU bottoms out.
+
+    >>> negative_slope_words("none")
+    "GELU's slope there stays between -0.1289 and 0.5000, and is 0 at one point only: x = -0.7518, where GELU \
+bottoms out."
+    """
+    marks = landmarks(approximate)
+    at_zero = gelu_core.gelu_grad(0.0, approximate)
+    return (f"GELU's slope there stays between {fixed(marks.steepest_down.value)} and {fixed(at_zero)}, and is 0 at "
+            f"one point only: x = {fixed(marks.minimum.x)}, where GELU bottoms out.")
+
+
 def extremes_words(marks: Landmarks) -> str:
     """What GELU's slope extremes say about the curve, with the numbers, judged from them.
 

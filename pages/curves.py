@@ -65,8 +65,7 @@ except ValueError as err:
     st.info(f"{err} Meanwhile the table shows the default points.")
     points = parse_points(CURVES["points"].default)
 tables = values_tables(points, approximate, overlays, params)
-per_row = 1 if len(tables) == 1 else 2  # side by side on a desktop; one under the other on a phone
-for row in range(0, len(tables), per_row):
-    for col, (i, table) in zip(st.columns(per_row), enumerate(tables[row:row + per_row], start=row), strict=False):
+for row in range(0, len(tables), 2):  # two side by side on a desktop; one under the other on a phone
+    for col, (i, table) in zip(st.columns(2), enumerate(tables[row:row + 2], start=row), strict=False):
         col.dataframe(table, hide_index=True, key="curves_table" if i == 0 else f"curves_table_{i}",
                       column_config={k: st.column_config.NumberColumn(k, format="%.4f") for k in table})

@@ -7,7 +7,7 @@ from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
 from ui.controls import STEPS, STEPS_PICK_LIMIT
 from ui.format import full, readable, sci
 from ui.frame import chart, csv_button, require_app_frame
-from ui.steps import chart_range, digits_table, step_table, steps_figure
+from ui.steps import chart_range, digits_table, on_screen, step_table, steps_figure
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -52,7 +52,7 @@ c3.metric("difference (tanh − exact)", sci(tanh_value - exact_value),
 
 show_all = st.toggle(**STEPS["full"].kwargs())
 table = step_table(x, steps)
-st.table(table, hide_index=True)
+st.table(on_screen(table), hide_index=True)
 csv_button(table, "steps")
 st.caption(f"The step “{steps[-2].label}” is the gate; “{steps[-1].label}” multiplies the input by it. "
            "Values are rounded to six decimals, as in the source; “Show every digit” adds each value in full "

@@ -80,12 +80,21 @@ def test_overlays_and_their_parameter_sliders(app):
     assert y[0] == pytest.approx(0.3 * x[0], rel=1e-15)
     columns = [name for d in at.dataframe for name in d.value.columns]  # the values, as tables a phone can show
     assert "Leaky ReLU (a = 0.3)" in columns and "ELU (α = 2.5)" in columns
-    assert all(len(d.value.columns) <= 4 and d.value.columns[0] == "x" for d in at.dataframe)
+    assert all(len(d.value.columns) <= 3 and d.value.columns[0] == "x" for d in at.dataframe)
+
+
+def values(at):
+    """Every column of the page's value tables, joined on x (each table holds x and at most two functions)."""
+    import pandas as pd
+
+    tables = [d.value for d in at.dataframe]
+    assert all(t["x"].tolist() == tables[0]["x"].tolist() for t in tables)
+    return pd.concat([tables[0]] + [t.drop(columns="x") for t in tables[1:]], axis=1)
 
 
 def test_values_table_against_mpmath(app):
     at = open_page(app, PAGE, curves_points="-3, -0.5, 0.25, 4", curves_form="exact")
-    table = at.dataframe[0].value
+    table = values(at)
     assert table["x"].tolist() == [-3.0, -0.5, 0.25, 4.0]
     for x, r, g, gate in table[["x", "ReLU(x)", "GELU(x), exact", "gate(x), exact"]].itertuples(index=False):
         assert r == max(x, 0.0) and close(g, gelu_ref(x), REL) and close(gate, gate_ref(x), REL)

@@ -11,6 +11,7 @@ import mpmath
 import pytest
 from mpmath import mp
 
+from gelu_core import tanh_steps
 from tests.conftest import chart_spec, open_page
 from tests.stacking import next_after
 
@@ -129,5 +130,8 @@ def test_the_chart_follows_the_pick_slider(app):
 def test_the_caption_names_the_steps_it_explains(app):
     at = open_page(app, PAGE)
     captions = " ".join(c.value for c in at.caption)
-    labels = at.table[0].value["step"].tolist()
+    labels = [s.label for s in tanh_steps(1.0)]
     assert f"“{labels[-2]}” is the gate" in captions and f"“{labels[-1]}” multiplies" in captions
+    shown = at.table[0].value
+    assert list(shown.columns) == ["step", "with numbers", "value"]  # three columns: a phone's width at any x
+    assert shown["step"].tolist()[-2].startswith(f"**{labels[-2]}**")

@@ -342,21 +342,23 @@ def test_probe_readout_against_mpmath():
 
 
 def test_values_table_columns_and_values():
-    main, more = curves.values_tables([-2.0, 0.5], "sigmoid", ["softplus", "gelu_sigmoid"])
-    assert list(main) == ["x", "ReLU(x)", "GELU(x), sigmoid", "gate(x), sigmoid"] and list(more) == ["x", "Softplus"]
-    table = main | more
+    main, gate_, more = curves.values_tables([-2.0, 0.5], "sigmoid", ["softplus", "gelu_sigmoid"])
+    assert list(main) == ["x", "ReLU(x)", "GELU(x), sigmoid"] and list(gate_) == ["x", "gate(x), sigmoid"]
+    assert list(more) == ["x", "Softplus"]
+    table = main | gate_ | more
     assert close(table["GELU(x), sigmoid"][0], gelu_ref(-2, "sigmoid"))
     assert close(table["gate(x), sigmoid"][1], gate_ref(0.5, "sigmoid"))
     assert close(table["Softplus"][0], mp.log1p(mp.exp(-2)))
 
 
 def test_overlays_come_two_to_a_table():
-    """Every overlay but the form already drawn, in registry order, two to a table beside x (a phone's width)."""
+    """Every overlay but the form already drawn, in registry order, two to a table beside x (a phone's width),
+    after ReLU with the GELU form and the gate."""
     tables = curves.values_tables([1.0], "tanh", list(gelu_core.ACTIVATIONS))
-    shown = [name for t in tables[1:] for name in list(t)[1:]]
+    shown = [name for t in tables[2:] for name in list(t)[1:]]
     expected = [gelu_core.get_activation(n).short for n in gelu_core.ACTIVATIONS if n not in ("relu", "gelu_tanh")]
     assert [name.split(" (")[0] for name in shown] == expected
-    assert all(list(t)[0] == "x" and len(t) <= 3 for t in tables[1:])
+    assert all(list(t)[0] == "x" and len(t) <= 3 for t in tables)
 
 
 # ----------------------------------------------------------------- gate

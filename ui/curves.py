@@ -84,23 +84,20 @@ def curves_figure(lo: float, hi: float, n: int, approximate: str, probe: float, 
 
 
 def values_tables(points: Sequence[float], approximate: str, overlays: Sequence[str] = (),
-                  params: Mapping[str, Mapping[str, float]] | None = None, *, per_table: int = 2
-                  ) -> list[dict[str, np.ndarray]]:
-    """The functions at the chosen points, as tables narrow enough for a phone, each led by x: ReLU, the GELU
-    form and its gate first; then the overlays, ``per_table`` to a table."""
+                  params: Mapping[str, Mapping[str, float]] | None = None) -> list[dict[str, np.ndarray]]:
+    """The functions at the chosen points, as tables of x and at most two functions each, so that a table fits a
+    phone's width even for x = -1e6: ReLU beside the GELU form, then its gate, then the overlays two by two."""
     params = params or {}
     x = np.asarray(points, dtype=np.float64)  # (k,)
     form = gelu_core.form_word(approximate)
-    tables = [{
-        "x": x,
-        "ReLU(x)": gelu_core.relu(x),
-        f"GELU(x), {form}": gelu_core.gelu(x, approximate=approximate),
-        f"gate(x), {form}": gelu_core.gelu_gate(x, approximate=approximate),
-    }]
+    tables = [
+        {"x": x, "ReLU(x)": gelu_core.relu(x), f"GELU(x), {form}": gelu_core.gelu(x, approximate=approximate)},
+        {"x": x, f"gate(x), {form}": gelu_core.gelu_gate(x, approximate=approximate)},
+    ]
     names = _overlays(approximate, overlays)
-    for i in range(0, len(names), per_table):
+    for i in range(0, len(names), 2):
         table = {"x": x}
-        for name in names[i:i + per_table]:
+        for name in names[i:i + 2]:
             p = dict(params.get(name, {}))
             table[overlay_label(name, p)] = gelu_core.get_activation(name)(x, **p)
         tables.append(table)

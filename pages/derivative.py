@@ -34,7 +34,7 @@ intro.markdown(
 )
 
 # Each slider sits right above what it moves (on a phone the columns stack: slider, then its readouts or chart).
-settings, readout = st.columns([1, 1.4], gap="large")
+settings, readout = st.columns([1, 1.4], gap="medium")
 with settings:
     x = st.slider(**DERIVATIVE["x"].kwargs())
 with readout:

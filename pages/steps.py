@@ -60,4 +60,4 @@ st.caption(f"The step “{steps[-2].label}” is the gate; “{steps[-1].label}�
 if show_all:
     digits = digits_table(steps)
     st.table(digits, hide_index=True)
-    csv_button(digits, "steps-digits")
+    csv_button(digits, "steps-digits", label="Download every digit (CSV)")

@@ -98,7 +98,8 @@ def overview_figure(xs, *, points: int = 400) -> go.Figure:
     span = top - dip
     step = next(s for s in (1, 2, 5, 10, 20) if top / s <= 6)
     # gridlines at 0 and above only; below the dip a band a fifth of the chart high holds the label
-    layout["yaxis"].update(range=[dip - 0.3 * span, top + 0.05 * span], tickvals=list(np.arange(0.0, top, step)))
+    y_range = [dip - 0.3 * span, top + 0.05 * span]
+    layout["yaxis"].update(range=y_range, tickvals=list(np.arange(0.0, y_range[1], step)))
     low = int(np.argmin(tanh_in))
     if tanh_in[low] < 0:  # the input GELU lets through most negatively: the one ReLU zeroes out completely
         # Under the dip nothing is drawn, at any width; the label stays on one side of x = 0, the negative one when

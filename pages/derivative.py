@@ -7,6 +7,7 @@ from ui.controls import DERIVATIVE
 from ui.derivative import (
     extremes_words,
     gelu_minimum_figure,
+    gradient_words,
     landmarks,
     negative_slope_words,
     nudge,
@@ -44,13 +45,7 @@ with readout:
     a, b = st.columns(2)
     a.metric("passed back by ReLU", fixed(relu_slope), help="1 × ReLU′(x)")
     b.metric(f"passed back by GELU ({form})", fixed(gelu_slope), help="1 × GELU′(x)")
-    if relu_slope == 0 and gelu_slope != 0:
-        st.caption(f"ReLU passes back nothing: the weights feeding this unit get no update from this example. "
-                   f"GELU passes back {fixed(gelu_slope)}, so they still learn.")
-    elif relu_slope == 0:
-        st.caption("Here both pass back nothing.")
-    else:
-        st.caption(f"For a positive input both pass the gradient on: ReLU all of it, GELU {fixed(gelu_slope)} of it.")
+    st.caption(gradient_words(relu_slope, gelu_slope))
 
 st.markdown("**Smoothness.** Nudge x to either side of 0 and compare how much each slope changes.")
 left, right = st.columns(2)

@@ -118,3 +118,17 @@ def test_the_opening_sentence_on_negative_slopes_is_true(app, form):
             f"0 at one point only: x = {shown(root)}") in text
     signs = [mp.sign(grad_ref(mp.mpf(i) / 100, form)) for i in range(-1200, 0, 1)]
     assert sum(a != b for a, b in zip(signs, signs[1:], strict=False)) == 1
+
+
+@pytest.mark.parametrize("x", [-2.0, -0.3, 0.5, 2.0])
+def test_the_gradient_sentence_follows_the_two_slopes(app, x):
+    """ReLU' is 0 or 1; GELU' at x from mpmath, 4 decimals: passed back "so they still learn" for x < 0; for x > 0
+    "a little more than all" exactly when GELU' > 1 (at x = 2, 1.0852)."""
+    at = open_page(app, PAGE, derivative_x=str(x))
+    text = " ".join(c.value for c in at.caption)
+    g = grad_ref(x)
+    if x < 0:
+        assert f"GELU passes back {shown(g)}, so they still learn." in text
+    else:
+        assert f"ReLU all of it, GELU {shown(g)} of it" in text
+        assert ("a little more than all" in text) == (g > 1)

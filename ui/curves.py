@@ -1,4 +1,5 @@
-"""The Curves page: ReLU and one GELU form on a shared range, a probe, other activations on top."""
+"""The Curves page: ReLU and one GELU form on a shared range, a probe, other activations on top, the values at
+chosen points as tables a phone can show, and the opening sentence with the chosen form's numbers."""
 
 from __future__ import annotations
 

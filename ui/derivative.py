@@ -1,4 +1,5 @@
-"""The Slopes page: GELU' against ReLU's step, GELU's minimum, the slope's extremes, the smoothness nudge."""
+"""The Slopes page: GELU' against ReLU's step, GELU's minimum, the slope's extremes, the smoothness nudge, and
+the sentences that quote them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core.analysis import Point, gelu_grad_extremes, gelu_minimum
-from ui.format import fixed
+from ui.format import fixed, sci
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 SLOPE_RANGE = (-4.0, 4.0)
@@ -63,6 +64,23 @@ def nudge_words(n: Nudge) -> str:
     if change < jump:
         return "moves, but less than ReLU's jump"
     return "moves more than ReLU's jump"
+
+
+def gradient_words(relu_slope: float, gelu_slope: float) -> str:
+    """What the two slopes at the unit's input do to a gradient of 1, judged from them.
+
+    >>> gradient_words(0.0, -0.0852)[-46:], gradient_words(1.0, 1.0852)[-42:], gradient_words(1.0, 0.8)[-34:]
+    ('GELU passes back -0.0852, so they still learn.', 'GELU 1.0852 of it, a little more than all.', \
+'ReLU all of it, GELU 0.8000 of it.')
+    """
+    if relu_slope == 0:
+        if gelu_slope == 0:
+            return "Here both pass back nothing."
+        shown = fixed(gelu_slope) if abs(gelu_slope) >= 5e-5 else sci(gelu_slope)  # never a false 0.0000
+        return ("ReLU passes back nothing: the weights feeding this unit get no update from this example. "
+                f"GELU passes back {shown}, so they still learn.")
+    more = ", a little more than all" if gelu_slope > 1 else ""
+    return f"For a positive input both pass the gradient on: ReLU all of it, GELU {fixed(gelu_slope)} of it{more}."
 
 
 def negative_slope_words(approximate: str) -> str:

@@ -1,4 +1,5 @@
-"""The Gate page: the gate curves, the bell curve whose left area is the gate, the generalised gate."""
+"""The Gate page: the gate curves, the bell curve whose left area is the gate, the generalised gate, and the
+bouncer's sentence, judged from his cards."""
 
 from __future__ import annotations
 

@@ -5,7 +5,18 @@ import streamlit as st
 
 from gelu_core import ACTIVATIONS, APPROXIMATIONS, form_word, gelu
 from gelu_core.analysis import approximation_error, worst_error
-from ui.approximations import error_figure, forms_figure, framework_figure, framework_table
+from ui.approximations import (
+    LIMITS,
+    cliff_words,
+    digits_words,
+    error_figure,
+    forms_figure,
+    framework_figure,
+    framework_tables,
+    limits_table,
+    overlap_words,
+    tail_words,
+)
 from ui.controls import APPROX, DTYPES
 from ui.format import sci
 from ui.frame import chart, require_app_frame
@@ -48,6 +59,7 @@ def three_forms(shown: bool):
     for key in ("gelu", "gelu_tanh", "gelu_sigmoid"):
         st.caption(ACTIVATIONS[key].label)
         st.latex(ACTIVATIONS[key].latex)
+    # the slider, then the three charts it moves (on a phone directly below it), then the worst points
     lo, hi = st.slider(**APPROX["range"].kwargs())
     if not shown:
         return  # the slider stays (it holds its URL value); the charts are drawn only on the open tab
@@ -55,15 +67,11 @@ def three_forms(shown: bool):
         st.info("Pick a range at least 0.5 wide: drag the two ends of the slider apart.")
         return
     x = np.linspace(lo, hi, POINTS)
-    chart(forms_figure(x, {a: gelu(x, a) for a in APPROXIMATIONS}), "approx-forms")
-    st.caption("At this scale the three curves lie on top of each other; the error charts below zoom in.")
+    forms = {a: gelu(x, a) for a in APPROXIMATIONS}
+    chart(forms_figure(x, forms), "approx-forms")
+    st.caption(overlap_words(forms))
 
     worst = worst_points()
-    c1, c2 = st.columns(2)
-    for col, a in ((c1, "tanh"), (c2, "sigmoid")):
-        at_x, value = worst[a]
-        col.metric(f"Largest error, {a} form", sci(value, 2), help=f"{value:.6e} at x = ±{at_x:.6f}")
-        col.caption(f"at x = ±{at_x:.2f}, marked on the absolute-error chart")
     errors = {a: approximation_error(x, a) for a in ("tanh", "sigmoid")}
     c1, c2 = st.columns(2)
     with c1:
@@ -74,20 +82,26 @@ def three_forms(shown: bool):
         chart(error_figure(x, {a: e[1] for a, e in errors.items()}, kind="relative"), "approx-relative")
     st.caption(
         "Absolute error is |approximation − exact|; relative error divides it by |exact|. Both are drawn on a "
-        "log scale. The error is the same at -x and +x, so each worst point is marked on both sides. "
-        "Far left the true value is tiny and the forms part ways: the tanh form falls to zero faster than exact "
-        "GELU (relative error → 100 %), the sigmoid form far slower (at x = -6 it is 37 000 times too large)."
+        "log scale that stops at 10⁻¹²: smaller errors, and exact zeros, fall below it. The error is the same at "
+        "-x and +x, so each worst point is marked on both sides. "
+        + tail_words(lo, *(float(gelu(lo, a)) for a in APPROXIMATIONS))
     )
+    c1, c2 = st.columns(2)
+    for col, a in ((c1, "tanh"), (c2, "sigmoid")):
+        at_x, value = worst[a]
+        col.metric(f"Largest error, {a} form", sci(value, 2), help=f"{value:.6e} at x = ±{at_x:.6f}")
+        col.caption(f"at x = ±{at_x:.2f}, marked on the absolute-error chart")
+
+
+@st.cache_data(show_spinner=False)
+def digits_kept() -> str:
+    from gelu_core.frameworks import unit_roundoff
+
+    return digits_words({d: unit_roundoff(d) for d in DTYPES})
 
 
 def what_pytorch_computes(shown: bool):
-    st.markdown(
-        "A framework stores numbers with a fixed number of digits: float32 keeps about 7 significant digits, "
-        "bfloat16 and float16 about 3. For most inputs PyTorch's GELU is as close to the true value as those "
-        "digits allow. Far to the left, though, it returns **exactly 0** from some point on, although the true "
-        "GELU there is a tiny negative number that float32 could still hold. The chart shows how far PyTorch's "
-        "answer is from the true value, as a share of it: 100 % means the answer is 0."
-    )
+    intro = st.empty()  # written once the tab is open: its numbers come from torch
     with st.expander("Why it becomes 0, for the curious"):
         st.markdown(
             "PyTorch's CPU kernel computes exact GELU as ½·x·(1 + erf(x/√2)) in float32 (bfloat16 and float16 are "
@@ -98,7 +112,7 @@ def what_pytorch_computes(shown: bool):
         st.latex(r"\tfrac12\,x\,\bigl(1 + \operatorname{erf}(x/\sqrt2)\bigr)"
                  r"\;=\;\tfrac12\,x\,\operatorname{erfc}(-x/\sqrt2)")
         st.caption("Dotted lines on the chart: half a unit in the last place, the best a dtype can do with normal "
-                   "numbers. The dashed line is gelu_core's own float32 result, rounded once from float64.")
+                   "numbers. The dashed line is gelu_core's own result, rounded once from float64.")
     c1, c2 = st.columns([1, 2])
     with c1:
         approximate = st.segmented_control(**APPROX["fw_form"].kwargs())
@@ -107,6 +121,13 @@ def what_pytorch_computes(shown: bool):
     lo, hi = st.slider(**APPROX["fw_range"].kwargs())
     if not shown:
         return  # torch is imported only when this tab is open
+    intro.markdown(
+        f"A framework stores numbers with a fixed number of digits: {digits_kept()}. For most inputs PyTorch's "
+        "GELU is as close to the true value as those digits allow. Far to the left, though, it returns "
+        "**exactly 0** from some point on, although the true GELU there is a tiny negative number that float32 "
+        "could still hold. The chart shows how far PyTorch's answer is from the true value, as a share of it: "
+        "100 % means the answer is 0."
+    )
     if not dtypes:
         st.info("Pick at least one number format to compare.")
         return
@@ -123,34 +144,26 @@ def what_pytorch_computes(shown: bool):
                            cliff=(order[0], limits[order[0]]["every"])), "approx-pytorch")
     st.caption(
         f"PyTorch's {form_word(approximate)} GELU against the true value (computed in float64 at the very input "
-        f"PyTorch received). Dashed: this app's own {ours.dtype} result."
+        f"PyTorch received). Dashed: this app's own {ours.dtype} result. The axis stops at 10⁻¹²."
     )
     st.markdown("**Where the answer becomes 0**")
-    st.dataframe(
-        {
-            "dtype": list(order),
-            "torch: 0 for every x ≤": [limits[d]["every"] for d in order],
-            "torch: 0 for some x up to": [limits[d]["some"] for d in order],
-            "true GELU rounds to 0 for x ≤": [limits[d]["holds"] for d in order],
-        },
-        hide_index=True, key="approx_fw_limits",
-        column_config={"dtype": st.column_config.TextColumn()} | {
-            name: st.column_config.NumberColumn(format="%.6f")
-            for name in ("torch: 0 for every x ≤", "torch: 0 for some x up to", "true GELU rounds to 0 for x ≤")
-        },
-    )
+    st.dataframe(limits_table(limits), hide_index=True, key="approx_fw_limits",
+                 column_config={"x": st.column_config.NumberColumn(format="%.6f")})
+    every, some, holds = (label for label, _ in LIMITS)
     st.caption(
-        "Between the two torch columns, 1 + erf(x/√2) (or 1 + tanh) is only a few units in the last place, "
-        "so some inputs give 0 and their neighbours do not. \"True GELU rounds to 0\" is where even a perfect "
-        "kernel must return 0, because the dtype holds nothing that small: for float32 and bfloat16 it lies far "
-        "to the left of torch's cliff."
+        f"Between “{every}” and “{some}”, 1 + erf(x/√2) (or 1 + tanh) is only a few units in the last place, so "
+        f"some inputs give 0 and their neighbours do not. “{holds}” is where even a perfect kernel must return "
+        "0, because the dtype holds nothing that small. " + cliff_words(limits)
     )
     st.markdown("**A few inputs, digit by digit**")
-    table = framework_table(table_runs, ours=table_runs[order.index(ours.dtype)])
-    config = {name: st.column_config.NumberColumn(format="%.4e") for name in table if name != "x"}
-    config["x"] = st.column_config.NumberColumn(format="%.1f")
-    st.dataframe(table, hide_index=True, column_config=config, key="approx_fw_table")
-    st.caption("Every x in the table is exact in each dtype, so all the error is the kernel's.")
+    tables = framework_tables(table_runs, ours=table_runs[order.index(ours.dtype)])
+    for row in range(0, len(tables), 2):  # two tables a row on a desktop; one under the other on a phone
+        for col, (name, title, table) in zip(st.columns(2), tables[row:row + 2], strict=False):
+            config = {c: st.column_config.NumberColumn(format="%.4e") for c in table if c != "x"}
+            config["x"] = st.column_config.NumberColumn(format="%.1f")
+            col.caption(title)
+            col.dataframe(table, hide_index=True, column_config=config, key=f"approx_fw_table_{name}")
+    st.caption("Every x in the tables is exact in each dtype, so all the error is the kernel's.")
 
 
 forms_tab, torch_tab = st.tabs(**APPROX["view"].kwargs())

@@ -4,17 +4,14 @@ import streamlit as st
 
 import gelu_core
 from ui.controls import CURVES, ordered_range, parse_points
-from ui.curves import curves_figure, probe_readout, values_table
+from ui.curves import curves_figure, probe_readout, shape_words, values_tables
 from ui.format import fixed
 from ui.frame import chart, require_app_frame
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 st.title("Curves")
-st.markdown(
-    "ReLU lies flat on zero for every negative x and follows x for every positive one. GELU dips a little below "
-    "zero, turns smoothly through the origin and only slowly joins the line y = x."
-)
+intro = st.empty()  # written once the GELU form is read: it quotes that form's numbers
 
 # The probe and the chart it moves sit together (on a phone the chart follows the probe directly);
 # the range, the point count and the overlays come after.
@@ -23,6 +20,7 @@ with probe_col:
     x = st.slider(**CURVES["x"].kwargs())
     approximate = st.segmented_control(**CURVES["form"].kwargs())
     form = gelu_core.form_word(approximate)
+intro.markdown(shape_words(approximate))
 with st.expander("Range, points and other activations", expanded=True):
     r1, r2 = st.columns(2)
     lo, hi = r1.slider(**CURVES["range"].kwargs())
@@ -66,6 +64,8 @@ try:
 except ValueError as err:
     st.info(f"{err} Meanwhile the table shows the default points.")
     points = parse_points(CURVES["points"].default)
-table = values_table(points, approximate, overlays, params)
-st.dataframe(table, hide_index=True, key="curves_table",
-             column_config={k: st.column_config.NumberColumn(k, format="%.4f") for k in table})
+tables = values_tables(points, approximate, overlays, params)
+for row in range(0, len(tables), 2):  # two side by side on a desktop; one under the other on a phone
+    for col, (i, table) in zip(st.columns(2), enumerate(tables[row:row + 2], start=row), strict=False):
+        col.dataframe(table, hide_index=True, key="curves_table" if i == 0 else f"curves_table_{i}",
+                      column_config={k: st.column_config.NumberColumn(k, format="%.4f") for k in table})

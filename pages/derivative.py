@@ -4,49 +4,61 @@ import streamlit as st
 
 import gelu_core
 from ui.controls import DERIVATIVE
-from ui.derivative import gelu_minimum_figure, landmarks, nudge, nudge_words, slopes_figure
+from ui.derivative import (
+    extremes_words,
+    gelu_minimum_figure,
+    gradient_words,
+    landmarks,
+    negative_slope_words,
+    nudge,
+    nudge_words,
+    slopes_figure,
+)
 from ui.format import fixed
 from ui.frame import chart, require_app_frame
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 st.title("Slopes")
-st.markdown(
+intro = st.empty()  # written once the GELU form is read: it quotes that form's slopes
+
+st.latex(r"\frac{\partial L}{\partial x} = \frac{\partial L}{\partial y}\cdot \mathrm{act}'(x)")
+st.caption("The chain rule at one unit: the gradient arriving from above, times the activation's slope.")
+approximate = st.segmented_control(**DERIVATIVE["form"].kwargs())
+form = gelu_core.form_word(approximate)
+intro.markdown(
     "A network learns by following the **gradient**: for every weight, how much the loss would change if that "
     "weight moved a little. The gradient is computed backwards, layer by layer, and at each activation it is "
     "multiplied by the activation's **slope** at the unit's input x. ReLU's slope is exactly 0 for every "
     "negative x, so nothing flows back through that unit and the weights feeding it stop learning from that "
-    "example. GELU's slope is small there, but not 0."
+    "example. " + negative_slope_words(approximate)
 )
 
-settings, formulas = st.columns([1, 1.4], gap="large")
+# Each slider sits right above what it moves (on a phone the columns stack: slider, then its readouts or chart).
+settings, readout = st.columns([1, 1.4], gap="medium")
 with settings:
-    approximate = st.segmented_control(**DERIVATIVE["form"].kwargs())
-    form = gelu_core.form_word(approximate)
     x = st.slider(**DERIVATIVE["x"].kwargs())
-with formulas:
-    st.latex(r"\frac{\partial L}{\partial x} = \frac{\partial L}{\partial y}\cdot \mathrm{act}'(x)")
-    st.caption("The chain rule at one unit: the gradient arriving from above, times the activation's slope.")
+with readout:
+    relu_slope, gelu_slope = gelu_core.relu_grad(x), gelu_core.gelu_grad(x, approximate)
+    st.markdown(f"**The gradient flowing back** through one unit whose input is x = {fixed(x, 2)}, "
+                "when the gradient arriving from the layer above is 1:")
+    a, b = st.columns(2)
+    a.metric("passed back by ReLU", fixed(relu_slope), help="1 × ReLU′(x)")
+    b.metric(f"passed back by GELU ({form})", fixed(gelu_slope), help="1 × GELU′(x)")
+    st.caption(gradient_words(relu_slope, gelu_slope))
 
-relu_slope, gelu_slope = gelu_core.relu_grad(x), gelu_core.gelu_grad(x, approximate)
-st.markdown(f"**The gradient flowing back** through one unit whose input is x = {fixed(x, 2)}, "
-            "when the gradient arriving from the layer above is 1:")
-a, b = st.columns(2)
-a.metric("passed back by ReLU", fixed(relu_slope), help="1 × ReLU′(x)")
-b.metric(f"passed back by GELU ({form})", fixed(gelu_slope), help="1 × GELU′(x)")
-if relu_slope == 0 and gelu_slope != 0:
-    st.caption(f"ReLU passes back nothing: the weights feeding this unit get no update from this example. "
-               f"GELU passes back {fixed(gelu_slope)}, so they still learn.")
-elif relu_slope == 0:
-    st.caption("Here both pass back nothing.")
-else:
-    st.caption(f"For a positive input both pass the gradient on: ReLU all of it, GELU {fixed(gelu_slope)} of it.")
-
+st.markdown("**Smoothness.** Nudge x to either side of 0 and compare how much each slope changes.")
 left, right = st.columns(2)
 with left:
     h = st.slider(**DERIVATIVE["nudge"].kwargs())
     chart(slopes_figure(approximate, h), "slopes")
 with right:
+    n = nudge(approximate, h)
+    st.markdown(f"From x = -{h:g} to x = +{h:g}:")
+    st.metric("ReLU′ jumps", f"{fixed(n.relu[0], 0)} → {fixed(n.relu[1], 0)}",
+              delta=f"+{fixed(n.relu[1] - n.relu[0], 0)}", delta_color="off")
+    st.metric(f"GELU′ ({form}) {nudge_words(n)}", f"{fixed(n.gelu[0])} → {fixed(n.gelu[1])}",
+              delta=f"{n.gelu[1] - n.gelu[0]:+.4f}", delta_color="off")
     st.latex(r"\mathrm{ReLU}'(x) = \begin{cases} 1 & x > 0 \\ 0 & x \le 0 \end{cases}")
     st.caption("At 0 ReLU has no slope; by convention (and in PyTorch's autograd) ReLU′(0) = 0.")
     if approximate == "none":
@@ -54,13 +66,6 @@ with right:
                  r"\mathrm{GELU}''(x) = \varphi(x)\,(2 - x^2) \end{gathered}")
     else:
         st.latex(r"\mathrm{GELU}'(x) = \mathrm{gate}(x) + x\,\mathrm{gate}'(x)")
-    n = nudge(approximate, h)
-    st.markdown(f"**Smoothness.** Move x from -{h:g} to +{h:g}:")
-    c1, c2 = st.columns(2)
-    c1.metric("ReLU′ jumps", f"{fixed(n.relu[0], 0)} → {fixed(n.relu[1], 0)}",
-              delta=f"+{fixed(n.relu[1] - n.relu[0], 0)}", delta_color="off")
-    c2.metric(f"GELU′ ({form}) {nudge_words(n)}", f"{fixed(n.gelu[0])} → {fixed(n.gelu[1])}",
-              delta=f"{n.gelu[1] - n.gelu[0]:+.4f}", delta_color="off")
 
 st.subheader("Where GELU bottoms out")
 marks = landmarks(approximate)
@@ -74,5 +79,4 @@ with right:
     st.caption(f"at x = {fixed(marks.steepest_down.x)}" + (" = -√2" if approximate == "none" else ""))
     st.metric("Highest slope, GELU′", fixed(marks.steepest_up.value), help=f"{marks.steepest_up.value:.6f}")
     st.caption(f"at x = {fixed(marks.steepest_up.x)}" + (" = √2" if approximate == "none" else ""))
-st.caption("GELU′ dips below 0 left of the minimum and overshoots 1 on the right: GELU is not monotone, and "
-           "for a while it rises faster than x itself.")
+st.caption(extremes_words(marks))

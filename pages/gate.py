@@ -6,7 +6,7 @@ import gelu_core
 from ui.controls import GATE
 from ui.format import fixed, percent
 from ui.frame import chart, require_app_frame
-from ui.gate import bell_figure, bouncer_readouts, gate_figure, generalised_figure
+from ui.gate import bell_figure, bouncer_readouts, bouncer_words, gap_per_sigma, gate_figure, generalised_figure
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -19,17 +19,14 @@ st.latex(r"\begin{gathered} \mathrm{GELU}(x) = x \cdot \Phi(x) \\ \Phi(x) = P(Z 
          r"\end{gathered}")
 
 st.markdown("**The bouncer.** Show him a card; he opens the door by the chance a bell-curve sample is below it.")
-for col, (x, gate) in zip(st.columns(len(bouncer_readouts())), bouncer_readouts(), strict=True):
+cards = bouncer_readouts()
+for col, (x, gate) in zip(st.columns(len(cards)), cards, strict=True):
     col.metric(f"card {fixed(x, 0)}", f"{percent(gate)} open", help=f"Φ({fixed(x, 0)}) = {gate:.6f}")
-st.caption("He never slams the door: even a card of -3 gets a sliver, and even 2 is not waved through completely.")
+st.caption(bouncer_words(cards))
 
+# The slider and the two charts it moves sit together (on a phone the bell curve follows the slider directly);
+# the readouts come after them.
 x = st.slider(**GATE["x"].kwargs())
-gate_x = gelu_core.gelu_gate(x)
-a, b, c = st.columns(3)
-a.metric(f"gate Φ({fixed(x, 2)})", percent(gate_x), help=f"{gate_x:.6f}")
-b.metric(f"GELU({fixed(x, 2)}) = x · Φ(x)", fixed(gelu_core.gelu(x)))
-c.metric(f"ReLU({fixed(x, 2)})", fixed(gelu_core.relu(x)), help="ReLU's gate is 1 for x > 0 and 0 otherwise.")
-
 bell, curves = st.columns(2)
 with bell:
     st.markdown("**Where the gate comes from**: the shaded area under the bell curve.")
@@ -37,6 +34,11 @@ with bell:
 with curves:
     st.markdown("**The gate itself**, exact and the two cheaper look-alikes.")
     chart(gate_figure(x), "gate")
+gate_x = gelu_core.gelu_gate(x)
+a, b, c = st.columns(3)
+a.metric(f"gate Φ({fixed(x, 2)})", percent(gate_x), help=f"{gate_x:.6f}")
+b.metric(f"GELU({fixed(x, 2)}) = x · Φ(x)", fixed(gelu_core.gelu(x)))
+c.metric(f"ReLU({fixed(x, 2)})", fixed(gelu_core.relu(x)), help="ReLU's gate is 1 for x > 0 and 0 otherwise.")
 st.latex(r"\begin{gathered} \Phi(x) \approx \tfrac12\left(1 + \tanh u\right), \\ "
          r"u = \sqrt{2/\pi}\,(x + 0.044715\,x^3) \\ \Phi(x) \approx \sigma(1.702\,x) \end{gathered}")
 
@@ -53,4 +55,4 @@ sigma = s.slider(**GATE["sigma"].kwargs())
 fig, gap = generalised_figure(mu, sigma)
 chart(fig, "gate-soften")
 st.metric("Largest gap between x · gate and ReLU on -3 … 3", fixed(gap),
-          help="With μ = 0 the gap is 0.1700 · σ: it closes as σ goes to 0.")
+          help=f"With μ = 0 the gap is {fixed(gap_per_sigma())} · σ: it closes as σ goes to 0.")

@@ -8,6 +8,8 @@ from ui.home import TABLE_COLUMNS, five_inputs_table, overview_figure, prose
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
+INPUT_WIDTH = 104  # px: "-20.00" fits; three to a row on a 390 px phone (the step buttons show from ~120 px)
+
 st.title("GELU Explorer")
 st.markdown(
     "Inside a transformer block (GPT-2, BERT and most large language models) every number passes through an "
@@ -25,7 +27,9 @@ with right:
 
 st.subheader("Five numbers through both")
 st.caption("Change any input; the table and the chart follow. The defaults are the five from the book's chapter 4.")
-inputs = [col.number_input(**c.kwargs()) for col, c in zip(st.columns(5), HOME, strict=True)]
+# A row that wraps (three and two on a phone) rather than five columns stacked five high: the table stays close.
+with st.container(horizontal=True, gap="small", key="home_inputs"):
+    inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in HOME]
 
 table = five_inputs_table(inputs)
 st.dataframe(
@@ -34,9 +38,10 @@ st.dataframe(
     column_config={name: st.column_config.NumberColumn(name, help=help_, format="%.4f")
                    for name, help_ in TABLE_COLUMNS.items()},
 )
-st.caption("GELU(x) = x · gate(x), both in the tanh form GPT-2 uses; the exact form is in the last column.")
-st.markdown(prose(inputs))
+st.caption("GELU(x) = x · gate(x), both in the tanh form GPT-2 uses; x·Φ(x) is exact GELU, with the true normal "
+           "gate Φ.")
 chart(overview_figure(inputs), "home")
+st.markdown(prose(inputs))
 
 st.subheader("The lesson, step by step")
 NEXT = [

@@ -7,7 +7,7 @@ from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
 from ui.controls import STEPS, STEPS_PICK_LIMIT
 from ui.format import full, readable, sci
 from ui.frame import chart, csv_button, require_app_frame
-from ui.steps import chart_range, step_table, steps_figure
+from ui.steps import chart_range, digits_table, on_screen, step_table, steps_figure
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -27,6 +27,7 @@ def _picked():
 
 
 # The number input is the source of truth (and the URL's); the slider is a coarse pick that follows it.
+# The chart comes right after them (on a phone it follows the slider directly), then the readouts and the steps.
 pick_col, exact_col = st.columns([3, 1], vertical_alignment="bottom")
 with exact_col:
     x = st.number_input(**STEPS["x"].kwargs())
@@ -37,22 +38,26 @@ with pick_col:
     st.slider(**STEPS["pick"].kwargs(), on_change=_picked)
 
 steps = tanh_steps(x)
-show_all = st.toggle(**STEPS["full"].kwargs())
-table = step_table(x, steps, full_precision=show_all)
-st.table(table, hide_index=True)
-csv_button(table, "steps")
-st.caption("The last-but-one line is the gate; the last multiplies the input by it. "
-           "Values are rounded to six decimals, as in the source; the toggle shows the full float64 value.")
-
 tanh_value = steps[-1].value
 exact_value = gelu(x)
+lo, hi = chart_range(x)
+grid = np.linspace(lo, hi, CURVE_POINTS)
+chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=tanh_value,
+                  gate_at_x=steps[-2].value), "steps")
 c1, c2, c3 = st.columns(3)
 c1.metric("tanh form", readable(tanh_value), help=full(tanh_value))
 c2.metric("exact  x·Φ(x)", readable(exact_value), help=full(exact_value))
 c3.metric("difference (tanh − exact)", sci(tanh_value - exact_value),
           help="What the approximation costs at this x, in float64.")
 
-lo, hi = chart_range(x)
-grid = np.linspace(lo, hi, CURVE_POINTS)
-chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=tanh_value,
-                  gate_at_x=steps[-2].value), "steps")
+show_all = st.toggle(**STEPS["full"].kwargs())
+table = step_table(x, steps)
+st.table(on_screen(table), hide_index=True)
+csv_button(table, "steps")
+st.caption(f"The step “{steps[-2].label}” is the gate; “{steps[-1].label}” multiplies the input by it. "
+           "Values are rounded to six decimals, as in the source; “Show every digit” adds each value in full "
+           "float64.")
+if show_all:
+    digits = digits_table(steps)
+    st.table(digits, hide_index=True)
+    csv_button(digits, "steps-digits", label="Download every digit (CSV)")

@@ -14,6 +14,7 @@ import torch
 from mpmath import mp
 
 from tests.conftest import chart_spec, open_page
+from tests.stacking import next_after
 
 PAGE = "pages/approximations.py"
 TORCH_TAB = "What PyTorch computes"
@@ -107,9 +108,21 @@ def torch_vectorised(values, dtype, approximate):
 
 
 def framework_tables(at):
-    """(limits table, digits table) as DataFrames."""
-    assert len(at.dataframe) == 2
-    return at.dataframe[0].value, at.dataframe[1].value
+    """(limits table in long form, every column of the digit tables by name): the page shows the digits as
+    several narrow tables (the truth, then one per dtype), each holding x; they are joined here on x."""
+    limits, *digit_tables = [d.value for d in at.dataframe]
+    digits = {}
+    for table in digit_tables:
+        assert table["x"].tolist() == list(TABLE_X)
+        digits.update({name: table[name] for name in table.columns})
+    return limits, digits
+
+
+def limit(limits, dtype: str, which: str) -> float:
+    """One cell of the long limits table: the x where ``which`` begins for ``dtype``."""
+    rows = limits[(limits["dtype"] == dtype) & (limits["returns 0"] == which)]
+    assert len(rows) == 1, (dtype, which)
+    return float(rows["x"].iloc[0])
 
 
 @pytest.mark.parametrize("form,approximate", [("exact", "none"), ("tanh", "tanh")])
@@ -121,6 +134,7 @@ def test_framework_table_against_torch_and_mpmath(app, form, approximate):
     assert len(at.get("plotly_chart")) == 1
     _, digits = framework_tables(at)
     assert digits["x"].tolist() == list(TABLE_X)
+    assert all(len(d.value.columns) <= 3 for d in at.dataframe)  # narrow enough for a phone
     for x, exact in zip(TABLE_X, digits["exact (float64)"], strict=True):
         ref = mp_gelu(x, approximate)
         assert abs(exact - ref) <= 8 * (1 + x * x) * 2.0**-52 * abs(ref)
@@ -142,9 +156,8 @@ def test_limits_table_marks_torchs_cliff(app):
     far left: 50-digit GELU at x = -14 is still above float32's smallest number, 2^-149."""
     at = open_page(app, PAGE, approx_view=TORCH_TAB)
     limits, _ = framework_tables(at)
-    row = limits[limits["dtype"] == "float32"].iloc[0]
-    every, some = row["torch: 0 for every x ≤"], row["torch: 0 for some x up to"]
-    holds = row["true GELU rounds to 0 for x ≤"]
+    every, some = limit(limits, "float32", "torch: every x ≤"), limit(limits, "float32", "torch: some x up to")
+    holds = limit(limits, "float32", "true GELU rounded: x ≤")
     assert -5.6 < every <= some < -5.4  # the issue's "about -6": -5.54 on this CPU
     below = np.linspace(every - 1.0, every, 1000, dtype=np.float32).tolist()
     above = [v for v in np.linspace(some, some + 1.0, 1000, dtype=np.float32).tolist() if v > some]
@@ -163,7 +176,7 @@ def test_framework_controls_change_the_chart(app):
     assert chart_spec(at, 0)["data"] != moved["data"]
     at.multiselect(key="approx_fw_dtypes").set_value(["float16"]).run()
     metas = [t.get("meta") for t in chart_spec(at, 0)["data"]]
-    assert metas == ["torch:float16", "ours:float16"]
+    assert metas == ["torch:float16", "ours:float16", "cliff:float16"]  # the cliff: a legend entry for its line
 
 
 def test_no_dtype_is_explained(app):
@@ -180,3 +193,92 @@ def test_bad_framework_values_in_the_url_fall_back(app):
     assert at.segmented_control(key="approx_fw_form").value == "none"  # PyTorch's name for the exact form
     assert at.multiselect(key="approx_fw_dtypes").value == ["float32", "bfloat16"]
     assert at.slider(key="approx_fw_range").value == (-12.0, 4.0)
+
+
+# ---------------------------------------------------------------- sentences that quote the numbers
+
+def judged(approx, exact) -> str:
+    """How the page words an approximation against the truth (the ratio of the two, mpmath): a multiple from 2
+    up, a fraction up to 1/2, else a share too large or too small."""
+    r = approx / exact
+    if r >= 2:
+        return "times the true value"
+    if r <= 0.5:
+        return "the true value divided by"
+    return "too large" if r > 1 else "too small"
+
+
+@pytest.mark.parametrize("lo", [-6.0, -12.0, -3.5])
+def test_the_tail_sentence_quotes_the_left_end_of_the_range(app, lo):
+    """At the left end of the range: exact, tanh and sigmoid GELU as 50-digit mpmath rounded to 4 significant
+    digits, and each form judged from the mpmath ratio (at -6 the sigmoid form is about 37,000 times the truth,
+    the tanh form far too small)."""
+    at = open_page(app, PAGE, approx_range=[str(lo), "6"])
+    text = " ".join(c.value for c in at.caption)
+    exact, tanh, sigmoid = (mp_gelu(lo, form) for form in ("none", "tanh", "sigmoid"))
+    assert f"at x = {lo:.1f}, the left end of the range, exact GELU is {float(exact):.3e}" in text
+    assert f"the tanh form gives {float(tanh):.3e}, " in text and f"the sigmoid form {float(sigmoid):.3e}, " in text
+    tail = text[text.index("the tanh form gives"):]
+    tanh_part, sigmoid_part = tail.split(", and the sigmoid form")
+    assert judged(tanh, exact) in tanh_part and judged(sigmoid, exact) in sigmoid_part
+    if lo == -6.0:
+        ratio = float(sigmoid / exact)
+        assert 36_500 < ratio < 37_500 and "37,000 times the true value" in sigmoid_part
+
+
+def test_no_tail_sentence_without_a_tail(app):
+    at = open_page(app, PAGE, approx_range=["-0.5", "6"])
+    text = " ".join(c.value for c in at.caption)
+    assert "Stretch the range to the left" in text and "left end of the range" not in text
+
+
+def test_the_digits_each_dtype_keeps_come_from_torch(app):
+    """Significant decimal digits: -log10 of half torch.finfo(dtype).eps, to the nearest whole (7, 2, 3)."""
+    at = open_page(app, PAGE, approx_view=TORCH_TAB)
+    text = " ".join(m.value for m in at.markdown)
+    kept = {d: round(-np.log10(torch.finfo(getattr(torch, d)).eps / 2)) for d in ("float32", "bfloat16", "float16")}
+    assert (f"float32 keeps about {kept['float32']} significant digits, bfloat16 about {kept['bfloat16']} and "
+            f"float16 about {kept['float16']}") in text
+
+
+def test_the_cliff_sentence_follows_the_limits_table(app):
+    """Each dtype's distance from torch's cliff to where the true GELU rounds to 0, from the table's own numbers:
+    1 or more is "far" (float32: more than 8, since the table test holds its ends to torch), less is "only"."""
+    at = open_page(app, PAGE, approx_view=TORCH_TAB, approx_fw_dtypes=["float32", "bfloat16", "float16"])
+    limits, _ = framework_tables(at)
+    text = " ".join(c.value for c in at.caption)
+    gaps = {d: limit(limits, d, "torch: every x ≤") - limit(limits, d, "true GELU rounded: x ≤")
+            for d in ("float32", "bfloat16", "float16")}
+    far = [d for d, g in gaps.items() if g >= 1]
+    near = [d for d, g in gaps.items() if 0 < g < 1]
+    assert "float32" in far and gaps["float32"] > 8
+    assert f"far to the left of torch's cliff ({' and '.join(f'{gaps[d]:.2f}' for d in far)} further)" in text
+    for d in near:
+        assert f"for {d} only {gaps[d]:.2f} to the left" in text
+
+
+def test_the_three_charts_follow_the_range_slider(app):
+    """Phone order on the first tab: the range slider, then the three charts it moves."""
+    at = open_page(app, PAGE)
+    assert next_after(at, "slider:approx_range")[:3] == ["plotly_chart:chart_approx-forms",
+                                                         "plotly_chart:chart_approx-absolute",
+                                                         "plotly_chart:chart_approx-relative"]
+
+
+@pytest.mark.parametrize("ends, apart", [(("-6", "6"), False), (("-1", "-0.5"), True)])
+def test_the_forms_chart_caption_judges_the_gap_against_the_height(app, ends, apart):
+    """The largest gap between a form and exact GELU on the plotted grid (mpmath, to 1e-3 of it) against the chart's
+    height: "lie on top of each other" at 1 % or less (on -6 … 6 the sigmoid form's worst, 2.03e-02, is 0.33 % of
+    about 6.2), "part visibly" above (on -1 … -0.5 the gap is as large as the curves' whole height)."""
+    import re
+
+    at = open_page(app, PAGE, approx_range=list(ends))
+    caption = [c.value for c in at.caption if "apart" in c.value][0]
+    gap_text, share = re.search(r"(\d\.\d{3}e[-+]\d\d) apart, ([\d.]+)%", caption).groups()
+    x = np.linspace(float(ends[0]), float(ends[1]), 801)
+    values = {form: [mp_gelu(v, form) for v in x] for form in ("none", "tanh", "sigmoid")}
+    gap = max(abs(a - e) for form in ("tanh", "sigmoid") for a, e in zip(values[form], values["none"], strict=True))
+    span = max(max(v) for v in values.values()) - min(min(v) for v in values.values())
+    assert float(gap_text) == pytest.approx(float(gap), rel=1e-3)
+    assert float(share) == pytest.approx(float(100 * gap / span), rel=2e-2)
+    assert ("part visibly" in caption) == apart == (gap > span / 100)

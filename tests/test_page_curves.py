@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import chart_spec, metrics, open_page
-from tests.test_ui_figures_1 import REL, arr, close, gate_ref, gelu_ref, shown
+from tests.stacking import next_after
+from tests.test_ui_figures_1 import REL, arr, close, gate_ref, gelu_ref, grad_ref, shown
 
 PAGE = "pages/curves.py"
 
@@ -77,13 +78,23 @@ def test_overlays_and_their_parameter_sliders(app):
     leaky = trace(chart_spec(at), "leaky_relu")
     x, y = arr(leaky["x"]), arr(leaky["y"])
     assert y[0] == pytest.approx(0.3 * x[0], rel=1e-15)
-    table = at.dataframe[0].value
-    assert "Leaky ReLU (a = 0.3)" in table.columns and "ELU (α = 2.5)" in table.columns
+    columns = [name for d in at.dataframe for name in d.value.columns]  # the values, as tables a phone can show
+    assert "Leaky ReLU (a = 0.3)" in columns and "ELU (α = 2.5)" in columns
+    assert all(len(d.value.columns) <= 3 and d.value.columns[0] == "x" for d in at.dataframe)
+
+
+def values(at):
+    """Every column of the page's value tables, joined on x (each table holds x and at most two functions)."""
+    import pandas as pd
+
+    tables = [d.value for d in at.dataframe]
+    assert all(t["x"].tolist() == tables[0]["x"].tolist() for t in tables)
+    return pd.concat([tables[0]] + [t.drop(columns="x") for t in tables[1:]], axis=1)
 
 
 def test_values_table_against_mpmath(app):
     at = open_page(app, PAGE, curves_points="-3, -0.5, 0.25, 4", curves_form="exact")
-    table = at.dataframe[0].value
+    table = values(at)
     assert table["x"].tolist() == [-3.0, -0.5, 0.25, 4.0]
     for x, r, g, gate in table[["x", "ReLU(x)", "GELU(x), exact", "gate(x), exact"]].itertuples(index=False):
         assert r == max(x, 0.0) and close(g, gelu_ref(x), REL) and close(gate, gate_ref(x), REL)
@@ -132,3 +143,24 @@ def test_query_parameters_restore_a_whole_view(app):
     assert at.multiselect(key="curves_more").value == ["silu", "leaky_relu"]
     assert at.slider(key="curves_slope").value == 0.25
     assert at.dataframe[0].value["x"].tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("form", ["exact", "tanh", "sigmoid"])
+def test_the_opening_sentence_quotes_the_chosen_form(app, form):
+    """GELU's dip (mpmath: the root of GELU' by findroot, GELU there) and GELU(3), to 4 decimals; "a little"
+    because the dip is less than a quarter."""
+    import mpmath as mp
+
+    at = open_page(app, PAGE, curves_form=form)
+    text = at.markdown[0].value
+    root = mp.findroot(lambda t: grad_ref(t, form), -0.75)
+    low = gelu_ref(root, form)
+    assert f"dips a little below zero, to {shown(low)} at x = {shown(root)}" in text and -low < 0.25
+    assert f"GELU(3) = {shown(gelu_ref(3, form))}." in text
+
+
+def test_the_chart_follows_the_probe(app):
+    """Phone order: the probe slider and the form, then the chart they move and its readouts, then the rest."""
+    at = open_page(app, PAGE)
+    assert next_after(at, "slider:curves_x")[:3] == ["button_group:curves_form", "plotly_chart:chart_curves",
+                                                     "metric:ReLU(-1.00)"]

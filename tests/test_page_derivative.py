@@ -10,7 +10,9 @@ import mpmath as mp
 import pytest
 
 from tests.conftest import chart_spec, metrics, open_page
+from tests.stacking import next_after
 from tests.test_ui_figures_1 import arr, gelu_ref, grad_ref, shown
+from ui import derivative
 
 
 def verb(change: float) -> str:
@@ -78,3 +80,55 @@ def test_bad_query_values_fall_back_to_defaults(app, key, bad):
     assert not at.exception and not at.error
     assert at.slider(key="derivative_nudge").value == 0.01
     assert at.button_group(key="derivative_form").value == "none"  # PyTorch's name for the exact form
+
+
+@pytest.mark.parametrize("form", ["exact", "tanh", "sigmoid"])
+def test_the_sentence_on_the_slope_extremes_follows_them(app, form):
+    """It quotes GELU's lowest and highest slope (mpmath at the page's x, 4 decimals) and judges them: below 0
+    means GELU falls somewhere, above 1 that it outruns x (each against mpmath's value, not the page's)."""
+    at = open_page(app, PAGE, derivative_form=form)
+    text = " ".join(c.value for c in at.caption)
+    key = {"exact": "none"}.get(form, form)
+    marks = derivative.landmarks(key)
+    lo, hi = grad_ref(marks.steepest_down.x, form), grad_ref(marks.steepest_up.x, form)
+    assert (f"dips below 0 (to {shown(lo)})" in text) == (lo < 0)
+    assert (f"overshoots 1 (up to {shown(hi)})" in text) == (hi > 1)
+    assert lo < 0 and hi > 1  # true of all three forms
+
+
+def test_each_slider_sits_right_above_what_it_moves(app):
+    """Phone order: the unit's x, then the gradient it passes back; the nudge, then its chart, then its cards."""
+    at = open_page(app, PAGE)
+    assert next_after(at, "slider:derivative_x")[:2] == ["metric:passed back by ReLU",
+                                                         "metric:passed back by GELU (exact)"]
+    assert next_after(at, "slider:derivative_nudge")[:3] == ["plotly_chart:chart_slopes", "metric:ReLU′ jumps",
+                                                             "metric:GELU′ (exact) barely moves"]
+
+
+@pytest.mark.parametrize("form", ["exact", "tanh", "sigmoid"])
+def test_the_opening_sentence_on_negative_slopes_is_true(app, form):
+    """For x < 0 GELU' lies between its minimum (mpmath at the page's x) and GELU'(0) = 1/2, and changes sign once
+    on [-12, 0] (mpmath on a 0.01 grid): 0 at one point only, GELU's minimum (findroot)."""
+    at = open_page(app, PAGE, derivative_form=form)
+    text = at.markdown[0].value
+    key = {"exact": "none"}.get(form, form)
+    marks = derivative.landmarks(key)
+    root = mp.findroot(lambda t: grad_ref(t, form), -0.75)
+    assert (f"stays between {shown(grad_ref(marks.steepest_down.x, form))} and {shown(grad_ref(0, form))}, and is "
+            f"0 at one point only: x = {shown(root)}") in text
+    signs = [mp.sign(grad_ref(mp.mpf(i) / 100, form)) for i in range(-1200, 0, 1)]
+    assert sum(a != b for a, b in zip(signs, signs[1:], strict=False)) == 1
+
+
+@pytest.mark.parametrize("x", [-2.0, -0.3, 0.5, 2.0])
+def test_the_gradient_sentence_follows_the_two_slopes(app, x):
+    """ReLU' is 0 or 1; GELU' at x from mpmath, 4 decimals: passed back "so they still learn" for x < 0; for x > 0
+    "a little more than all" exactly when GELU' > 1 (at x = 2, 1.0852)."""
+    at = open_page(app, PAGE, derivative_x=str(x))
+    text = " ".join(c.value for c in at.caption)
+    g = grad_ref(x)
+    if x < 0:
+        assert f"GELU passes back {shown(g)}, so they still learn." in text
+    else:
+        assert f"ReLU all of it, GELU {shown(g)} of it" in text
+        assert ("a little more than all" in text) == (g > 1)

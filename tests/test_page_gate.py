@@ -10,6 +10,7 @@ import mpmath as mp
 import pytest
 
 from tests.conftest import chart_spec, metrics, open_page
+from tests.stacking import next_after
 from tests.test_ui_figures_1 import arr, gelu_ref, phi_ref, shown
 from ui.format import percent
 
@@ -85,3 +86,19 @@ def test_gap_help_text_is_true(app):
     t = mp.findroot(lambda s: mp.ncdf(s) + s * mp.npdf(s), -0.75)
     gap_metric = [m for m in at.metric if m.label.startswith("Largest gap")][0]
     assert f"{shown(-t * mp.ncdf(t))} · σ" in gap_metric.help
+
+
+def test_the_bouncers_sentence_quotes_the_cards(app):
+    """Under the cards: -3 still gets a sliver and 2 is not waved through completely, with mpmath's percentages."""
+    at = open_page(app, PAGE)
+    text = " ".join(c.value for c in at.caption)
+    assert f"even a card of -3 gets a sliver ({percent(float(phi_ref(-3)))})" in text
+    assert f"even 2 is not waved through completely ({percent(float(phi_ref(2)))})" in text
+
+
+def test_the_slider_comes_right_before_the_charts_it_moves(app):
+    """On a phone the columns stack in page order: the x slider, the bell curve, the gate chart, then readouts."""
+    at = open_page(app, PAGE)
+    assert next_after(at, "slider:gate_x")[:3] == ["plotly_chart:chart_gate-bell", "plotly_chart:chart_gate",
+                                                   "metric:gate Φ(1.00)"]
+    assert next_after(at, "slider:gate_sigma")[:1] == ["plotly_chart:chart_gate-soften"]

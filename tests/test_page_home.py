@@ -10,6 +10,7 @@ import json
 import pytest
 
 from tests.conftest import chart_spec
+from tests.stacking import next_after
 from tests.test_ui_figures_1 import REL, arr, close, gate_ref, gelu_ref, shown
 from ui.controls import HOME, HOME_DEFAULT_INPUTS
 from ui.home import TABLE_COLUMNS
@@ -27,7 +28,7 @@ def test_home_opens_on_the_five_inputs_of_the_source(home):
     df = home.dataframe[0].value
     assert df["GELU(x)"].map("{:.4f}".format).tolist() == ["-0.0454", "-0.1588", "0.0000", "0.8412",
                                                                       "1.9546"]
-    assert df["exact GELU"].map("{:.4f}".format).tolist() == ["-0.0455", "-0.1587", "0.0000", "0.8413",
+    assert df["x·Φ(x)"].map("{:.4f}".format).tolist() == ["-0.0455", "-0.1587", "0.0000", "0.8413",
                                                                   "1.9545"]
 
 
@@ -49,7 +50,7 @@ def test_each_input_changes_table_and_chart(home, index):
     assert not home.exception
     assert chart_spec(home) != before
     df = home.dataframe[0].value
-    assert df["x"][index] == 3.5 and close(df["exact GELU"][index], gelu_ref(3.5), REL)
+    assert df["x"][index] == 3.5 and close(df["x·Φ(x)"][index], gelu_ref(3.5), REL)
     marks = [t for t in chart_spec(home)["data"] if t.get("meta") == "marker:gelu_tanh"][0]
     assert arr(marks["x"])[index] == 3.5
 
@@ -87,3 +88,8 @@ def test_the_prose_follows_a_changed_input(home):
     home.number_input(key="home_x2").set_value(0.5).run()
     text = " ".join(m.value for m in home.markdown if "Look at" in m.value)
     assert f"x = -0.50**: ReLU gives exactly 0, GELU gives **{shown(gelu_ref(-0.5, 'tanh'))}**" in text
+
+
+def test_the_table_and_the_chart_follow_the_inputs(home):
+    """Phone order: the five inputs (a wrapping row), the table, the chart; the prose after them."""
+    assert next_after(home, "number_input:home_x5")[:2] == ["dataframe:", "plotly_chart:chart_home"]

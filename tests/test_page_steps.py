@@ -11,7 +11,9 @@ import mpmath
 import pytest
 from mpmath import mp
 
+from gelu_core import tanh_steps
 from tests.conftest import chart_spec, open_page
+from tests.stacking import next_after
 
 PAGE = "pages/steps.py"
 SOURCE_AT_1 = ["1.000000", "1.044715", "0.797885", "0.833562", "0.682384", "0.841192", "0.841192"]
@@ -108,9 +110,28 @@ def test_bad_x_in_the_url_falls_back_to_1(app, bad):
 def test_full_precision_toggle(app):
     """Full digits: each parses back to within 4 float64 ulps of 50-digit mpmath (x = 1, no cancellation)."""
     at = open_page(app, PAGE, steps_full="true")
-    full = at.table[0].value["full precision"].tolist()
+    assert len(at.table) == 2 and list(at.table[1].value.columns) == ["step", "full precision"]  # fits a phone
+    full = at.table[1].value["full precision"].tolist()
     for shown, ref in zip(full, mp_steps(1.0), strict=True):
         got = float(shown.replace("−", "-"))
         assert abs(got - ref) <= 4 * abs(ref) * 2.0**-52
     at.toggle(key="steps_full").set_value(False).run()
-    assert "full precision" not in at.table[0].value.columns
+    assert len(at.table) == 1 and "full precision" not in at.table[0].value.columns
+
+
+def test_the_chart_follows_the_pick_slider(app):
+    """Phone order: the slider (and the exact input beside it), then the chart it moves, then the readouts, the
+    toggle and the steps."""
+    at = open_page(app, PAGE)
+    assert next_after(at, "slider:steps_pick")[:3] == ["number_input:steps_x", "plotly_chart:chart_steps",
+                                                       "metric:tanh form"]
+
+
+def test_the_caption_names_the_steps_it_explains(app):
+    at = open_page(app, PAGE)
+    captions = " ".join(c.value for c in at.caption)
+    labels = [s.label for s in tanh_steps(1.0)]
+    assert f"“{labels[-2]}” is the gate" in captions and f"“{labels[-1]}” multiplies" in captions
+    shown = at.table[0].value
+    assert list(shown.columns) == ["step", "with numbers", "value"]  # three columns: a phone's width at any x
+    assert shown["step"].tolist()[-2].startswith(f"**{labels[-2]}**")

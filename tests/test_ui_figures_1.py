@@ -45,8 +45,8 @@ def gate_ref(x, form: str = "exact") -> mp.mpf:
     x = mp.mpf(x)
     if form in ("exact", "none"):
         return mp.ncdf(x)
-    if form == "tanh":
-        return (1 + mp.tanh(mp.sqrt(2 / mp.pi) * (x + mp.mpf("0.044715") * x**3))) / 2
+    if form == "tanh":  # (1 + tanh u) / 2 written as 1 / (1 + exp(-2u)): no cancellation far left (x = -20)
+        return 1 / (1 + mp.exp(-2 * mp.sqrt(2 / mp.pi) * (x + mp.mpf("0.044715") * x**3)))
     return 1 / (1 + mp.exp(-mp.mpf("1.702") * x))
 
 
@@ -205,25 +205,32 @@ def test_five_inputs_table_against_mpmath_and_the_source():
     for i, x in enumerate(xs):
         assert table["ReLU(x)"][i] == max(0.0, x)
         assert close(table["GELU(x)"][i], gelu_ref(x, "tanh"))
-        assert close(table["exact GELU"][i], gelu_ref(x))
+        assert close(table["x·Φ(x)"][i], gelu_ref(x))
         # the gate beside tanh GELU is the tanh gate: the row reads GELU(x) = x · gate(x)
         assert close(table["gate(x)"][i], gate_ref(x, "tanh"))
     assert [f"{v:.4f}" for v in table["GELU(x)"]] == ["-0.0454", "-0.1588", "0.0000", "0.8412", "1.9546"]
-    assert [f"{v:.4f}" for v in table["exact GELU"]] == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
+    assert [f"{v:.4f}" for v in table["x·Φ(x)"]] == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
     assert [f"{v:.4f}" for v in table["gate(x)"]][3:] == ["0.8412", "0.9773"]  # not Φ: 0.8413, 0.9772
 
 
 @pytest.mark.parametrize("xs", [[-2.0, -1.0, 0.0, 1.0, 2.0], [-0.5, 3.0, 3.0, 4.0, 5.0], [0.0, 1.5, 2.0, 3.0, 4.0],
-                                [-3.0, -2.0, -1.0, -0.5, -0.25]])
+                                [-3.0, -2.0, -1.0, -0.5, -0.25], [-20.0, -0.25, 0.0, 1.0, 20.0]])
 def test_home_prose_follows_the_inputs(xs):
-    """The paragraph names the most negative input and the smallest positive one, with mpmath's 4-decimal values."""
+    """The paragraph names the most negative input and the smallest positive one, with mpmath's 4-decimal values;
+    a GELU too small for 4 decimals (x = -20: about -5.5e-88) in 4 significant digits, never as 0.0000 beside
+    "does not erase it"."""
     text = home.prose(xs)
     negative = [x for x in xs if x < 0]
     positive = [x for x in xs if x > 0]
+
+    def four(v):
+        return shown(v) if abs(v) >= 5e-5 else f"{float(v):.3e}"
+
     if negative:
         n = min(negative)
         assert f"x = {fixed(n, 2)}" in text
-        assert f"**{shown(gelu_ref(n, 'tanh'))}** (tanh form; the exact form {shown(gelu_ref(n))})" in text
+        assert f"**{four(gelu_ref(n, 'tanh'))}** (tanh form; the exact form {four(gelu_ref(n))})" in text
+        assert "does not erase it" in text and gelu_ref(n, "tanh") != 0 and "**0.0000**" not in text
     else:
         assert "None of your inputs is negative" in text
     if positive:
@@ -244,13 +251,37 @@ def test_overview_figure_marks_every_input_in_the_house_colours():
     relu_marks, tanh_marks = by_meta(fig, "marker:relu")[0], by_meta(fig, "marker:gelu_tanh")[0]
     assert arr(relu_marks["x"]).tolist() == xs and arr(tanh_marks["x"]).tolist() == xs
     assert all(close(y, gelu_ref(x, "tanh")) for x, y in zip(xs, arr(tanh_marks["y"]), strict=True))
-    assert tanh_marks["text"] == ["", "-0.1588 (ReLU: 0)", "", "", ""]  # the most negative output is named
     assert tanh_marks["marker"]["color"] == COLORS["gelu_tanh"]
+    # the most negative output is named (mpmath's value), with an arrow to its point
+    note = fig.layout.annotations[0]
+    assert note.text == f"GELU {shown(gelu_ref(-1, 'tanh'))}<br>ReLU 0" == "GELU -0.1588<br>ReLU 0"
+    assert (note.x, note.showarrow, note.axref, note.ayref) == (-1.0, True, "x", "y")
+    assert close(note.y, gelu_ref(-1, "tanh"))
+
+
+@pytest.mark.parametrize("xs", [[-2.0, -1.0, 0.0, 1.0, 2.0], [-2.5, -0.25, 20.0], [-12.0, -11.5], [-0.5, 6.0],
+                                [-20.0, 20.0]])
+def test_overview_label_sits_under_the_dip_on_one_side_of_zero(xs):
+    """The label's box starts below every curve (the lowest is GELU's dip, -0.1700 exact and tanh, mpmath) and
+    never straddles x = 0: it ends left of 0 when the negative side holds a third of the chart, else starts right
+    of it.  No gridline below 0 can cross it; the y range leaves a fifth of the chart under the dip."""
+    fig = home.overview_figure(xs)
+    note = fig.layout.annotations[0]
+    lo, hi = fig.layout.xaxis.range
+    bottom, top = fig.layout.yaxis.range
+    dip = min(gelu_ref(mp.findroot(lambda t, f=f: grad_ref(t, f), -0.75), f) for f in ("exact", "tanh"))
+    assert note.yanchor == "top" and note.ay < dip < 0 and bottom < note.ay
+    if -lo >= (hi - lo) / 3:
+        assert note.xanchor == "right" and note.ax < 0
+    else:
+        assert note.xanchor == "left" and note.ax > 0
+    assert min(fig.layout.yaxis.tickvals) == 0 and not fig.layout.xaxis.showgrid
+    assert (dip - bottom) >= 0.2 * (top - bottom)
 
 
 def test_overview_names_no_point_when_no_output_is_negative():
     fig = home.overview_figure([0.0, 1.0, 2.0, 3.0, 4.0])
-    assert "text" not in by_meta(fig, "marker:gelu_tanh")[0] or not any(by_meta(fig, "marker:gelu_tanh")[0]["text"])
+    assert not fig.layout.annotations
 
 
 def test_overview_range_grows_to_hold_far_inputs():
@@ -311,11 +342,23 @@ def test_probe_readout_against_mpmath():
 
 
 def test_values_table_columns_and_values():
-    table = curves.values_table([-2.0, 0.5], "sigmoid", ["softplus", "gelu_sigmoid"])
-    assert list(table) == ["x", "ReLU(x)", "GELU(x), sigmoid", "gate(x), sigmoid", "Softplus"]
+    main, gate_, more = curves.values_tables([-2.0, 0.5], "sigmoid", ["softplus", "gelu_sigmoid"])
+    assert list(main) == ["x", "ReLU(x)", "GELU(x), sigmoid"] and list(gate_) == ["x", "gate(x), sigmoid"]
+    assert list(more) == ["x", "Softplus"]
+    table = main | gate_ | more
     assert close(table["GELU(x), sigmoid"][0], gelu_ref(-2, "sigmoid"))
     assert close(table["gate(x), sigmoid"][1], gate_ref(0.5, "sigmoid"))
     assert close(table["Softplus"][0], mp.log1p(mp.exp(-2)))
+
+
+def test_overlays_come_two_to_a_table():
+    """Every overlay but the form already drawn, in registry order, two to a table beside x (a phone's width),
+    after ReLU with the GELU form and the gate."""
+    tables = curves.values_tables([1.0], "tanh", list(gelu_core.ACTIVATIONS))
+    shown = [name for t in tables[2:] for name in list(t)[1:]]
+    expected = [gelu_core.get_activation(n).short for n in gelu_core.ACTIVATIONS if n not in ("relu", "gelu_tanh")]
+    assert [name.split(" (")[0] for name in shown] == expected
+    assert all(list(t)[0] == "x" and len(t) <= 3 for t in tables)
 
 
 # ----------------------------------------------------------------- gate
@@ -344,7 +387,10 @@ def test_bell_figure_shades_exactly_the_area_left_of_x(x):
     assert area["fill"] == "tozeroy"
     # the shaded polygon's area (trapezoids on a 0.02 grid) is Phi(x) less the tail below -4, to 1e-4
     assert abs(np.sum(np.diff(ax) * (ay[1:] + ay[:-1]) / 2) - float(phi_ref(x) - phi_ref(-4))) < 1e-4
-    assert percent(float(phi_ref(x))) in fig.layout.annotations[0].text
+    note = fig.layout.annotations[0]
+    assert percent(float(phi_ref(x))) in note.text
+    # above the bell's peak phi(0) (mpmath), between the gridlines at 0.4 and 0.5
+    assert (note.x, note.y, note.xanchor, fig.layout.yaxis.dtick) == (-3.9, 0.45, "left", 0.1) and mp.npdf(0) < 0.4
 
 
 def test_gate_figure_draws_three_gates_in_their_colours():
@@ -356,7 +402,34 @@ def test_gate_figure_draws_three_gates_in_their_colours():
         i = 250
         assert close(arr(t["y"])[i], gate_ref(arr(t["x"])[i], form))
     m = one(fig, "marker:gelu")
-    assert close(arr(m["y"])[0], phi_ref(2)) and m["text"] == ["97.7%"]
+    assert close(arr(m["y"])[0], phi_ref(2))
+    assert f"<b>{percent(float(phi_ref(2)))}</b>" in fig.layout.annotations[0].text == "Φ(2.00)<br>= <b>97.7%</b>"
+
+
+@pytest.mark.parametrize("x", [-4.0, -3.0, -0.5, 0.0, 0.1, 1.0, 4.0])
+def test_gate_percentage_sits_where_no_gate_reaches(x):
+    """x <= 0: at the left edge, between the gridlines at 0.8 and 1.0; x > 0: at the right edge, between 0 and 0.2.
+    Every gate rises and passes 0.5 at x = 0 (mpmath), so left of 0 it stays below 0.8 and right of 0 above 0.2:
+    text that starts at its edge and stops short of x = 0 (seen in the browser) touches no gate."""
+    fig = gate.gate_figure(x)
+    note = fig.layout.annotations[0]
+    assert percent(float(phi_ref(x))) in note.text and fig.layout.yaxis.dtick == 0.2
+    assert all(gate_ref(0, form) == mp.mpf(0.5) for form in ("exact", "tanh", "sigmoid"))
+    if x <= 0:
+        assert (note.xanchor, note.y, note.yanchor) == ("left", 0.9, "middle") and note.x <= -3.8
+    else:
+        assert (note.xanchor, note.y, note.yanchor) == ("right", 0.1, "middle") and note.x >= 3.8
+
+
+def test_gate_caption_follows_the_cards():
+    """The sentence quotes each card's percentage (mpmath ncdf) and judges from it: a door that opens at all
+    for -3 is never slammed; 2 short of 100 % is not waved through completely."""
+    text = gate.bouncer_words(gate.bouncer_readouts())
+    assert f"gets a sliver ({percent(float(phi_ref(-3)))})" in text and 0 < phi_ref(-3) < 0.01
+    assert f"not waved through completely ({percent(float(phi_ref(2)))})" in text and phi_ref(2) < 1
+    assert text.startswith("He never slams the door")
+    assert gate.bouncer_words([(-40.0, 0.0), (40.0, 1.0)]) == ("A card of -40 finds the door shut (0%); 40 is waved "
+                                                             "through completely (100%).")
 
 
 def test_generalised_gate_at_standard_values_is_gelu():

@@ -21,13 +21,16 @@ from gelu_core import tanh_steps
 from ui.approximations import (
     DTYPE_COLORS,
     ERROR_FLOOR,
+    LIMITS,
     error_figure,
     forms_figure,
     framework_figure,
-    framework_table,
+    framework_tables,
+    how_far,
+    limits_table,
 )
 from ui.format import full, six
-from ui.steps import chart_range, step_table, steps_figure
+from ui.steps import chart_range, digits_table, step_table, steps_figure
 from ui.theme import COLORS, DASHES, NEUTRAL
 
 mp.dps = 50
@@ -85,7 +88,8 @@ def test_error_figure_is_log_scaled_with_gaps_for_zeros():
     assert layout["yaxis"]["range"][1] > np.log10(1e-3)  # the largest error is inside the chart
     y = y_of(by_meta(fig, "gelu_tanh"))
     assert y[0] == 1e-3 and np.isnan(y[2]) and np.isnan(y[4])
-    assert any("10⁻¹²" in a["text"] for a in layout["annotations"])
+    assert layout["yaxis"]["ticktext"][0] == "10⁻¹²" and layout["yaxis"]["tickvals"][0] == ERROR_FLOOR
+    assert not layout.get("annotations")  # no text inside an error chart: the caption says where the axis stops
 
 
 def test_error_figure_marks_the_worst_point_on_both_sides_when_in_range():
@@ -111,6 +115,19 @@ def test_relative_error_figure_has_a_100_percent_line():
     layout = valid(fig)["layout"]
     assert any(s["y0"] == 1.0 == s["y1"] for s in layout["shapes"])
     assert layout["yaxis"]["title"]["text"] == "relative error"
+    ticks = dict(zip(layout["yaxis"]["tickvals"], layout["yaxis"]["ticktext"], strict=True))
+    assert ticks[1.0] == "100 %" and ticks[1e-6] == "10⁻⁶"  # the reference line named by its tick
+
+
+@pytest.mark.parametrize("top", [3e-2, 1.0, 7e24])
+def test_log_axis_ticks_are_powers_of_ten_at_most_seven_or_so(top):
+    x = np.linspace(-1, 1, 3)
+    layout = valid(error_figure(x, {"sigmoid": np.full(3, top)}, kind="absolute"))["layout"]
+    vals, text = layout["yaxis"]["tickvals"], layout["yaxis"]["ticktext"]
+    assert len(vals) <= 8 and vals[0] == ERROR_FLOOR and all(v <= 10 * top for v in vals)
+    exponents = np.log10(vals)
+    assert np.allclose(exponents, np.round(exponents)) and (top < 1 or 1.0 in vals)
+    assert all(t == ("1" if v == 1.0 else f"10{t[2:]}") for v, t in zip(vals, text, strict=True))
     with pytest.raises(ValueError, match="absolute' or 'relative"):
         error_figure([0.0], {"tanh": [0.0]}, kind="squared")
 
@@ -138,7 +155,8 @@ def test_framework_figure_one_trace_per_dtype_plus_ours_and_limits():
     assert ys == [2.0**-24, 2.0**-8, 1.0]
     cliff = [s for s in layout["shapes"] if s.get("xref") == "x"]
     assert len(cliff) == 1 and cliff[0]["x0"] == -5.54 and cliff[0]["line"]["color"] == DTYPE_COLORS["float32"]
-    assert any("≤ -5.54" in a["text"] for a in layout["annotations"])
+    assert by_meta(fig, "cliff:float32")["name"] == "float32: 0 for every x ≤ -5.54"  # named in the legend
+    assert by_meta(fig, "cliff:float32")["line"]["color"] == DTYPE_COLORS["float32"]
     outside = framework_figure([f32], cliff=("float32", -20.0))
     assert not [s for s in valid(outside)["layout"]["shapes"] if s.get("xref") == "x"]
 
@@ -148,12 +166,40 @@ def test_dtype_colours_stay_clear_of_the_gelu_forms():
     assert not forms & set(DTYPE_COLORS.values()) and len(set(DTYPE_COLORS.values())) == 3
 
 
-def test_framework_table_columns():
-    run = _run("float32", [-1.0, 1.0], [1.0, 2e-8], [0.0, 0.0])
-    table = framework_table([run], ours=run)
-    assert list(table) == ["x", "exact (float64)", "torch float32", "rel. error float32", "gelu_core float32"]
-    assert table["x"] == [-1.0, 1.0] and table["rel. error float32"] == [1.0, 2e-8]
-    assert table["exact (float64)"] == (-np.exp([-1.0, 1.0])).tolist()
+def test_framework_tables_are_narrow_enough_for_a_phone():
+    """x and at most two numbers per table: the truth beside gelu_core's own result, then one table per dtype."""
+    f32 = _run("float32", [-1.0, 1.0], [1.0, 2e-8], [0.0, 0.0])
+    f16 = _run("float16", [-1.0, 1.0], [1.0, 3e-4], [0.0, 0.0])
+    tables = framework_tables([f32, f16], ours=f32)
+    assert [(name, title) for name, title, _ in tables] == [
+        ("truth", "The true value, and this app's float32"), ("float32", "torch float32"), ("float16", "torch float16")]
+    truth, t32, t16 = (table for _, _, table in tables)
+    assert list(truth) == ["x", "exact (float64)", "gelu_core float32"]
+    assert list(t32) == ["x", "torch float32", "rel. error float32"] and list(t16)[1:] == ["torch float16",
+                                                                                          "rel. error float16"]
+    assert truth["x"] == t32["x"] == [-1.0, 1.0] and t32["rel. error float32"] == [1.0, 2e-8]
+    assert truth["exact (float64)"] == (-np.exp([-1.0, 1.0])).tolist()
+
+
+def test_limits_table_in_long_form():
+    limits = {"float32": {"every": -5.54, "some": -5.49, "holds": -14.36, "roundoff": 2.0**-24},
+              "float16": {"every": -5.54, "some": -5.54, "holds": -5.73, "roundoff": 2.0**-11}}
+    table = limits_table(limits)
+    assert list(table) == ["dtype", "returns 0", "x"]
+    assert table["dtype"] == ["float32"] * 3 + ["float16"] * 3
+    assert table["x"] == [-5.54, -5.49, -14.36, -5.54, -5.54, -5.73]
+    assert table["returns 0"][:3] == [label for label, _ in LIMITS]
+
+
+@pytest.mark.parametrize("approx, exact, words", [
+    (-2.2e-4, -5.92e-9, "37,000 times the true value"),  # 2.2e-4 / 5.92e-9 = 37,162
+    (-8.3e-11, -5.92e-9, "the true value divided by 71"),  # 5.92e-9 / 8.3e-11 = 71.3
+    (-0.12, -0.1587, "24.4% too small"),  # 1 - 0.12 / 0.1587 = 0.2439
+    (-0.1591, -0.1587, "0.25% too large"),  # 0.1591 / 0.1587 - 1 = 0.00252
+    (-0.3, -0.1, "3.0 times the true value"),
+])
+def test_how_far_words_follow_the_ratio(approx, exact, words):
+    assert how_far(approx, exact) == words
 
 
 # ---------------------------------------------------------------- steps
@@ -186,7 +232,7 @@ def test_step_table_full_precision_against_mpmath(x):
     """Every digit: each full-precision value is within 4 float64 ulps of 50-digit mpmath, and the gate and
     GELU within 4 (1 + 2|u|) ulps: exp(2u) turns u's own rounding into about 2|u| ulps (80 at x = -9.5,
     where the values are 1e-33 and 1 + tanh(u) would have cancelled to 0)."""
-    table = step_table(x, tanh_steps(x), full_precision=True)
+    table = digits_table(tanh_steps(x))
     ref = mp_steps(x)
     u = abs(float(ref[3]))
     for i, (shown, value) in enumerate(zip(table["full precision"], ref, strict=True)):
@@ -219,6 +265,25 @@ def test_steps_figure_marks_x_on_the_curve_and_the_gate():
     assert list(by_meta(fig, "marker:gelu_tanh")["x"]) == [1.0]
     assert list(by_meta(fig, "marker:gelu_tanh")["y"]) == [0.841192]
     assert list(by_meta(fig, "marker:gate")["y"]) == [0.841192]
+
+
+def test_at_x_1_the_gate_and_gelu_marks_both_show():
+    """gate(1) = GELU(1) = 0.841192 (mpmath, tanh form): the two marks share a point, so they differ in shape,
+    colour and size (a small filled dot inside a larger open diamond, drawn after it), and each names its value
+    in the legend."""
+    x = 1.0
+    gate_1, gelu_1 = mp_steps(x)[5], mp_steps(x)[6]
+    assert f"{float(gate_1):.6f}" == f"{float(gelu_1):.6f}" == "0.841192"
+    grid = np.linspace(-4, 4, 9)
+    fig = steps_figure(x, grid, grid * 0.8, np.full(9, 0.8), gelu_at_x=float(gelu_1), gate_at_x=float(gate_1))
+    gate, dot = by_meta(fig, "marker:gate"), by_meta(fig, "marker:gelu_tanh")
+    assert (gate["marker"]["symbol"], dot["marker"]["symbol"]) == ("diamond-open", "circle")
+    assert gate["marker"]["size"] > dot["marker"]["size"] + 2 * gate["marker"]["line"]["width"]
+    assert gate["marker"]["color"] != dot["marker"]["color"]
+    metas = [t.get("meta") for t in traces(fig)]
+    assert metas.index("marker:gate") < metas.index("marker:gelu_tanh")  # the dot on top
+    assert gate["showlegend"] and dot["showlegend"]
+    assert gate["name"] == "gate(x) = 0.841192" and dot["name"] == "GELU(x) = 0.841192"
     layout = valid(fig)["layout"]
     assert layout["xaxis"]["range"] == [-4.0, 4.0]
     assert layout["shapes"][0]["x0"] == 1.0  # the guide line at x

@@ -1,20 +1,26 @@
-"""Figures of the Approximations page: the three GELU forms, their error, and what PyTorch computes.
+"""Figures, tables and sentences of the Approximations page: the three GELU forms, their error, and what PyTorch
+computes.
 
-Streamlit-free: arrays in, Plotly figures out, built on the theme's fast path
-(plain dicts, no plotly validation: tests validate with ``go.Figure(fig.to_dict())``).
+Streamlit-free: arrays in, Plotly figures, narrow tables (columns that fit a phone) and sentences with their
+numbers out.  Figures are built on the theme's fast path (plain dicts, no plotly validation: tests validate with
+``go.Figure(fig.to_dict())``).
 Error axes are logarithmic and cut at ``ERROR_FLOOR``: smaller errors, and the
 exact zeros a log axis cannot show (drawn as gaps), run off the bottom of the
-chart, and the chart says so.
+chart, and the page's caption says so.  No text is written inside an error chart
+(on a phone every spot holds a curve or a gridline): the 100 % line is named by
+its tick, torch's cliff in the legend.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
 import plotly.graph_objects as go
 
+from ui.format import count, fixed, percent, sci, sig
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 FORM_KEYS = {"none": "gelu", "tanh": "gelu_tanh", "sigmoid": "gelu_sigmoid"}  # approximate -> palette key
@@ -23,6 +29,8 @@ ERROR_FLOOR = 1e-12
 
 # Number formats are not functions: each gets a colour of its own, none of the three GELU forms' colours.
 DTYPE_COLORS = {"float32": COLORS["sigmoid"], "bfloat16": COLORS["tanh"], "float16": COLORS["silu"]}
+# Far left every dtype's error is 100 %, one line on another: a dash each, so the lower ones show through.
+DTYPE_DASHES = {"float32": "solid", "bfloat16": "dash", "float16": "dot"}
 
 
 class FrameworkRun(Protocol):
@@ -44,14 +52,21 @@ def _positive(y) -> np.ndarray:
     return y
 
 
-def _log_yaxis(layout: dict, top: float) -> None:
+def _power(k: int) -> str:
+    """10 to the k, as plotly's power format writes it: "10⁻¹²"."""
+    return "10" + str(k).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")) if k else "1"
+
+
+def _log_yaxis(layout: dict, top: float, *, percent_at_1: bool = False) -> None:
+    """A log y axis from ERROR_FLOOR to above ``top``, a tick every few powers of ten, always one at 1; the tick
+    at 1 reads "100 %" on a relative-error chart (its reference line then needs no label inside the chart)."""
     top = max(float(top), 10 * ERROR_FLOOR)
-    layout["yaxis"].update(type="log", range=[np.log10(ERROR_FLOOR), np.log10(top) + 0.5],
-                           exponentformat="power", zeroline=False)
-    layout.setdefault("annotations", []).append(dict(
-        text="axis cut at 10⁻¹²", xref="paper", yref="paper", x=1, y=0, xanchor="right", yanchor="bottom",
-        showarrow=False, font=dict(size=11, color=NEUTRAL),
-    ))
+    lo, hi = int(np.log10(ERROR_FLOOR)), float(np.log10(top)) + 0.5
+    step = next(s for s in (2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100) if (hi - lo) / s <= 7)
+    powers = [k for k in range(-step * (-lo // step), int(hi) + 1, step) if k >= lo]
+    text = ["100 %" if k == 0 and percent_at_1 else _power(k) for k in powers]
+    layout["yaxis"].update(type="log", range=[lo, hi], zeroline=False, tickvals=[10.0**k for k in powers],
+                           ticktext=text)
 
 
 def _hline(y: float, colour: str, *, dash: str = "dot", width: float = 1) -> dict:
@@ -108,11 +123,7 @@ def error_figure(
             traces.append(trace)
     if kind == "relative":
         layout["shapes"] = [_hline(1.0, NEUTRAL)]
-        layout["annotations"] = [dict(
-            x=1, y=0, xref="paper", yref="y", text="100 %", showarrow=False,
-            xanchor="right", yanchor="bottom", font=dict(size=11, color=NEUTRAL),
-        )]
-    _log_yaxis(layout, _top(errors.values()))
+    _log_yaxis(layout, _top(errors.values()), percent_at_1=kind == "relative")
     return quick_figure(traces, layout)
 
 
@@ -130,14 +141,14 @@ def framework_figure(
     exact GELU's colour, dashed.  ``roundoff`` maps dtype -> unit roundoff, a thin
     dotted line in the dtype's colour: a correctly rounded result lies on or below
     it (for normal numbers).  ``cliff`` = (dtype, a): torch returns 0 for every
-    x <= a; marked when a is inside the plotted range.
+    x <= a; a dotted line at a, named in the legend, when a is inside the plotted range.
     """
     layout = base_layout("x", "relative error vs float64", height=height)
     traces = []
     for run in runs:
         name = f"torch {run.dtype}"
         traces.append(line_trace(run.x, _positive(run.torch_rel_error), name=name, key=run.dtype, width=1.8,
-                                 hover_format=".3e"))
+                                 dash=DTYPE_DASHES[run.dtype], hover_format=".3e"))
         traces[-1]["line"]["color"] = DTYPE_COLORS[run.dtype]
         traces[-1]["meta"] = f"torch:{run.dtype}"
     if ours is not None:
@@ -147,30 +158,143 @@ def framework_figure(
         traces[-1]["meta"] = f"ours:{ours.dtype}"
     shapes = [_hline(1.0, NEUTRAL)]
     shapes += [_hline(u, DTYPE_COLORS[d]) for d, u in (roundoff or {}).items()]
-    annotations = [dict(x=1, y=0, xref="paper", yref="y", text="100 %", showarrow=False, xanchor="right",
-                        yanchor="bottom", font=dict(size=11, color=NEUTRAL))]
     if cliff is not None and runs:
         dtype, at = cliff
         if float(np.min(runs[0].x)) <= at <= float(np.max(runs[0].x)):
             shapes.append(_vline(at, DTYPE_COLORS[dtype]))
-            annotations.append(dict(
-                x=at, y=0.55, xref="x", yref="paper", text=f"{dtype}: 0 for<br>every x ≤ {at:.2f}",
-                showarrow=False, xanchor="right", yanchor="middle", align="right", xshift=-4,
-                font=dict(size=12, color=DTYPE_COLORS[dtype]),
-            ))
+            # named in the legend, not beside the line: on a phone every spot beside it holds a curve or a gridline
+            traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", meta=f"cliff:{dtype}",
+                               name=f"{dtype}: 0 for every x ≤ {at:.2f}", hoverinfo="skip",
+                               line=dict(color=DTYPE_COLORS[dtype], width=1, dash="dot")))
     layout["shapes"] = shapes
-    layout["annotations"] = annotations
-    _log_yaxis(layout, max(1.0, _top(r.torch_rel_error for r in runs)))
+    _log_yaxis(layout, max(1.0, _top(r.torch_rel_error for r in runs)), percent_at_1=True)
     return quick_figure(traces, layout)
 
 
-def framework_table(runs: Sequence[FrameworkRun], *, ours: FrameworkRun | None = None) -> dict[str, list[float]]:
-    """Columns for a table at a few inputs: x, the float64 truth, and per dtype torch's value and relative error."""
-    first = runs[0]
-    table: dict[str, list[float]] = {"x": first.x.tolist(), "exact (float64)": first.exact.tolist()}
+def framework_tables(runs: Sequence[FrameworkRun], *, ours: FrameworkRun) -> list[tuple[str, str, dict[str, list]]]:
+    """A few inputs as small tables that fit a phone (x and two numbers each), as (name, title, columns): "truth",
+    the float64 truth beside gelu_core's own result in ``ours.dtype``; then per dtype, named by it, torch's value
+    and its relative error."""
+    x = runs[0].x.tolist()
+    tables = [("truth", f"The true value, and this app's {ours.dtype}",
+               {"x": x, "exact (float64)": runs[0].exact.tolist(), f"gelu_core {ours.dtype}": ours.ours.tolist()})]
     for run in runs:
-        table[f"torch {run.dtype}"] = run.torch_value.tolist()
-        table[f"rel. error {run.dtype}"] = run.torch_rel_error.tolist()
-    if ours is not None:
-        table[f"gelu_core {ours.dtype}"] = ours.ours.tolist()
+        tables.append((run.dtype, f"torch {run.dtype}", {"x": x, f"torch {run.dtype}": run.torch_value.tolist(),
+                                                         f"rel. error {run.dtype}": run.torch_rel_error.tolist()}))
+    return tables
+
+
+LIMITS = (  # (row label, key of gelu_core's limits): where an answer of 0 begins, nearest the cliff first
+    ("torch: every x ≤", "every"),
+    ("torch: some x up to", "some"),
+    ("true GELU rounded: x ≤", "holds"),
+)
+
+
+def limits_table(limits: Mapping[str, Mapping[str, float]]) -> dict[str, list]:
+    """Where the answer becomes 0, one row per dtype and limit (three narrow columns: dtype, which limit, x)."""
+    table: dict[str, list] = {"dtype": [], "returns 0": [], "x": []}
+    for dtype, values in limits.items():
+        for label, key in LIMITS:
+            table["dtype"].append(dtype)
+            table["returns 0"].append(label)
+            table["x"].append(values[key])
     return table
+
+
+def cliff_words(limits: Mapping[str, Mapping[str, float]]) -> str:
+    """How far left of torch's cliff the true GELU itself rounds to 0, per dtype, in words judged from the numbers
+    (1 or more: far; less: only that much; none: torch loses nothing a perfect kernel could keep).
+
+    >>> cliff_words({"float32": {"every": -5.54, "holds": -14.36}, "float16": {"every": -5.54, "holds": -5.73}})
+    "For float32 it lies far to the left of torch's cliff (8.82 further); for float16 only 0.19 to the left."
+    """
+    far = {d: v["every"] - v["holds"] for d, v in limits.items() if v["every"] - v["holds"] >= 1}
+    near = {d: v["every"] - v["holds"] for d, v in limits.items() if 0 < v["every"] - v["holds"] < 1}
+    none = [d for d, v in limits.items() if v["every"] - v["holds"] <= 0]
+    parts = []
+    if far:
+        parts.append(f"{_and(list(far))} it lies far to the left of torch's cliff "
+                     f"({_and([fixed(g, 2) for g in far.values()])} further)")
+    if near:
+        parts.append(f"{_and(list(near))} only {_and([fixed(g, 2) for g in near.values()])} to the left")
+    if none:
+        parts.append(f"{_and(none)} at torch's cliff or right of it: torch loses nothing a perfect kernel could keep")
+    return ("For " + "; for ".join(parts) + ".") if parts else ""
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def times(r: float) -> str:
+    """A ratio far above 1, rounded as a reader says it.
+
+    >>> times(2.54), times(37204.3), times(7.6e24)
+    ('2.5', '37,000', '7.6e+24')
+    """
+    if r < 10:
+        return fixed(r, 1)
+    if r < 1e6:
+        return count(round(float(sig(r, 2))))
+    return sci(r, 1)
+
+
+def how_far(approx: float, exact: float) -> str:
+    """An approximation against the true value (both of one sign): a share of it when the two are within a factor
+    of 2, else a multiple or a fraction of it.
+
+    >>> how_far(-2.2e-4, -5.9e-9), how_far(-8.3e-11, -5.9e-9), how_far(-0.1591, -0.1587), how_far(-1.6e-61, -2.1e-32)
+    ('37,000 times the true value', 'the true value divided by 71', '0.25% too large', \
+'the true value divided by 1.3e+29')
+    """
+    r = approx / exact
+    if r >= 2:
+        return f"{times(r)} times the true value"
+    if r > 1:
+        return f"{percent(r - 1)} too large"
+    if r == 1:
+        return "exactly the true value"
+    if r > 0.5:
+        return f"{percent(1 - r)} too small"
+    if r > 0:
+        return f"the true value divided by {times(1 / r)}"
+    return "0" if r == 0 else "of the wrong sign"
+
+
+def overlap_words(values: Mapping[str, np.ndarray]) -> str:
+    """Whether the three forms can be told apart on the forms chart: the largest gap between an approximation and
+    exact GELU against the chart's height (1 % or less: on top of each other).
+
+    >>> x = np.linspace(-6, 6, 5); overlap_words({"none": x, "tanh": x + 1e-4, "sigmoid": x + 0.02})
+    "At this scale the three curves lie on top of each other (at most 2.000e-02 apart, 0.17% of the chart's \
+height); the error charts zoom in."
+    """
+    exact = np.asarray(values["none"], dtype=np.float64)
+    gap = max(float(np.max(np.abs(np.asarray(v, dtype=np.float64) - exact))) for a, v in values.items() if a != "none")
+    span = float(np.ptp(np.concatenate([np.asarray(v, dtype=np.float64) for v in values.values()]))) or 1.0
+    share = f"{sci(gap)} apart, {percent(gap / span)} of the chart's height"
+    if gap <= 0.01 * span:
+        return f"At this scale the three curves lie on top of each other (at most {share}); the error charts zoom in."
+    return f"Here the forms part visibly (up to {share}); the error charts show by how much."
+
+
+def tail_words(x: float, exact: float, tanh: float, sigmoid: float) -> str:
+    """The sentence on the far left of the range: the true GELU at x and what each form makes of it."""
+    if x >= -1:
+        return ("Stretch the range to the left to see where the forms part ways: there the true value is tiny and "
+                "small absolute errors are large relative ones.")
+    return (f"Far left the true value is tiny and the forms part ways: at x = {fixed(x, 1)}, the left end of the "
+            f"range, exact GELU is {sci(exact)}; the tanh form gives {sci(tanh)}, {how_far(tanh, exact)}, and the "
+            f"sigmoid form {sci(sigmoid)}, {how_far(sigmoid, exact)}.")
+
+
+def digits_words(roundoff: Mapping[str, float]) -> str:
+    """How many significant decimal digits each dtype keeps: -log10 of its unit roundoff, to the nearest whole.
+
+    >>> digits_words({"float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11})
+    'float32 keeps about 7 significant digits, bfloat16 about 2 and float16 about 3'
+    """
+    said = [f"{d} about {round(-math.log10(u))}" for d, u in roundoff.items()]
+    first = said[0].replace(" about ", " keeps about ", 1) + " significant digits"
+    return _and([first, *said[1:]]) if len(said) > 1 else first

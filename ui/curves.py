@@ -1,4 +1,5 @@
-"""The Curves page: ReLU and one GELU form on a shared range, a probe, other activations on top."""
+"""The Curves page: ReLU and one GELU form on a shared range, a probe, other activations on top, the values at
+chosen points as tables a phone can show, and the opening sentence with the chosen form's numbers."""
 
 from __future__ import annotations
 
@@ -26,6 +27,24 @@ def _overlays(approximate: str, overlays: Sequence[str]) -> list[str]:
     """The chosen overlays in registry order, without the GELU form already drawn."""
     main = gelu_core.GELU_FORMS[approximate]
     return [n for n in gelu_core.ACTIVATIONS if n in overlays and n not in ("relu", main)]
+
+
+def shape_words(approximate: str) -> str:
+    """The page's opening sentences, with GELU's dip and its value at 3 in the chosen form (a dip of less than a
+    quarter is "a little").
+
+    >>> shape_words("none")[-154:]
+    'GELU (exact) dips a little below zero, to -0.1700 at x = -0.7518, turns smoothly through the origin and \
+joins the line y = x as x grows: GELU(3) = 2.9960.'
+    """
+    from ui.derivative import landmarks  # GELU's minimum, found once per form
+
+    low = landmarks(approximate).minimum
+    dip = "a little" if -low.value < 0.25 else "well"
+    return ("ReLU lies flat on zero for every negative x and follows x for every positive one. "
+            f"GELU ({gelu_core.form_word(approximate)}) dips {dip} below zero, to {fixed(low.value)} at "
+            f"x = {fixed(low.x)}, turns smoothly through the origin and joins the line y = x as x grows: "
+            f"GELU(3) = {fixed(gelu_core.gelu(3.0, approximate=approximate))}.")
 
 
 def probe_readout(x: float, approximate: str) -> dict[str, float]:
@@ -58,25 +77,29 @@ def curves_figure(lo: float, hi: float, n: int, approximate: str, probe: float, 
         marker_trace(probe, r["relu"], name=f"ReLU({fixed(probe, 2)})", key="relu"),
         marker_trace(probe, r["gelu"], name=f"GELU({fixed(probe, 2)})", key=key),
     ]
-    layout = base_layout("x", "activation(x)")
+    # each overlay adds a legend entry, a line of its own on a phone: the chart grows by one such line per overlay
+    layout = base_layout("x", "activation(x)", height=420 + 22 * (len(traces) - 4))
     layout["shapes"] = [dict(type="line", x0=probe, x1=probe, yref="paper", y0=0, y1=1,
                              line=dict(color=NEUTRAL, width=1, dash="dot"))]
     return quick_figure(traces, layout)
 
 
-def values_table(points: Sequence[float], approximate: str, overlays: Sequence[str] = (),
-                 params: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, np.ndarray]:
-    """A column per function (ReLU, the GELU form, its gate, each overlay) at the chosen points."""
+def values_tables(points: Sequence[float], approximate: str, overlays: Sequence[str] = (),
+                  params: Mapping[str, Mapping[str, float]] | None = None) -> list[dict[str, np.ndarray]]:
+    """The functions at the chosen points, as tables of x and at most two functions each, so that a table fits a
+    phone's width even for x = -1e6: ReLU beside the GELU form, then its gate, then the overlays two by two."""
     params = params or {}
     x = np.asarray(points, dtype=np.float64)  # (k,)
     form = gelu_core.form_word(approximate)
-    table = {
-        "x": x,
-        "ReLU(x)": gelu_core.relu(x),
-        f"GELU(x), {form}": gelu_core.gelu(x, approximate=approximate),
-        f"gate(x), {form}": gelu_core.gelu_gate(x, approximate=approximate),
-    }
-    for name in _overlays(approximate, overlays):
-        p = dict(params.get(name, {}))
-        table[overlay_label(name, p)] = gelu_core.get_activation(name)(x, **p)
-    return table
+    tables = [
+        {"x": x, "ReLU(x)": gelu_core.relu(x), f"GELU(x), {form}": gelu_core.gelu(x, approximate=approximate)},
+        {"x": x, f"gate(x), {form}": gelu_core.gelu_gate(x, approximate=approximate)},
+    ]
+    names = _overlays(approximate, overlays)
+    for i in range(0, len(names), 2):
+        table = {"x": x}
+        for name in names[i:i + 2]:
+            p = dict(params.get(name, {}))
+            table[overlay_label(name, p)] = gelu_core.get_activation(name)(x, **p)
+        tables.append(table)
+    return tables

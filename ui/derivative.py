@@ -1,4 +1,5 @@
-"""The Slopes page: GELU' against ReLU's step, GELU's minimum, the slope's extremes, the smoothness nudge."""
+"""The Slopes page: GELU' against ReLU's step, GELU's minimum, the slope's extremes, the smoothness nudge, and
+the sentences that quote them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core.analysis import Point, gelu_grad_extremes, gelu_minimum
-from ui.format import fixed
+from ui.format import fixed, sci
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 SLOPE_RANGE = (-4.0, 4.0)
@@ -65,6 +66,52 @@ def nudge_words(n: Nudge) -> str:
     return "moves more than ReLU's jump"
 
 
+def gradient_words(relu_slope: float, gelu_slope: float) -> str:
+    """What the two slopes at the unit's input do to a gradient of 1, judged from them.
+
+    >>> gradient_words(0.0, -0.0852)[-46:], gradient_words(1.0, 1.0852)[-42:], gradient_words(1.0, 0.8)[-34:]
+    ('GELU passes back -0.0852, so they still learn.', 'GELU 1.0852 of it, a little more than all.', \
+'ReLU all of it, GELU 0.8000 of it.')
+    """
+    if relu_slope == 0:
+        if gelu_slope == 0:
+            return "Here both pass back nothing."
+        shown = fixed(gelu_slope) if abs(gelu_slope) >= 5e-5 else sci(gelu_slope)  # never a false 0.0000
+        return ("ReLU passes back nothing: the weights feeding this unit get no update from this example. "
+                f"GELU passes back {shown}, so they still learn.")
+    more = ", a little more than all" if gelu_slope > 1 else ""
+    return f"For a positive input both pass the gradient on: ReLU all of it, GELU {fixed(gelu_slope)} of it{more}."
+
+
+def negative_slope_words(approximate: str) -> str:
+    """GELU's slope over the negative numbers, from its numbers: between its lowest value and its value at 0, and
+    0 only where GELU bottoms out.
+
+    >>> negative_slope_words("none")
+    "GELU's slope there stays between -0.1289 and 0.5000, and is 0 at one point only: x = -0.7518, where GELU \
+bottoms out."
+    """
+    marks = landmarks(approximate)
+    at_zero = gelu_core.gelu_grad(0.0, approximate)
+    return (f"GELU's slope there stays between {fixed(marks.steepest_down.value)} and {fixed(at_zero)}, and is 0 at "
+            f"one point only: x = {fixed(marks.minimum.x)}, where GELU bottoms out.")
+
+
+def extremes_words(marks: Landmarks) -> str:
+    """What GELU's slope extremes say about the curve, with the numbers, judged from them.
+
+    >>> extremes_words(landmarks("none"))
+    'GELU′ dips below 0 (to -0.1289) left of the minimum, so GELU is not monotone, and overshoots 1 (up to \
+1.1289) on the right, so for a while GELU rises faster than x itself.'
+    """
+    lo, hi = marks.steepest_down.value, marks.steepest_up.value
+    first = (f"GELU′ dips below 0 (to {fixed(lo)}) left of the minimum, so GELU is not monotone" if lo < 0
+             else f"GELU′ stays at or above 0 (lowest {fixed(lo)}), so GELU never falls")
+    second = (f"overshoots 1 (up to {fixed(hi)}) on the right, so for a while GELU rises faster than x itself" if hi > 1
+              else f"stays at or below 1 (highest {fixed(hi)}), so GELU never rises faster than x")
+    return f"{first}, and {second}."
+
+
 def relu_step(grid: np.ndarray) -> tuple[list, list]:
     """ReLU' on the grid as two flat pieces with a gap at 0 (no vertical line where the slope is undefined)."""
     y = gelu_core.relu_grad(grid)
@@ -72,10 +119,13 @@ def relu_step(grid: np.ndarray) -> tuple[list, list]:
     return grid[:cut].tolist() + [None] + grid[cut:].tolist(), y[:cut].tolist() + [None] + y[cut:].tolist()
 
 
-def _note(x: float, y: float, text: str, *, ax: int, ay: int) -> dict:
-    """A label with a thin arrow to the point it names (offsets in pixels)."""
+def _note(x: float, y: float, text: str, *, at: tuple[float, float], xanchor: str = "center",
+          size: int = 13) -> dict:
+    """A label at ``at`` (data coordinates, so it keeps its place on a phone's narrow chart) with a thin arrow to
+    the point (x, y) it names."""
     return dict(x=x, y=y, xref="x", yref="y", text=text, showarrow=True, arrowhead=0, arrowwidth=1,
-                arrowcolor=NEUTRAL, ax=ax, ay=ay, font=dict(size=13))
+                arrowcolor=NEUTRAL, axref="x", ayref="y", ax=at[0], ay=at[1], xanchor=xanchor, yanchor="middle",
+                font=dict(size=size))
 
 
 def slopes_figure(approximate: str, h: float, *, points: int = 401) -> go.Figure:
@@ -100,13 +150,14 @@ def slopes_figure(approximate: str, h: float, *, points: int = 401) -> go.Figure
         marker_trace(0.0, 1.0, name="ReLU′ → 1 for x > 0", key="relu", symbol="circle-open", size=11),
     ]
     layout = base_layout("x", "slope", height=400)
-    layout["xaxis"]["range"] = list(SLOPE_RANGE)
-    layout["yaxis"]["range"] = [-0.35, 1.35]
+    layout["xaxis"].update(range=list(SLOPE_RANGE), showgrid=False)  # no gridline crosses a label
+    layout["yaxis"].update(range=[-0.35, 1.35], dtick=0.5)
+    # Each label in an empty stretch of the chart, between gridlines: left of x = 0 above GELU' (which stays
+    # below 0.15 there), under the dip, over the overshoot.
     layout["annotations"] = [
-        _note(marks.minimum.x, 0.0, f"GELU′ = 0 at {fixed(marks.minimum.x)}", ax=-75, ay=-40),
-        _note(marks.steepest_down.x, marks.steepest_down.value, f"{fixed(marks.steepest_down.value)}", ax=-30,
-              ay=30),
-        _note(marks.steepest_up.x, marks.steepest_up.value, f"{fixed(marks.steepest_up.value)}", ax=25, ay=-25),
+        _note(marks.minimum.x, 0.0, f"GELU′ = 0<br>at x = {fixed(marks.minimum.x)}", at=(-2.4, 0.27)),
+        _note(marks.steepest_down.x, marks.steepest_down.value, fixed(marks.steepest_down.value), at=(-3.0, -0.24)),
+        _note(marks.steepest_up.x, marks.steepest_up.value, fixed(marks.steepest_up.value), at=(3.0, 1.24)),
     ]
     return quick_figure(traces, layout)
 
@@ -123,9 +174,10 @@ def gelu_minimum_figure(approximate: str, *, points: int = 401) -> go.Figure:
         marker_trace(marks.minimum.x, marks.minimum.value, name="GELU's minimum", key=key),
     ]
     layout = base_layout("x", "output", height=400)
-    layout["xaxis"]["range"] = [-3.0, 2.0]
-    layout["yaxis"]["range"] = [-0.6, 2.1]
+    layout["xaxis"].update(range=[-3.0, 2.0], showgrid=False)
+    # no gridline below 0: the label sits under the dip, left of the minimum, clear of x = 0 and of both curves
+    layout["yaxis"].update(range=[-0.7, 2.1], tickvals=[0, 0.5, 1, 1.5, 2])
     layout["annotations"] = [_note(marks.minimum.x, marks.minimum.value,
                                    f"minimum {fixed(marks.minimum.value)}<br>at x = {fixed(marks.minimum.x)}",
-                                   ax=-60, ay=40)]
+                                   at=(-0.4, -0.45), xanchor="right", size=12)]
     return quick_figure(traces, layout)

@@ -1,13 +1,16 @@
-"""The Gate page: the gate curves, the bell curve whose left area is the gate, the generalised gate."""
+"""The Gate page: the gate curves, the bell curve whose left area is the gate, the generalised gate, and the
+bouncer's sentence, judged from his cards."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core import normal_pdf
-from gelu_core.analysis import gaussian_gate
+from gelu_core.analysis import gaussian_gate, gelu_minimum
 from ui.format import fixed, percent
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -20,23 +23,59 @@ def bouncer_readouts() -> list[tuple[float, float]]:
     return [(x, gelu_core.gelu_gate(x)) for x in BOUNCER_XS]
 
 
+def bouncer_words(readouts: list[tuple[float, float]]) -> str:
+    """The sentence under the cards, from their numbers: how far the lowest card still opens the door and how far
+    the highest one falls short of opening it completely.
+
+    >>> bouncer_words(bouncer_readouts())
+    'He never slams the door: even a card of -3 gets a sliver (0.13%), and even 2 is not waved through \
+completely (97.7%).'
+    """
+    (x_lo, lo), (x_hi, hi) = min(readouts), max(readouts)
+    if lo > 0:
+        share = "a sliver" if lo < 0.01 else "a share"
+        first = f"He never slams the door: even a card of {fixed(x_lo, 0)} gets {share} ({percent(lo)})"
+    else:
+        first = f"A card of {fixed(x_lo, 0)} finds the door shut ({percent(lo)})"
+    if hi < 1:
+        return f"{first}, and even {fixed(x_hi, 0)} is not waved through completely ({percent(hi)})."
+    return f"{first}; {fixed(x_hi, 0)} is waved through completely ({percent(hi)})."
+
+
+@functools.lru_cache(maxsize=1)
+def gap_per_sigma() -> float:
+    """With mu = 0, the largest gap between x · gate(x; 0, sigma) and ReLU is sigma times this: |GELU's minimum|."""
+    return -gelu_minimum().value
+
+
 def _rgba(hex_color: str, alpha: float) -> str:
     r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r},{g},{b},{alpha})"
 
 
 def gate_figure(x: float, *, points: int = 401) -> go.Figure:
-    """The three gates, Phi(x), 0.5 (1 + tanh(u)) and sigmoid(1.702 x), with the probe marked on Phi."""
+    """The three gates, Phi(x), 0.5 (1 + tanh(u)) and sigmoid(1.702 x), with the probe marked on Phi.
+
+    The probe's percentage is written in a corner no gate reaches, whatever the chart's width: top left (between
+    the gridlines at 0.8 and 1) for x <= 0, bottom right (between 0 and 0.2) for x > 0, never across x = 0.
+    """
     grid = np.linspace(*GATE_RANGE, points)
+    g = gelu_core.gelu_gate(x)
     traces = [
         line_trace(grid, gelu_core.gelu_gate(grid), name="Φ(x), exact", key="gelu"),
         line_trace(grid, gelu_core.gelu_gate(grid, approximate="tanh"), name="tanh gate", key="gelu_tanh"),
         line_trace(grid, gelu_core.gelu_gate(grid, approximate="sigmoid"), name="sigmoid gate", key="gelu_sigmoid"),
-        marker_trace(x, gelu_core.gelu_gate(x), name=f"Φ({fixed(x, 2)})", key="gelu",
-                     text=percent(gelu_core.gelu_gate(x)), textposition="top left"),
+        marker_trace(x, g, name=f"Φ({fixed(x, 2)})", key="gelu"),
     ]
     layout = base_layout("x", "gate: how open (0 to 1)", height=360)
-    layout["yaxis"]["range"] = [-0.05, 1.08]
+    layout["yaxis"].update(range=[-0.05, 1.08], dtick=0.2)
+    layout["xaxis"]["showgrid"] = False  # a vertical gridline would cross the label
+    left = x <= 0
+    layout["annotations"] = [dict(
+        x=GATE_RANGE[0] + 0.1 if left else GATE_RANGE[1] - 0.1, y=0.9 if left else 0.1, xref="x", yref="y",
+        xanchor="left" if left else "right", yanchor="middle", showarrow=False,
+        text=f"Φ({fixed(x, 2)})<br>= <b>{percent(g)}</b>", font=dict(size=13, color=COLORS["gelu"]), align="left",
+    )]
     return quick_figure(traces, layout)
 
 
@@ -55,12 +94,14 @@ def bell_figure(x: float, *, points: int = 401) -> go.Figure:
     layout["showlegend"] = False
     layout["shapes"] = [dict(type="line", x0=x, x1=x, y0=0, y1=float(normal_pdf(x)),
                              line=dict(color=blue, width=2))]
+    # above the bell's peak (0.399), between the gridlines at 0.4 and 0.5, from the left edge: clear of the
+    # curve and of x = 0 on any width (on a phone the text ends short of 0, seen in tests/e2e/test_labels.py)
     layout["annotations"] = [dict(
-        x=0.0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="top", showarrow=False, align="left",
-        text=f"area left of {fixed(x, 2)}<br>= Φ({fixed(x, 2)}) = <b>{percent(gate)}</b>", font=dict(size=14),
+        x=GATE_RANGE[0] + 0.1, y=0.45, xref="x", yref="y", xanchor="left", yanchor="middle", showarrow=False,
+        align="left", text=f"area left of {fixed(x, 2)}<br>= <b>{percent(gate)}</b>", font=dict(size=12),
     )]
-    layout["xaxis"]["range"] = list(GATE_RANGE)
-    layout["yaxis"]["range"] = [0, 0.45]
+    layout["xaxis"].update(range=list(GATE_RANGE), showgrid=False)
+    layout["yaxis"].update(range=[0, 0.5], dtick=0.1)
     return quick_figure(traces, layout)
 
 
@@ -80,7 +121,8 @@ def generalised_figure(mu: float, sigma: float, *, lo: float = -3.0, hi: float =
     is_gelu = mu == 0 and sigma == 1
     traces = [
         line_trace(grid, relu, name="ReLU", key="relu"),
-        line_trace(grid, gated, name="x · gate(x; μ, σ)" + (" = GELU" if is_gelu else ""), key="gelu"),
+        # dashed: as σ shrinks it lies on ReLU (at σ = 0 exactly), and ReLU must still show through it
+        line_trace(grid, gated, name="x · gate(x; μ, σ)" + (" = GELU" if is_gelu else ""), key="gelu", dash="dash"),
         line_trace(grid, gate, name="gate(x; μ, σ)", key="gelu", width=1.5, dash="dot"),
     ]
     layout = base_layout("x", "output", height=360)

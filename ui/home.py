@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
-from ui.format import fixed
+from ui.format import fixed, sci
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 TABLE_COLUMNS = {  # column title (short, for a phone) -> what it holds
@@ -14,7 +14,7 @@ TABLE_COLUMNS = {  # column title (short, for a phone) -> what it holds
     "ReLU(x)": "max(0, x)",
     "gate(x)": "how open GELU's door is, tanh form: 0.5·(1 + tanh(√(2/π)·(x + 0.044715·x³)))",
     "GELU(x)": "x · gate(x), the tanh form, as GPT-2 and the book compute it",
-    "exact GELU": "x·Φ(x): the exact form, with the true normal gate Φ",
+    "x·Φ(x)": "exact GELU: x times the true normal gate Φ(x)",
 }
 
 
@@ -26,8 +26,18 @@ def five_inputs_table(xs) -> dict[str, np.ndarray]:
         "ReLU(x)": gelu_core.relu(x),
         "gate(x)": gelu_core.gelu_gate(x, approximate="tanh"),
         "GELU(x)": gelu_core.gelu(x, approximate="tanh"),
-        "exact GELU": gelu_core.gelu(x),
+        "x·Φ(x)": gelu_core.gelu(x),
     }
+
+
+def _four(value: float) -> str:
+    """Four decimals, unless they would print a non-zero GELU as 0.0000 (x = -20: -1.1e-88): then scientific, so
+    the sentence that says GELU does not erase it shows a number that is not 0.
+
+    >>> _four(-0.15880800939), _four(-5.5e-88), _four(0.0)
+    ('-0.1588', '-5.500e-88', '0.0000')
+    """
+    return fixed(value) if value == 0 or abs(value) >= 5e-5 else sci(value)
 
 
 def prose(xs) -> str:
@@ -41,8 +51,8 @@ def prose(xs) -> str:
         n = negative[0]
         parts.append(
             f"Look at **x = {fixed(n, 2)}**: ReLU gives exactly 0, GELU gives "
-            f"**{fixed(gelu_core.gelu(n, approximate='tanh'))}** (tanh form; the exact form "
-            f"{fixed(gelu_core.gelu(n))}). GELU shrinks a negative input hard but does not erase it."
+            f"**{_four(gelu_core.gelu(n, approximate='tanh'))}** (tanh form; the exact form "
+            f"{_four(gelu_core.gelu(n))}). GELU shrinks a negative input hard but does not erase it."
         )
     else:
         parts.append("None of your inputs is negative: set one below zero to see ReLU erase it while GELU "
@@ -58,7 +68,7 @@ def overview_figure(xs, *, points: int = 400) -> go.Figure:
     """ReLU, exact and tanh GELU over a range that holds every input; the inputs marked on ReLU and tanh GELU.
 
     A dotted stub joins ReLU(x) to GELU(x) at each input: the part GELU keeps that ReLU throws away (or the
-    part it holds back).
+    part it holds back).  The input with the most negative GELU is named under the dip, where no curve goes.
     """
     x_in = np.asarray(xs, dtype=np.float64)
     lo = min(-3.0, float(x_in.min()) - 0.5)
@@ -81,12 +91,24 @@ def overview_figure(xs, *, points: int = 400) -> go.Figure:
         marker_trace(x_in.tolist(), relu_in.tolist(), name="ReLU at your inputs", key="relu", size=10),
         marker_trace(x_in.tolist(), tanh_in.tolist(), name="GELU tanh at your inputs", key="gelu_tanh", size=10),
     ]
+    layout = base_layout("x", "output", height=400)
+    layout["xaxis"].update(range=[lo, hi], showgrid=False)  # a vertical gridline would cross the label
+    top = float(max(gelu_core.relu(hi), gelu_core.gelu(hi, approximate="tanh")))
+    dip = float(min(gelu_core.gelu(grid).min(), gelu_core.gelu(grid, approximate="tanh").min()))  # about -0.17
+    span = top - dip
+    step = next(s for s in (1, 2, 5, 10, 20) if top / s <= 6)
+    # gridlines at 0 and above only; below the dip a band a fifth of the chart high holds the label
+    y_range = [dip - 0.3 * span, top + 0.05 * span]
+    layout["yaxis"].update(range=y_range, tickvals=list(np.arange(0.0, y_range[1], step)))
     low = int(np.argmin(tanh_in))
     if tanh_in[low] < 0:  # the input GELU lets through most negatively: the one ReLU zeroes out completely
-        traces[-1]["mode"] = "markers+text"
-        traces[-1]["text"] = [f"{fixed(v)} (ReLU: 0)" if i == low else "" for i, v in enumerate(tanh_in.tolist())]
-        traces[-1]["textposition"] = "bottom center"
-    traces[-1]["textfont"] = dict(size=12)
-    layout = base_layout("x", "output", height=400)
-    layout["xaxis"]["range"] = [lo, hi]
+        # Under the dip nothing is drawn, at any width; the label stays on one side of x = 0, the negative one when
+        # it holds a third of the chart (room for the text on a 390 px phone), with an arrow to the point.
+        left = -lo >= (hi - lo) / 3
+        layout["annotations"] = [dict(
+            x=float(x_in[low]), y=float(tanh_in[low]), xref="x", yref="y", showarrow=True, arrowhead=0,
+            arrowwidth=1, arrowcolor=NEUTRAL, axref="x", ayref="y", ax=(-0.02 if left else 0.02) * (hi - lo),
+            ay=dip - 0.04 * span, xanchor="right" if left else "left", yanchor="top", align="left",
+            text=f"GELU {fixed(tanh_in[low])}<br>ReLU 0", font=dict(size=12),
+        )]
     return quick_figure(traces, layout)

@@ -1,18 +1,18 @@
 """Figures and tables of the Step-by-step page: one number through the tanh formula.
 
 Streamlit-free.  ``step_table`` writes each step the way the source text does
-("0.797885 × 1.044715"), six decimals, with full float64 digits on request.
+("0.797885 × 1.044715"), six decimals; ``digits_table`` gives every float64 digit on request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.format import full, six
+from ui.format import full, readable, six
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 
@@ -43,36 +43,54 @@ def _worked(x: float, values: Sequence[float]) -> list[str]:
     ]
 
 
-def step_table(x: float, steps: Sequence[StepLike], *, full_precision: bool = False) -> dict[str, list[str]]:
-    """Columns for the step table: what each step is, the numbers that go in, its value (6 decimals).
-
-    ``full_precision`` adds a column with every digit of the float64 value.
-    """
+def step_table(x: float, steps: Sequence[StepLike]) -> dict[str, list[str]]:
+    """Columns for the step table: what each step is, the numbers that go in, its value (6 decimals)."""
     values = [s.value for s in steps]
     if len(values) != 7:
         raise ValueError(f"expected the 7 steps of gelu_core.tanh_steps, got {len(values)}")
-    table = {
+    return {
         "step": [s.label for s in steps],
         "what happens": [s.expression for s in steps],
         "with numbers": _worked(x, values),
         "value": [six(v) for v in values],
     }
-    if full_precision:
-        table["full precision"] = [full(v) for v in values]
-    return table
+
+
+def on_screen(table: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """The step table as drawn (st.table reads Markdown): each step's name over what it does, in one cell, so three
+    columns fit a phone's width at any x (four did not at x = -10); the CSV keeps the four plain columns."""
+    return {
+        "step": [f"**{name}**  \n{what}" for name, what in zip(table["step"], table["what happens"], strict=True)],
+        "with numbers": list(table["with numbers"]),
+        "value": list(table["value"]),
+    }
+
+
+def digits_table(steps: Sequence[StepLike]) -> dict[str, list[str]]:
+    """Every digit of each step's float64 value, beside the step's name: a table of its own, two columns, since
+    a fifth column of 20-digit numbers would not fit a phone."""
+    return {"step": [s.label for s in steps], "full precision": [full(s.value) for s in steps]}
 
 
 def steps_figure(
-    x: float, grid, gelu_values, gate_values, *, gelu_at_x: float, gate_at_x: float, height: int = 360
+    x: float, grid, gelu_values, gate_values, *, gelu_at_x: float, gate_at_x: float, height: int = 420
 ) -> go.Figure:
-    """The tanh GELU curve and its gate over ``grid``, with x marked on both."""
+    """The tanh GELU curve and its gate over ``grid``, with x marked on both.
+
+    The two marks differ in colour, shape and legend entry, so both show where they meet: at x = 1 (and
+    wherever GELU = gate) a small filled GELU dot sits inside the gate's open diamond.
+    """
     grid = np.asarray(grid, dtype=np.float64)
     gate = line_trace(grid, gate_values, name="gate = 0.5·(1 + tanh u)", key="gate", width=2, dash="dot",
                       hover_format=".6f")
     traces = [line_trace(grid, gelu_values, name="GELU (tanh form)", key="gelu_tanh", hover_format=".6f"), gate]
-    for name, key, value in (("gate at x", "gate", gate_at_x), ("GELU at x", "gelu_tanh", gelu_at_x)):
-        trace = marker_trace(x, value, name=name, key=key)
-        trace["hovertemplate"] = f"x = %{{x:.6f}}<br>{six(value)}<extra>{name}</extra>"
+    marks = (("gate(x)", "gate", gate_at_x, "diamond-open", 17), ("GELU(x)", "gelu_tanh", gelu_at_x, "circle", 9))
+    for name, key, value, symbol, size in marks:  # the larger, open one first: the dot is drawn inside it
+        trace = marker_trace(x, value, name=f"{name} = {readable(value)}", key=key, symbol=symbol, size=size)
+        trace["hovertemplate"] = f"x = %{{x:.6f}}<br>{readable(value)}<extra>{name}</extra>"
+        trace["showlegend"] = True
+        if symbol.endswith("-open"):
+            trace["marker"]["line"]["width"] = 3
         traces.append(trace)
     layout = base_layout("x", "value", height=height)
     layout["xaxis"]["range"] = [float(grid.min()), float(grid.max())]

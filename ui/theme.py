@@ -1,9 +1,11 @@
 """One palette and one chart frame for every page.
 
-Each function keeps its colour everywhere (ReLU is always vermillion, exact
-GELU always blue, ...).  Colours are from the Okabe-Ito colour-blind-safe set
-and are mid-tones, readable on both the light and the dark theme; charts keep
-a transparent background so Streamlit's theme shows through.
+Each function keeps its colour and dash everywhere (ReLU is always solid
+vermillion, exact GELU solid blue, ...).  The first four colours are from the
+Okabe-Ito colour-blind-safe set; all are mid-tones with at least 3:1 contrast
+on both the light (#ffffff) and the dark (#0e1117) background, and any two are
+at least 15 apart in CIEDE2000 (tests/test_ui_theme.py).  Charts keep a
+transparent background so Streamlit's theme shows through.
 """
 
 from __future__ import annotations
@@ -18,16 +20,21 @@ COLORS: dict[str, str] = {
     "gelu": "#0072B2",  # blue: exact GELU, x * Phi(x)
     "gelu_tanh": "#009E73",  # bluish green: GPT-2's tanh form
     "gelu_sigmoid": "#CC79A7",  # reddish purple
-    "sigmoid": "#E69F00",  # orange
-    "tanh": "#56B4E9",  # sky blue
+    "sigmoid": "#9A7B00",  # dark gold
+    "tanh": "#00898F",  # teal
     "silu": "#8E6BBF",  # violet
-    "leaky_relu": "#A0522D",  # sienna
-    "elu": "#7F8C8D",  # grey
-    "softplus": "#B8860B",  # dark goldenrod
+    "leaky_relu": "#D42A45",  # crimson
+    "elu": "#8B5A2B",  # brown
+    "softplus": "#6B8E23",  # olive
 }
 NEUTRAL = "#8a94a6"  # axes, guides, reference lines: mid grey on either theme
 
-DASHES: dict[str, str] = {"relu": "solid", "gelu": "solid", "gelu_tanh": "dash", "gelu_sigmoid": "dot"}
+# Leaky ReLU and ELU lie on ReLU for every x > 0, the three GELU forms on one another, sigmoid on softplus far
+# left: curves that share a stretch differ in dash as well as colour, so the one on top never hides the one below.
+DASHES: dict[str, str] = {
+    "relu": "solid", "gelu": "solid", "gelu_tanh": "dash", "gelu_sigmoid": "dot", "sigmoid": "solid",
+    "tanh": "solid", "silu": "dashdot", "leaky_relu": "longdash", "elu": "longdashdot", "softplus": "dot",
+}
 
 FONT_FAMILY = "Source Sans Pro, Inter, system-ui, sans-serif"
 

@@ -160,16 +160,17 @@ def show(result, x) -> None:
     left, right = st.columns(2, gap="large")
     with left:
         st.markdown("**What the activation receives**")
-        chart(view.hidden_histogram(result.hidden_hist.edges, result.hidden_hist.counts, result.negative_share),
+        zeroed_by = next((r.name for r in (b, a) if r.zeroed == result.negative_count), None)
+        chart(view.hidden_histogram(result.hidden_hist.edges, result.hidden_hist.counts, result.negative_share,
+                                    zeroed_by=zeroed_by),
               "lab-hidden")
-        st.caption("The hidden pre-activations h = c_fc(x). ReLU turns every bar left of zero into 0; "
-                   "GELU multiplies each h by Φ(h), so a negative h shrinks but a trace of it survives.")
+        st.caption("The hidden pre-activations h = c_fc(x), before the activation: the bars left of zero are "
+                   "what each activation's negative side acts on (see above for what each does).")
     with right:
         st.markdown("**What it hands on**")
         chart(view.post_histogram(a.post_hist.edges, a.post_hist.counts, b.post_hist.counts, key_a=a.name,
                                   label_a=a.label, key_b=b.name, label_b=b.label), "lab-output")
-        st.caption("Both outputs on the same bins; counts on a log scale, because ReLU piles half of all "
-                   "values onto exactly 0.")
+        st.caption(view.output_caption(result))
 
     st.markdown("**Each token's output**")
     profiles = [(r.label, r.name, view.token_profile(r.token_norms.numpy())) for r in ((a, b) if a is not b else (a,))]

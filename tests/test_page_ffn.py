@@ -273,3 +273,22 @@ def test_weights_file_fixes_d_model(app):
     at.run()
     assert not at.exception and not at.button
     assert "6 features" in at.error[0].value and "file fix" in at.error[0].value
+
+
+@pytest.mark.parametrize("act, vs", [("SiLU", "Leaky ReLU"), ("GELU tanh", "ReLU")])
+def test_the_words_follow_the_chosen_pair(app, act, vs):
+    """Reference: the pair on screen; ReLU is the only one of these that sets every h < 0 to exactly 0."""
+    at = open_lab(app, ffn_d_model=8, ffn_act=act, ffn_vs=vs)
+    assert not at.exception and not at.error
+    prose = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert f"**{act}**" in prose and f"**{vs}**" in prose
+    zeroes = vs == "ReLU"
+    notes = [m.value for m in at.markdown if m.value.startswith(f"**{act}**")]
+    assert len(notes) == 1 and f"**{vs}**" in notes[0]
+    assert ("GELU" in notes[0]) == act.startswith("GELU")  # no word on GELU when neither runs GELU
+    legend = [t["name"] for t in chart_spec(at, 0)["data"]]
+    assert any(name.endswith("ReLU outputs 0") for name in legend) == zeroes
+    assert ("onto exactly 0" in prose) == zeroes
+    tokens = chart_spec(at, 2)["layout"]["xaxis"]
+    assert tokens["tickformat"] == "d"  # whole tokens
+    assert ("Dotted lines mark where each sequence" in prose) == (at.selectbox(key="ffn_demo").value == "2x3")

@@ -84,14 +84,16 @@ def _bars(edges: np.ndarray, counts: np.ndarray, mask: np.ndarray, *, name: str,
     )
 
 
-def hidden_histogram(edges: np.ndarray, counts: np.ndarray, negative_share: float, *, height: int = 340) -> go.Figure:
-    """What the activation receives: counts of the hidden pre-activations h, the negative side in ReLU's colour."""
+def hidden_histogram(edges: np.ndarray, counts: np.ndarray, negative_share: float, *, height: int = 340,
+                     zeroed_by: str | None = "relu") -> go.Figure:
+    """What the activation receives: counts of the hidden pre-activations h, the negative side in ReLU's colour;
+    ``zeroed_by`` names the compared activation that outputs 0 there (None when neither does)."""
     edges, counts = np.asarray(edges, dtype=np.float64), np.asarray(counts)
     centers = 0.5 * (edges[:-1] + edges[1:])
     negative = centers < 0
+    note = f": {ACTIVATIONS[zeroed_by].short} outputs 0" if zeroed_by else ""
     traces = [
-        _bars(edges, counts, negative, name=f"h < 0 ({share(negative_share)}): ReLU outputs 0",
-              bar_color=color("relu")),
+        _bars(edges, counts, negative, name=f"h < 0 ({share(negative_share)}){note}", bar_color=color("relu")),
         _bars(edges, counts, ~negative, name="h ≥ 0", bar_color=NEUTRAL),
     ]
     layout = base_layout("hidden pre-activation h = c_fc(x)", "count", height=height)
@@ -226,3 +228,13 @@ def token_caption(result) -> str:
     if 1 < batch <= 32:
         text += " Dotted lines mark where each sequence of the batch begins."
     return text
+
+
+def output_caption(result) -> str:
+    """What the output histogram shows, naming the activation that piles values onto exactly 0, if any."""
+    text = "Both outputs on the same bins; counts on a log scale"
+    piles = [r for r in (result.a, result.b) if r.zeroed and r.zeroed == result.negative_count]
+    if piles:
+        text += (f", because {ACTIVATIONS[piles[0].name].short} puts every negative h, "
+                 f"{share(result.negative_share)} of all values, onto exactly 0")
+    return text + "."

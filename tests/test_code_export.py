@@ -5,18 +5,22 @@ Reference: the page itself, opened in AppTest with the same URL values; the scri
 from an empty folder, where neither gelu_core nor ui can be imported.  Tolerance: none: every number is
 compared as the text the page shows (metrics, captions, markdown tables), or for a dataframe, as its column
 format (``%.4f``, ``%.4e``) writes the value the page holds.  The explorer pages' scripts run together, each
-in a fresh namespace of one process (one torch import for all).
+in a fresh namespace of one process (one torch import for all); the lab's each in a process of its own, as a
+student runs them.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+import torch
 
 from tests.conftest import ROOT, metrics
 from ui.code_export import EXPORTS, code_for
@@ -118,6 +122,8 @@ BRANCHES = {
     "steps": [{}, {"steps_full": True}],
     "approximations": [{}, {"approx_view": APPROXIMATIONS_VIEWS[1], "approx_fw_form": "tanh"},
                        {"approx_view": APPROXIMATIONS_VIEWS[1], "approx_fw_dtypes": []}],
+    "ffn": [{}, {"ffn_backward": False, "ffn_act": "gelu_sigmoid", "ffn_vs": "gelu_sigmoid"},
+            {"ffn_weights": "File", "ffn_input": "Upload"}],
 }
 
 
@@ -140,6 +146,7 @@ def test_unknown_or_unusable_values_fall_back_to_the_defaults():
     default = code_for("curves", {})
     assert code_for("curves", {"curves_form": "cubic", "curves_x": None, "gate_x": 3.0}) == default
     assert code_for("curves", {"curves_more": ["bogus"]}) == default
+    assert code_for("ffn", {"ffn_act": "swish", "ffn_demo": "3x3"}) == code_for("ffn", {})
 
 
 # ---------------------------------------------------------------- Home
@@ -273,3 +280,82 @@ def test_approximations_prints_what_pytorch_returns(tmp_path):
         columns, rows = printed_table(output, "x ")
         assert columns == list(frame.columns)
         assert rows == shown_table(frame, {"x": "{:.1f}"}, default="{:.4e}")
+
+
+# ---------------------------------------------------------------- Feed-forward lab
+
+def markdown_tables(at) -> dict[str, dict[str, str]]:
+    """The page's markdown tables merged: activation -> row label -> cell."""
+    cells: dict[str, dict[str, str]] = {}
+    for block in (m.value for m in at.markdown if m.value.startswith("| |")):
+        lines = [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+                 for line in block.splitlines()]
+        names = lines[0][1:]
+        for row in lines[2:]:
+            for name, cell in zip(names, row[1:], strict=True):
+                cells.setdefault(name, {})[row[0]] = cell
+    return cells
+
+
+def printed_sections(output: str) -> dict[str, dict[str, str]]:
+    """Indented ``label: value`` lines under an unindented name: name -> label -> value (sections merge)."""
+    sections: dict[str, dict[str, str]] = {}
+    name = None
+    for line in output.splitlines():
+        if not line.startswith(" "):
+            name = line
+        else:
+            label, _, value = line.strip().rpartition(": ")
+            sections.setdefault(name, {})[label] = value
+    return sections
+
+
+def check_lab(at, output: str) -> None:
+    """Every metric of the lab, and every cell of its tables (forward, and backward when on)."""
+    assert printed(output) == metrics(at)
+    assert printed_sections(output) == markdown_tables(at)
+
+
+def npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("query", [
+    {},  # GPT-2 small's block, seed 0, the (2, 3) demo, GELU tanh vs ReLU, backwards on
+    {"ffn_d_model": "8", "ffn_seed": "3", "ffn_act": "GELU exact", "ffn_vs": "SiLU", "ffn_demo": "1x16",
+     "ffn_backward": "false"},
+    {"ffn_d_model": "16", "ffn_seed": "2147483647", "ffn_act": "GELU sigmoid", "ffn_vs": "GELU sigmoid"},
+], ids=["defaults", "d8-seed3-no-backward", "same-activation-largest-seed"])
+def test_lab_prints_the_seeded_blocks_numbers(tmp_path, query):
+    """Seeded weights and demo input drawn as gelu_core draws them: the page's numbers, digit for digit."""
+    at = open_view("ffn", query)
+    if query.get("ffn_backward") == "false":
+        # pages/ffn.py reads the toggle from session_state before drawing it, so a link's first run shows the
+        # backward pass whatever the link says (the script follows the toggle); the second run agrees
+        at.run()
+    check_lab(at, run_script(view_code(at), tmp_path))
+
+
+def test_lab_prints_an_uploaded_files_numbers(tmp_path):
+    """An uploaded (4, 8) .npy through a d_model = 8 block, seed 5: the script reads the file it names at its top."""
+    x = np.random.default_rng(1).standard_normal((4, 8))  # float64: the page and the script both round to float32
+    at = open_view("ffn", {"ffn_d_model": "8", "ffn_seed": "5", "ffn_input": "Upload", "ffn_act": "ReLU",
+                           "ffn_vs": "Leaky ReLU"}, upload=("ffn_file", "mine.npy", npy_bytes(x)))
+    code = view_code(at)
+    assert 'INPUT_FILE = "activations.npy"' in code
+    (tmp_path / "activations.npy").write_bytes(npy_bytes(x))
+    check_lab(at, run_script(code, tmp_path))
+
+
+def test_lab_prints_the_numbers_of_gpt2_weights_from_a_file(tmp_path):
+    """GPT-2's Conv1D layout (in, out) in a .pt, d_model 6: the script transposes it as the page does."""
+    generator = torch.Generator().manual_seed(7)
+    shapes = {"c_fc.weight": (6, 24), "c_fc.bias": (24,), "c_proj.weight": (24, 6), "c_proj.bias": (6,)}
+    state = {name: torch.randn(shape, generator=generator) for name, shape in shapes.items()}
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    at = open_view("ffn", {"ffn_weights": "File"}, upload=("ffn_weights_file", "gpt2.pt", buffer.getvalue()))
+    (tmp_path / "weights.pt").write_bytes(buffer.getvalue())
+    check_lab(at, run_script(view_code(at), tmp_path))

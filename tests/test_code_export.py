@@ -5,8 +5,8 @@ Reference: the page itself, opened in AppTest with the same URL values; the scri
 from an empty folder, where neither gelu_core nor ui can be imported.  Tolerance: none: every number is
 compared as the text the page shows (metrics, captions, markdown tables), or for a dataframe, as its column
 format (``%.4f``, ``%.4e``) writes the value the page holds.  The explorer pages' scripts run together, each
-in a fresh namespace of one process (one torch import for all); the lab's each in a process of its own, as a
-student runs them.
+in a fresh namespace of one process (one torch import for all); the lab's and the race's each in a process
+of its own, as a student runs them.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 import torch
 
-from tests.conftest import ROOT, metrics
+from tests.conftest import ROOT, chart_spec, metrics
 from ui.code_export import EXPORTS, code_for
-from ui.controls import APPROXIMATIONS_VIEWS, OVERLAYS, PAGE_CONTROLS
+from ui.controls import APPROXIMATIONS_VIEWS, OVERLAYS, PAGE_CONTROLS, RACE_TASKS
 
 TIMEOUT = 120  # seconds for one process of scripts
 REPOSITORY = ("gelu_core", "ui", "hosting", "harness", "tests", "app")
@@ -124,6 +124,7 @@ BRANCHES = {
                        {"approx_view": APPROXIMATIONS_VIEWS[1], "approx_fw_dtypes": []}],
     "ffn": [{}, {"ffn_backward": False, "ffn_act": "gelu_sigmoid", "ffn_vs": "gelu_sigmoid"},
             {"ffn_weights": "File", "ffn_input": "Upload"}],
+    "training": [{"training_task": task} for task in RACE_TASKS],
 }
 
 
@@ -131,7 +132,7 @@ def test_every_page_has_a_script_and_each_passes_the_house_lint(tmp_path):
     """Every page in ui.controls has a script; each branch of each template is ruff-clean under pyproject.toml's
     rules (the scripts are code a learner reads); a page without a script gets None."""
     pytest.importorskip("ruff")
-    assert set(EXPORTS) == set(BRANCHES) <= set(PAGE_CONTROLS)
+    assert set(EXPORTS) == set(PAGE_CONTROLS) == set(BRANCHES)
     for page, cases in BRANCHES.items():
         for i, values in enumerate(cases):
             (tmp_path / f"{page}_{i}.py").write_text(code_for(page, values))
@@ -359,3 +360,55 @@ def test_lab_prints_the_numbers_of_gpt2_weights_from_a_file(tmp_path):
     at = open_view("ffn", {"ffn_weights": "File"}, upload=("ffn_weights_file", "gpt2.pt", buffer.getvalue()))
     (tmp_path / "weights.pt").write_bytes(buffer.getvalue())
     check_lab(at, run_script(view_code(at), tmp_path))
+
+
+# ---------------------------------------------------------------- Training race
+
+def race_lines(output: str) -> dict[str, str]:
+    """The race script's ``label: numbers`` lines (the numbers hold ": " themselves)."""
+    return dict(line.split(": ", 1) for line in output.splitlines())
+
+
+def race_numbers(at) -> dict[str, str]:
+    """What the finished race shows per run: test accuracy (the regions chart's titles), test loss (the loss
+    chart's last point, to the verdict's three decimals) and dead units per layer (the dead-units chart)."""
+    regions, losses, dead = (chart_spec(at, i) for i in range(3))
+    accuracy = dict(re.fullmatch(r"<b>(.*)</b>: (.*) test accuracy", a["text"]).groups()
+                    for a in regions["layout"]["annotations"])
+    total = at.slider(key="training_width").value * at.slider(key="training_depth").value
+    shown = {}
+    for trace in dead["data"]:
+        name = trace["name"]
+        [loss] = [t["y"][-1] for t in losses["data"] if t["name"] == f"{name}: test"]
+        layers = trace["customdata"][-1]
+        shown[name] = (f"{accuracy[name]} test accuracy, test loss {loss:.3f}, "
+                       f"{sum(int(n) for n in layers.split(' · '))} of {total} hidden units dead (by layer: {layers})")
+    return shown
+
+
+SMALL_RACE = {"training_steps": "200", "training_width": "4", "training_depth": "2"}
+
+
+@pytest.mark.parametrize("query", [
+    SMALL_RACE,
+    {**SMALL_RACE, "training_task": "circle", "training_lr": "0.1", "training_seed": "1"},  # ReLU units die
+    {**SMALL_RACE, "training_task": "xor", "training_a": "Leaky ReLU", "training_b": "GELU tanh", "training_seed": "3",
+     "training_noise": "0.3", "training_lr": "0.3", "training_steps": "100"},
+    {"training_task": "gauss", "training_a": "GELU sigmoid", "training_b": "SiLU", "training_steps": "100",
+     "training_width": "2", "training_depth": "6", "training_seed": "2147483647"},
+], ids=["small", "circle-dying", "xor-noisy", "gauss-deep"])
+def test_race_prints_each_runs_finish(tmp_path, query):
+    """The script trains as the page does (same draws, same order, one thread): each run's test accuracy, test
+    loss and dead units per layer as the page shows them, and the dead units as its closing note counts them."""
+    at = open_view("training", query)
+    assert race_lines(run_script(view_code(at), tmp_path)) == race_numbers(at)
+    notes = " ".join(c.value for c in at.caption)
+    for name, text in race_numbers(at).items():
+        assert f"{name} ended with {text.split(', ')[-1].split(' (')[0]}" in notes
+
+
+@pytest.mark.skipif(not os.environ.get("GELU_SLOW"), reason="set GELU_SLOW=1: the default race, 10 to 20 s")
+def test_the_default_race(tmp_path):
+    """The race a student meets first: spiral, ReLU against exact GELU, 8 x 3 units, 1000 steps of Adam at 0.03."""
+    at = open_view("training", {})
+    assert race_lines(run_script(view_code(at), tmp_path)) == race_numbers(at)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ui.code_export import approximations, curves, derivative, ffn, gate, home, steps
+from ui.code_export import approximations, curves, derivative, ffn, gate, home, steps, training
 from ui.code_export.common import Values
 
 EXPORTS: dict[str, Callable[[Values], str]] = {  # by the page's url_path, as ui.controls.PAGE_CONTROLS
@@ -22,6 +22,7 @@ EXPORTS: dict[str, Callable[[Values], str]] = {  # by the page's url_path, as ui
     "derivative": derivative.script,
     "steps": steps.script,
     "ffn": ffn.script,
+    "training": training.script,
     "approximations": approximations.script,
 }
 

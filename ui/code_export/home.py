@@ -1,0 +1,32 @@
+"""Home's script: the five inputs through ReLU, the tanh gate, tanh GELU and exact GELU, as the table shows them."""
+
+from __future__ import annotations
+
+from ui.code_export.common import Values, fill, number, settings
+from ui.controls import HOME
+
+TEMPLATE = '''
+"""GELU Explorer, Home: five numbers through ReLU and GELU, as the page's table shows them."""
+
+import math
+
+import torch
+
+x = torch.tensor([$inputs], dtype=torch.float64)  # the five inputs on the page, (5,)
+
+relu = torch.clamp(x, min=0.0)  # ReLU(x) = max(0, x)
+gate = 0.5 * (1 + torch.tanh(torch.sqrt(torch.tensor(2.0 / torch.pi, dtype=torch.float64))
+                             * (x + 0.044715 * torch.pow(x, 3))))  # how open GELU's door is: 0 to 1
+gelu = x * gate  # GELU, tanh form: what GPT-2 and the book's chapter 4 compute
+exact_gelu = 0.5 * x * torch.special.erfc(-x / math.sqrt(2.0))  # x * Phi(x): Phi is the standard normal CDF
+
+table = {"x": x, "ReLU(x)": relu, "gate(x)": gate, "GELU(x)": gelu, "exact GELU": exact_gelu}
+print("  ".join(f"{name:>10}" for name in table))
+for row in zip(*table.values(), strict=True):
+    print("  ".join(f"{value:>10.4f}" for value in row))
+'''
+
+
+def script(values: Values) -> str:
+    v = settings(HOME, values)
+    return fill(TEMPLATE, inputs=", ".join(number(v[f"x{i}"]) for i in range(1, 6)))

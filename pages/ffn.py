@@ -203,6 +203,7 @@ with block_col:
     a1, a2 = st.columns(2)
     activation = a1.selectbox(**FFN["act"].kwargs())
     compare = a2.selectbox(**FFN["vs"].kwargs())
+    with_backward = st.toggle(**FFN["backward"].kwargs())
     if source == "Seeded":
         s1, s2 = st.columns(2)
         d_model = s1.number_input(**FFN["d_model"].kwargs())
@@ -253,7 +254,7 @@ if tokens_in is not None:
         st.error(str(err))
     waiting.empty()
 backward = None
-if result is not None and st.session_state.get("ffn_backward", FFN["backward"].default):
+if result is not None and with_backward:
     try:
         with st.spinner("Running the backward pass…", show_time=big):
             backward = gelu_core.shared_run_gradients((block_key, input_key, activation, compare), block, tokens_in,
@@ -269,6 +270,5 @@ if result is not None:
             st.caption(f"The input {shape(x.shape)} was read as {shape(result.input_shape)}: "
                        "(batch, tokens, d_model).")
     show(result, x)
-    st.toggle(**FFN["backward"].kwargs())
     if backward is not None:
         show_backward(backward)

@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
+from gelu_core.analysis import approximation_difference
 from ui.controls import STEPS, STEPS_PICK_LIMIT
 from ui.format import full, readable, sci
 from ui.frame import chart, csv_button, require_app_frame
@@ -47,7 +48,7 @@ chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at
 c1, c2, c3 = st.columns(3)
 c1.metric("tanh form", readable(tanh_value), help=full(tanh_value))
 c2.metric("exact  x·Φ(x)", readable(exact_value), help=full(exact_value))
-c3.metric("difference (tanh − exact)", sci(tanh_value - exact_value),
+c3.metric("difference (tanh − exact)", sci(approximation_difference(x, "tanh")),
           help="What the approximation costs at this x, in float64.")
 
 show_all = st.toggle(**STEPS["full"].kwargs())

@@ -111,6 +111,19 @@ def shown_table(frame, formats: dict[str, str] | None = None, default: str = "{:
             for row in frame.itertuples(index=False)]
 
 
+def merged(frames):
+    """The page's tables of one set of points side by side (each holds x first, then a few columns, so a phone
+    can show it): one frame with x once and every other column in the page's order."""
+    import pandas as pd
+
+    first, *rest = frames
+    return pd.concat([first] + [f.drop(columns="x") for f in rest], axis=1)
+
+
+def by_column(columns: list[str], rows: list[list[str]]) -> dict[str, list[str]]:
+    return {name: [row[i] for row in rows] for i, name in enumerate(columns)}
+
+
 # ---------------------------------------------------------------- every page
 
 # Values that take each template's branches (a key left out is the control's default)
@@ -201,7 +214,7 @@ def test_curves_prints_the_probe_and_the_values_table(tmp_path):
     outputs = run_scripts([view_code(at) for at in views], tmp_path)
     for at, output in zip(views, outputs, strict=True):
         assert printed(output) == metrics(at)
-        frame = at.dataframe[0].value
+        frame = merged([d.value for d in at.dataframe])
         columns, rows = printed_table(output, "x ")
         assert columns == list(frame.columns)
         assert rows == shown_table(frame)
@@ -247,9 +260,11 @@ def test_steps_prints_the_seven_lines_and_the_readouts(tmp_path):
     for at, output in zip(views, outputs, strict=True):
         table = at.table[0].value
         lines = printed(output)
-        assert [lines[label].split()[0] for label in table["step"]] == table["value"].tolist()
-        if "full precision" in table.columns:
-            assert [lines[label].split()[1] for label in table["step"]] == table["full precision"].tolist()
+        labels = [cell.split("**")[1] for cell in table["step"]]  # each cell: the step's name (bold) over what it does
+        assert [lines[label].split()[0] for label in labels] == table["value"].tolist()
+        if len(at.table) > 1:  # "Show every digit": a table of its own
+            digits = at.table[1].value
+            assert [lines[label].split()[1] for label in digits["step"]] == digits["full precision"].tolist()
         assert {label: lines[label] for label in metrics(at)} == metrics(at)
 
 
@@ -277,10 +292,10 @@ def test_approximations_prints_what_pytorch_returns(tmp_path):
     views = [open_view("approximations", {"approx_view": "What PyTorch computes", **q}) for q in APPROX_TORCH_CASES]
     outputs = run_scripts([view_code(at) for at in views], tmp_path)
     for at, output in zip(views, outputs, strict=True):
-        frame = at.dataframe[1].value
+        frame = merged([d.value for d in at.dataframe[1:]])  # after the limits table: the digits, a table per dtype
         columns, rows = printed_table(output, "x ")
-        assert columns == list(frame.columns)
-        assert rows == shown_table(frame, {"x": "{:.1f}"}, default="{:.4e}")
+        assert by_column(columns, rows) == by_column(list(frame.columns),
+                                                     shown_table(frame, {"x": "{:.1f}"}, default="{:.4e}"))
 
 
 # ---------------------------------------------------------------- Feed-forward lab
@@ -332,10 +347,8 @@ def npy_bytes(array: np.ndarray) -> bytes:
 def test_lab_prints_the_seeded_blocks_numbers(tmp_path, query):
     """Seeded weights and demo input drawn as gelu_core draws them: the page's numbers, digit for digit."""
     at = open_view("ffn", query)
-    if query.get("ffn_backward") == "false":
-        # pages/ffn.py reads the toggle from session_state before drawing it, so a link's first run shows the
-        # backward pass whatever the link says (the script follows the toggle); the second run agrees
-        at.run()
+    if query.get("ffn_backward") == "false":  # the link's first run already leaves the backward pass out
+        assert not [m for m in at.metric if "gradient exactly 0" in m.label]
     check_lab(at, run_script(view_code(at), tmp_path))
 
 

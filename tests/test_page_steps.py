@@ -135,3 +135,13 @@ def test_the_caption_names_the_steps_it_explains(app):
     shown = at.table[0].value
     assert list(shown.columns) == ["step", "with numbers", "value"]  # three columns: a phone's width at any x
     assert shown["step"].tolist()[-2].startswith(f"**{labels[-2]}**")
+
+
+@pytest.mark.parametrize("x", ["7.5", "8", "9", "-9.5"])
+def test_the_difference_keeps_its_digits_where_both_forms_are_near_x(app, x):
+    """Reference: 50-digit mpmath of tanh GELU - exact GELU.  Far right both are within 1e-13 of x, so their
+    difference in float64 loses every digit that matters (at x = 9 it printed 0); the page keeps all of them."""
+    at = open_page(app, PAGE, steps_x=x)
+    diff = mp_steps(float(x))[-1] - mp_exact(float(x))
+    shown = {m.label: m.value for m in at.metric}["difference (tanh − exact)"]
+    assert shown == f"{float(diff):.3e}"

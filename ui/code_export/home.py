@@ -1,4 +1,4 @@
-"""Home's script: the five inputs through ReLU, the tanh gate, tanh GELU and exact GELU, as the table shows them."""
+"""Home's script: the five inputs through ReLU, the tanh gate, tanh GELU and x·Φ(x), as the table shows them."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ gate = 0.5 * (1 + torch.tanh(torch.sqrt(torch.tensor(2.0 / torch.pi, dtype=torch
 gelu = x * gate  # GELU, tanh form: what GPT-2 and the book's chapter 4 compute
 exact_gelu = 0.5 * x * torch.special.erfc(-x / math.sqrt(2.0))  # x * Phi(x): Phi is the standard normal CDF
 
-table = {"x": x, "ReLU(x)": relu, "gate(x)": gate, "GELU(x)": gelu, "exact GELU": exact_gelu}
+table = {"x": x, "ReLU(x)": relu, "gate(x)": gate, "GELU(x)": gelu, "x·Φ(x)": exact_gelu}
 print("  ".join(f"{name:>10}" for name in table))
 for row in zip(*table.values(), strict=True):
     print("  ".join(f"{value:>10.4f}" for value in row))

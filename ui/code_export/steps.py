@@ -57,7 +57,20 @@ for label, value in steps.items():
 exact = x * 0.5 * erfc(-x / math.sqrt(2.0))  # x·Φ(x), Φ the standard normal CDF
 print(f"tanh form: {readable(gelu)}")
 print(f"exact  x·Φ(x): {readable(exact)}")
-print(f"difference (tanh − exact): {gelu - exact:.3e}")
+
+
+def gates_at(z):
+    """(tanh gate, exact gate Φ) at z."""
+    e = float(np.exp(-abs(2.0 * constant * (z + 0.044715 * z**3))))
+    tanh_gate = 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
+    return tanh_gate, 0.5 * erfc(-z / math.sqrt(2.0))
+
+
+# The difference x · (gate(x) - Φ(x)): for x > 0 both gates are near 1 and subtracting them loses the digits
+# that matter, so it is taken at -x, where the gates are small: gate(-x) = 1 - gate(x) for both forms.
+tanh_gate, phi = gates_at(-abs(x))
+difference = -abs(x) * (tanh_gate - phi) if x > 0 else x * (gate - 0.5 * erfc(-x / math.sqrt(2.0)))
+print(f"difference (tanh − exact): {difference:.3e}")
 '''
 
 

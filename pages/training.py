@@ -39,8 +39,8 @@ with settings:
     first = a1.selectbox(**TRAINING["a"].kwargs())
     second = a2.selectbox(**TRAINING["b"].kwargs())
     learning_rate = st.segmented_control(**TRAINING["lr"].kwargs())
+    steps = st.slider(**TRAINING["steps"].kwargs())
     with st.expander("The network and the data"):
-        steps = st.slider(**TRAINING["steps"].kwargs())
         width = st.slider(**TRAINING["width"].kwargs())
         depth = st.slider(**TRAINING["depth"].kwargs())
         noise = st.slider(**TRAINING["noise"].kwargs())

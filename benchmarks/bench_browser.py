@@ -4,8 +4,10 @@
 
 1. Latency: for each page, its first control (slider, else number input; the same the browser tests
    move) is stepped by keyboard `--moves` times, back and forth; each time is from the key press to the
-   rerun finished and drawn in Chromium (no skeleton, nothing stale).  Median and p90 per page, and the
-   ratio of the median to 100 ms, the usual limit for a response to feel instant.
+   rerun finished and drawn in Chromium (no skeleton, nothing stale).  Median and p90 per page, as ratios
+   to two floors measured in the same run with the same config: a bare one-slider Streamlit page (target:
+   1.4x), and a one-slider page with one Plotly chart of three 801-point curves (the floor Plotly itself
+   sets for a page that redraws a chart).
 2. Memory: the server's resident set (VmRSS, and its peak VmHWM, from /proc) after start, after every
    page was opened, after the lab ran the (8, 1024, 768) demo batch, and after the lab ran an uploaded
    (8, 1024, 768) float32 .npy (25 MB) through the real file input.
@@ -38,6 +40,18 @@ st.title("Baseline")
 x = st.slider("x", -3.0, 3.0, 0.0, 0.1, key="base_x", bind="query-params")
 st.write(x)
 """
+PLOTLY_APP = """import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+st.title("Plotly floor")
+x = st.slider("x", -3.0, 3.0, 0.0, 0.1, key="base_x", bind="query-params")
+grid = np.linspace(-3, 3, 801)
+fig = go.Figure([go.Scatter(x=grid, y=np.maximum(grid, 0)), go.Scatter(x=grid, y=grid / (1 + np.exp(-1.702 * grid))),
+                 go.Scatter(x=[x], y=[max(x, 0)], mode="markers")])
+st.plotly_chart(fig)
+"""
+TARGET = 1.4  # of the bare page's median
 
 
 # When the first key of a move went down and when the page next sent the server a message (the rerun
@@ -78,14 +92,28 @@ def latency(page, moves: int) -> list[dict[str, float]]:
     return times
 
 
-def summary(name: str, times: list[dict[str, float]]) -> str:
+def summary(name: str, times: list[dict[str, float]], floors: dict[str, float]) -> str:
     med = {k: statistics.median(t[k] for t in times) for k in times[0]}
     totals = [t["total"] for t in times]
     p90 = statistics.quantiles(totals, n=10)[-1] if len(totals) > 1 else totals[0]
+    ratios = "".join(f"{med['total'] / floor:>9.2f}" for floor in floors.values())
     return (
-        f"{name:<16}{med['total']:>7.0f}{p90:>7.0f}{med['total'] / INSTANT_MS:>9.2f}"
+        f"{name:<18}{med['total']:>7.0f}{p90:>7.0f}{ratios}"
         f"{med['client']:>16.0f}{med['server']:>7.0f}{med['draw']:>6.0f}"
     )
+
+
+def median_total(times: list[dict[str, float]]) -> float:
+    return statistics.median(t["total"] for t in times)
+
+
+def floor_app(browser, source: str, moves: int) -> list[dict[str, float]]:
+    """A one-file app served with the repository's config, measured like a page."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(ROOT / ".streamlit", Path(tmp) / ".streamlit")
+        (Path(tmp) / "app.py").write_text(source)
+        with driver.Server(Path(tmp)) as server:
+            return measure(browser, server.base_url, moves)
 
 
 def measure(browser, url: str, moves: int) -> list[dict[str, float]] | None:
@@ -114,19 +142,27 @@ def main() -> None:
     with driver.Server() as server, sync_playwright() as playwright:
         browser = driver.launch(playwright)
         memory = [("started", server.rss_kib())]
-        print(f"Slider move -> redraw in Chromium, {args.moves} moves per page (ms; median, and p90 of the total)")
-        print("  before request: the page's own delay after the key; rerun: request sent to the run's last message")
-        print("  received; draw: from then to two frames later, when the counter ticks")
-        print(f"{'page':<16}{'total':>7}{'p90':>7}{'/100 ms':>9}{'before request':>16}{'rerun':>7}{'draw':>6}")
+        bare = floor_app(browser, BASELINE_APP, args.moves)
+        plotly = floor_app(browser, PLOTLY_APP, args.moves)
+        results = {}
         for app_page in pages:
             url = f"{server.base_url}/{'' if app_page.default else app_page.url_path}"
-            times = measure(browser, url, args.moves)
-            print(summary(app_page.url_path, times) if times else f"{app_page.url_path:<16}  (no control to move)")
-        with tempfile.TemporaryDirectory() as tmp:  # the same config, one slider and its value: Streamlit's floor
-            shutil.copytree(ROOT / ".streamlit", Path(tmp) / ".streamlit")
-            (Path(tmp) / "app.py").write_text(BASELINE_APP)
-            with driver.Server(Path(tmp)) as baseline:
-                print(summary("(one-slider app)", measure(browser, baseline.base_url, args.moves)))
+            results[app_page.url_path] = measure(browser, url, args.moves)
+        bare += floor_app(browser, BASELINE_APP, args.moves)  # measured before and after the pages: drift shows
+        floors = {"/bare": median_total(bare), "/plotly": median_total(plotly)}
+        print(f"Slider move -> redraw in Chromium, {args.moves} moves per page (ms; median, and p90 of the total)")
+        print(f"  /bare: ratio to a one-slider Streamlit page (target {TARGET}); /plotly: to a one-slider page with")
+        print("  one Plotly chart (3 curves, 801 points).  before request: the page's own delay after the key; rerun:")
+        print("  request sent to the run's last message received; draw: from then to two frames later")
+        print(f"{'page':<18}{'total':>7}{'p90':>7}{'/bare':>9}{'/plotly':>9}{'before request':>16}{'rerun':>7}"
+              f"{'draw':>6}")
+        print(summary("(one-slider app)", bare, floors))
+        print(summary("(Plotly floor)", plotly, floors))
+        for name, times in results.items():
+            print(summary(name, times, floors) if times else f"{name:<18}  (no control to move)")
+        worst = max(median_total(t) for t in results.values() if t)
+        print(f"worst page: {worst / floors['/bare']:.2f} x the bare page, {worst / floors['/plotly']:.2f} x the "
+              f"Plotly floor")
         memory.append(("every page opened (and moved)", server.rss_kib()))
 
         if not args.skip_memory:

@@ -280,6 +280,7 @@ class Session:
         self.cache: dict[str, Seen] = {}  # the frontend's message cache: hash -> what it held
         self.moved: dict[str, WidgetState] = {}  # widget id -> the state this tab last sent
         self.troubles: list[str] = []  # every exception and error box that reached this tab
+        self.exceptions = self.error_boxes = 0  # the same, counted by kind
         self.runs: list[Run] = []
         self.closed_reason: str | None = None  # set when the server closed the websocket
         self._pending: Run | None = None
@@ -435,6 +436,10 @@ class Session:
             self.elements[tuple(msg.metadata.delta_path)] = seen
             if seen.trouble:
                 self.troubles.append(seen.trouble)
+                if seen.kind == "exception":
+                    self.exceptions += 1
+                else:
+                    self.error_boxes += 1
                 if self._pending is not None:
                     self._pending.troubles.append(seen.trouble)
         elif kind == "script_finished":

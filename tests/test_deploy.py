@@ -34,6 +34,7 @@ DEPLOY = ROOT / "deploy"
 HAPROXY_CFG = (DEPLOY / "haproxy.cfg").read_text()
 MAX_UPLOAD_MB = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]["maxUploadSize"]
 UPLOADS_AT_ONCE = 8
+RATE = 8000  # requests per 10 s from one address
 
 
 def needs_haproxy():
@@ -53,6 +54,7 @@ def test_the_body_caps_are_the_upload_cap_plus_the_envelope():
     ingress = [d for d in yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text()) if d["kind"] == "Ingress"][0]
     assert ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/proxy-body-size"] == f"{MAX_UPLOAD_MB + 1}m"
     assert re.search(rf"sc_trackers\(1\) gt {UPLOADS_AT_ONCE}\b", HAPROXY_CFG)
+    assert re.search(rf"sc_http_req_rate\(0\) gt {RATE}\b", HAPROXY_CFG)
 
 
 def test_compose_runs_the_repository_image_behind_this_haproxy_cfg():
@@ -232,16 +234,16 @@ def test_one_client_gets_a_limited_number_of_uploads_at_once(proxy):
 
 
 def test_one_client_gets_a_limited_request_rate(proxy):
-    """2001 requests pipelined on one connection from a third client address: haproxy.cfg allows 2000 in 10 s.
+    """RATE + 1 requests pipelined on one connection from a third client address: haproxy.cfg allows RATE in 10 s.
 
     The requests ask for the metrics, which HAProxy answers itself (404) at once: no replica is kept busy, and
     each request still counts."""
     one = "GET /_stcore/metrics HTTP/1.1\r\nHost: x\r\n\r\n"
-    sock = raw_request(proxy, one * 2001, source="127.0.0.52")
+    sock = raw_request(proxy, one * (RATE + 1), source="127.0.0.52")
     sock.settimeout(30)
     data = b""
     try:
-        while data.count(b"HTTP/1.1 ") < 2001:
+        while data.count(b"HTTP/1.1 ") < RATE + 1:
             chunk = sock.recv(1 << 16)
             if not chunk:
                 break
@@ -249,4 +251,4 @@ def test_one_client_gets_a_limited_request_rate(proxy):
     finally:
         sock.close()
     statuses = [int(m) for m in re.findall(rb"HTTP/1.1 (\d{3})", data)]
-    assert statuses[:2000] == [404] * 2000 and statuses[2000:] == [429], (len(statuses), statuses[-3:])
+    assert statuses[:RATE] == [404] * RATE and statuses[RATE:] == [429], (len(statuses), statuses[-3:])

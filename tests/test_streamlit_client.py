@@ -213,5 +213,6 @@ def test_against_a_real_server(tmp_path):
     texts_now, troubles = seen[4]
     assert texts_now == ["x = 0.3, n = 4"] and len(troubles) == 3 and troubles[:2] == ["x is past 0.15"] * 2
     assert "past 0.25" not in troubles[2]  # showErrorDetails = "none": the message stays on the server
+    assert (s.error_boxes, s.exceptions) == (2, 1)
     assert s.query_string == "x=0.3"
     assert all(r.finished_at is not None for r in s.runs) and len(s.runs) == 5

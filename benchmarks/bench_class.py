@@ -74,6 +74,7 @@ class Result:
     server_cpu_s: float
     client_cpu_s: float
     memory: dict[str, dict[str, int]]
+    load: tuple[float, float]  # the machine's 1-minute load average before and after: others' work shows here
 
     def moves(self, path: str | None = None) -> list[float]:
         return [m for s in self.students if path is None or s.path == path for m in s.moves]
@@ -118,6 +119,7 @@ async def student(base_url: str, path: str, rng: random.Random, args) -> Student
 def run_class(name: str, base_url: str, paths: list[str], pids: dict[str, int], args) -> Result:
     rng = random.Random(args.seed)
     seeds = [rng.random() for _ in paths]
+    load_before = os.getloadavg()[0]
     cpu_before = {k: cpu_seconds(p) for k, p in pids.items()}
     client_before = time.process_time()
     start = time.perf_counter()
@@ -130,7 +132,7 @@ def run_class(name: str, base_url: str, paths: list[str], pids: dict[str, int], 
     wall = time.perf_counter() - start
     server_cpu = sum(cpu_seconds(p) - cpu_before[k] for k, p in pids.items())
     return Result(name, students, wall, server_cpu, time.process_time() - client_before,
-                  {k: memory_kib(p) for k, p in pids.items()})  # fmt: skip
+                  {k: memory_kib(p) for k, p in pids.items()}, (load_before, os.getloadavg()[0]))  # fmt: skip
 
 
 def solo_costs(base_url: str, pid: int, paths: list[str], moves: int) -> dict[str, tuple[float, float]]:
@@ -200,7 +202,8 @@ def report(result: Result, args) -> None:
     print(f"CPU: servers {result.server_cpu_s:.1f} s = {result.server_cpu_s / result.wall_s:.2f} cores on average, "
           f"{result.server_cpu_s / max(runs, 1) * 1e3:.0f} ms per script run ({runs} runs, first runs included); "
           f"this client {result.client_cpu_s:.1f} s = {result.client_cpu_s / result.wall_s:.2f} cores; "
-          f"machine {cores} cores")  # fmt: skip
+          f"machine {cores} cores, load average {result.load[0]:.1f} before, {result.load[1]:.1f} after (a load "
+          f"above {cores} means processes outside this benchmark were waiting for the same cores)")  # fmt: skip
 
 
 def limits_note(replicas: int) -> str:
@@ -288,7 +291,7 @@ def main() -> int:
             p95 = percentile(r.moves(), 95)
             runs_per_s = len(r.moves()) / r.wall_s
             verdict = "met" if p95 < TARGET_P95_S else "not met"
-            print(f"  x{replicas}: p95 {ms(p95)} ms ({base95 / p95:.2f}x faster than x{counts[0]}; "
+            print(f"  x{replicas}: p95 {ms(p95)} ms (gain {base95 / p95:.2f}x over x{counts[0]}; "
                   f"{runs_per_s:.1f} moves/s served; server CPU {r.server_cpu_s / r.wall_s:.2f} cores)  "
                   f"target p95 < {TARGET_P95_S:g} s: {verdict}")
         met = [n for n in counts if percentile(results[f"x{n}"].moves(), 95) < TARGET_P95_S]

@@ -31,6 +31,7 @@ runs a script here.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import time
 from dataclasses import dataclass, field
@@ -51,6 +52,13 @@ USER_AGENT = "gelu-explorer-class-client/1 (Streamlit protocol; like a browser t
 
 class SessionError(RuntimeError):
     """The server closed the session, or a run did not finish in time."""
+
+
+def run_sync(coroutine):
+    """`asyncio.run(coroutine)` on a thread of its own, so sync code may call it even where an event loop is already
+    running in this thread (Playwright's sync API, held open by the browser tests' session fixture, keeps one)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="streamlit-client") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 # --- a minimal HTTP/1.1 client (GET, one request per connection, as few bytes as possible) -----------

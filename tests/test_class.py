@@ -21,7 +21,7 @@ import re
 import time
 
 from harness import browser as driver
-from harness.streamlit_client import Session
+from harness.streamlit_client import Session, run_sync
 
 SESSIONS = 21  # three per page: enough to hit the race on every run on 7653b56
 
@@ -69,7 +69,7 @@ def test_a_class_arriving_at_once_on_a_fresh_server_sees_no_error():
     assert len(paths) >= 20 and set(paths) == {"" if p.default else p.url_path for p in pages}
     started = time.perf_counter()
     with driver.Server() as server:  # fresh: this test's own server, not the session-wide one of tests/e2e
-        sessions, failures, spread = asyncio.run(arrive_together(server.base_url, paths))
+        sessions, failures, spread = run_sync(arrive_together(server.base_url, paths))
         log = server.log()
     took = time.perf_counter() - started
 

@@ -28,7 +28,7 @@ import yaml
 
 from harness import balancer
 from harness.browser import ROOT
-from harness.streamlit_client import Session
+from harness.streamlit_client import Session, run_sync
 
 DEPLOY = ROOT / "deploy"
 HAPROXY_CFG = (DEPLOY / "haproxy.cfg").read_text()
@@ -226,7 +226,7 @@ def test_one_client_gets_a_limited_number_of_uploads_at_once(proxy):
             writer.close()
             return waiting, one_more, after
 
-    waiting, one_more, after = asyncio.run(scene())
+    waiting, one_more, after = run_sync(scene())
     assert waiting == [None] * UPLOADS_AT_ONCE, f"the held uploads should still be running: {waiting}"
     assert one_more == 429, "one upload more than allowed at once"
     assert after is None, "once the others ended, a new upload is let through"

@@ -27,6 +27,7 @@ from harness.streamlit_client import (
     Session,
     _dechunk,
     first_control,
+    run_sync,
     summarize,
     texts,
 )
@@ -204,7 +205,7 @@ def test_against_a_real_server(tmp_path):
             return s, seen
 
     with driver.Server(tmp_path) as server:
-        s, seen = asyncio.run(student(server.base_url))
+        s, seen = run_sync(student(server.base_url))
     assert "_streamlit_xsrf" in s.cookies and s.session_id
     assert seen[0] == (["x = 0.0, n = 3"], [])
     assert seen[1] == (["x = 0.0, n = 4"], [])
@@ -216,3 +217,20 @@ def test_against_a_real_server(tmp_path):
     assert (s.error_boxes, s.exceptions) == (2, 1)
     assert s.query_string == "x=0.3"
     assert all(r.finished_at is not None for r in s.runs) and len(s.runs) == 5
+
+
+def test_run_sync_works_where_an_event_loop_already_runs():
+    """The browser tests' session fixture keeps Playwright's event loop running in pytest's thread; asyncio.run
+    there raises RuntimeError, run_sync does not."""
+
+    async def answer():
+        return 42
+
+    async def inside_a_running_loop():
+        refused = answer()
+        with pytest.raises(RuntimeError):
+            asyncio.run(refused)  # what failed in a full `python -m pytest`
+        refused.close()
+        return run_sync(answer())
+
+    assert run_sync(inside_a_running_loop()) == 42

@@ -6,7 +6,7 @@ peeks at sys.modules['pandas'] while another session's script thread is still im
 torch (scipy's array-API helper peeks at sys.modules['torch']).  A student must see what they would see alone:
 no exception element, no error box, and every run they asked for finished.
 
-How: a FRESH server (harness.browser.Server: nothing imported by any page yet), SESSIONS sessions of
+How: a FRESH server (harness.browser.Server: nothing imported by any page yet), three sessions per page of
 harness.streamlit_client spread over every page of app.py, each first does the browser's HTTP requests and
 opens its websocket; only when all are connected do all send their first rerun_script together, so every
 page's first run starts within a few milliseconds of the others.  Then each moves its page's first control
@@ -23,7 +23,7 @@ import time
 from harness import browser as driver
 from harness.streamlit_client import Session, run_sync
 
-SESSIONS = 21  # three per page: enough to hit the race on every run on 7653b56
+PER_PAGE = 3  # 21 sessions on 7653b56's seven pages: enough to hit the race on every run there
 
 
 async def arrive_together(base_url: str, paths: list[str]) -> tuple[list[Session], list[str], float]:
@@ -65,7 +65,7 @@ def server_errors(log: str) -> list[str]:
 
 def test_a_class_arriving_at_once_on_a_fresh_server_sees_no_error():
     pages = driver.app_pages()
-    paths = ["" if p.default else p.url_path for p in pages] * (SESSIONS // len(pages))
+    paths = ["" if p.default else p.url_path for p in pages] * PER_PAGE
     assert len(paths) >= 20 and set(paths) == {"" if p.default else p.url_path for p in pages}
     started = time.perf_counter()
     with driver.Server() as server:  # fresh: this test's own server, not the session-wide one of tests/e2e

@@ -4,7 +4,8 @@ harness/balancer.py starts two `streamlit run app.py` on their own loopback addr
 answers with both (as Docker's DNS does for a Compose service), and HAProxy on the very file Compose uses.
 Through HAProxy, in Chromium:
 
-- every page of app.py opens clean and its first control moves (each page in its own browser context: its
+- every page of app.py opens clean and its first control a student can see moves (opening the expander
+  that holds it where need be; each page in its own browser context: its
   own student, its own sticky cookie), and the students are spread over both replicas;
 - on the lab, a small .npy goes through the real file input and the lab computes on it.  Reference for
   "the upload reached the replica holding the websocket": HAProxy's log, which names for every request the
@@ -45,6 +46,24 @@ def lb():
         yield b
 
 
+def visible_control(page):
+    """The first slider of the main area a student can see, else its first number input; a control kept in a
+    collapsed expander (the training page keeps all of its sliders there) is shown by opening the expander, as a
+    student would.  (harness.browser.first_control takes the first in the page, seen or not.)"""
+    for selector in (driver.SLIDER, driver.NUMBER):
+        control = page.locator(f"{driver.MAIN} {selector}:visible").first
+        if control.count():
+            return control
+    for selector in (driver.SLIDER, driver.NUMBER):
+        folded = page.locator(f"{driver.MAIN} [data-testid='stExpander']").filter(has=page.locator(selector)).first
+        if folded.count():
+            folded.locator("summary").first.click()
+            control = page.locator(f"{driver.MAIN} {selector}:visible").first
+            control.wait_for(state="visible")
+            return control
+    return None
+
+
 def log_lines(lb, cookie_value: str) -> list[tuple[str, str]]:
     """(served by, request line) of every request HAProxy logged as carrying this sticky cookie value."""
     found = []
@@ -63,7 +82,7 @@ def test_every_page_through_haproxy_and_the_upload_stays_with_its_replica(browse
             contexts.append(page.context)
             console = driver.ConsoleErrors(page, lb.base_url)
             driver.open_app(page, f"{lb.base_url}/{'' if app_page.default else app_page.url_path}")
-            control = driver.first_control(page)
+            control = visible_control(page)
             assert control is not None, app_page.url_path
             before = control.input_value()
             driver.move(page, control)

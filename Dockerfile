@@ -21,6 +21,7 @@ COPY --chown=root:root app.py ./
 COPY --chown=root:root assets/ ./assets/
 COPY --chown=root:root .streamlit/ ./.streamlit/
 COPY --chown=root:root gelu_core/ ./gelu_core/
+COPY --chown=root:root hosting/ ./hosting/
 COPY --chown=root:root pages/ ./pages/
 COPY --chown=root:root ui/ ./ui/
 USER gelu

@@ -134,22 +134,25 @@ def free_port() -> int:
 class Server:
     """`streamlit run <script>` in app_dir on 127.0.0.1 and a free port, with app_dir's own config.
 
-    Use as a context manager; `base_url` is ready (health check answered "ok") once inside.
+    Use as a context manager; `base_url` is ready (health check answered "ok") once inside.  `host` and `port`
+    place it elsewhere on loopback (harness/balancer.py runs replicas on 127.0.0.2, 127.0.0.3, ...).
     """
 
-    def __init__(self, app_dir: Path = ROOT, script: str = "app.py", extra_args: tuple[str, ...] = (),
-                 env: dict[str, str] | None = None):
+    def __init__(
+        self, app_dir: Path = ROOT, script: str = "app.py", extra_args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None, host: str = "127.0.0.1", port: int | None = None,
+    ):  # fmt: skip
         self.app_dir, self.script, self.extra_args = Path(app_dir), script, extra_args
         self.env = env or {}
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.host, self.port = host, port or free_port()
+        self.base_url = f"http://{host}:{self.port}"
         self.proc: subprocess.Popen | None = None
         self.log_path = Path(tempfile.mkstemp(prefix="gelu-streamlit-", suffix=".log")[1])
 
     def start(self, timeout_s: float = 60.0) -> Server:
         cmd = [
             sys.executable, "-m", "streamlit", "run", self.script,
-            "--server.address", "127.0.0.1", "--server.port", str(self.port),
+            "--server.address", self.host, "--server.port", str(self.port),
             "--server.headless", "true", "--browser.gatherUsageStats", "false", *self.extra_args,
         ]  # fmt: skip
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}

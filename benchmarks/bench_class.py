@@ -1,0 +1,307 @@
+"""A whole class at once: N students on a fresh server, one process and behind HAProxy with 1, 2, ... replicas.
+
+    python benchmarks/bench_class.py                                   # 30 students, every mode (~3 min)
+    python benchmarks/bench_class.py --modes haproxy --replicas 2 --students 8 --moves 3     # CI's short run
+
+Each student is a session of harness/streamlit_client.py (Streamlit's websocket protocol, as the browser
+speaks it; all students share this one asyncio process).  The class is spread over every page of app.py in
+turn.  Each student arrives within the first `--arrive` seconds, opens their page (first run), then moves
+the page's first slider (else number input) `--moves` times, one arrow-key step at a time: after each
+rerun has finished they look for about `--think` seconds (±50 %, seeded) before the next move, as a
+student does.  A move's latency is from the rerun request sent to the run's `script_finished` received.
+
+Figures per scenario: p50/p95/max move latency per page and overall, the first page loads, errors
+(exception elements, error boxes, disconnects and runs that never finished), every server process's peak
+and current memory (VmHWM/VmRSS from /proc), and the CPU each side used.  Scenarios, each on fresh servers:
+
+  one process       `streamlit run app.py`, the class straight at it
+  one-slider app    the same class on a bare one-slider Streamlit app: Streamlit's own floor (ratio)
+  haproxy xR        R replicas behind deploy/haproxy.cfg (harness/balancer.py), for every R in --replicas
+
+Targets from the issue, printed with each figure (never asserted): 0 errors; one process p95 within 1.5x the
+one-slider app's; behind HAProxy p95 < 1 s with as few replicas as that takes.  Exit status 1 if any student
+saw an error (exception, error box, disconnect, unfinished run), else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness import browser as driver  # noqa: E402
+from harness.balancer import Balancer, cpu_seconds, memory_kib  # noqa: E402
+from harness.streamlit_client import Session, SessionError  # noqa: E402
+
+BARE_APP = """import streamlit as st
+
+st.title("Baseline")
+x = st.slider("x", -3.0, 3.0, 0.0, 0.1, key="base_x", bind="query-params")
+st.write(x)
+"""
+TARGET_RATIO = 1.5  # one process p95 / one-slider app p95
+TARGET_P95_S = 1.0  # behind HAProxy
+UTILISATION = 0.6  # capacity estimate: a core kept 60 % busy keeps queues short (M/M/1: mean wait 1.5x the run)
+
+
+@dataclass
+class Student:
+    path: str
+    first: float | None = None  # seconds to the first run's end
+    moves: list[float] = field(default_factory=list)
+    exceptions: int = 0
+    error_boxes: int = 0
+    failure: str | None = None  # disconnect, timeout, no control to move
+
+
+@dataclass
+class Result:
+    name: str
+    students: list[Student]
+    wall_s: float
+    server_cpu_s: float
+    client_cpu_s: float
+    memory: dict[str, dict[str, int]]
+    load: tuple[float, float]  # the machine's 1-minute load average before and after: others' work shows here
+
+    def moves(self, path: str | None = None) -> list[float]:
+        return [m for s in self.students if path is None or s.path == path for m in s.moves]
+
+    @property
+    def errors(self) -> dict[str, int]:
+        return {
+            "exceptions": sum(s.exceptions for s in self.students),
+            "error boxes": sum(s.error_boxes for s in self.students),
+            "disconnects/unfinished": sum(1 for s in self.students if s.failure),
+        }
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..100); nan for no values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+async def student(base_url: str, path: str, rng: random.Random, args) -> Student:
+    me = Student(path)
+    await asyncio.sleep(rng.uniform(0, args.arrive))
+    session = Session(base_url, path, timeout_s=args.timeout)
+    try:
+        await session.open()
+        me.first = (await session.run()).seconds
+        for _ in range(args.moves):
+            await asyncio.sleep(args.think * rng.uniform(0.5, 1.5))
+            me.moves.append((await session.move()).seconds)
+    except (SessionError, OSError, TimeoutError) as err:
+        me.failure = f"{type(err).__name__}: {err}"
+    except Exception as err:  # a websocket closed mid-handshake and the like: still this student's failure
+        me.failure = f"{type(err).__name__}: {err}"
+    finally:
+        me.exceptions, me.error_boxes = session.exceptions, session.error_boxes
+        await session.close()
+    return me
+
+
+def run_class(name: str, base_url: str, paths: list[str], pids: dict[str, int], args) -> Result:
+    rng = random.Random(args.seed)
+    seeds = [rng.random() for _ in paths]
+    load_before = os.getloadavg()[0]
+    cpu_before = {k: cpu_seconds(p) for k, p in pids.items()}
+    client_before = time.process_time()
+    start = time.perf_counter()
+
+    async def everyone():
+        return await asyncio.gather(*(student(base_url, p, random.Random(s), args) for p, s in zip(paths, seeds,
+                                                                                                 strict=True)))
+
+    students = asyncio.run(everyone())
+    wall = time.perf_counter() - start
+    server_cpu = sum(cpu_seconds(p) - cpu_before[k] for k, p in pids.items())
+    return Result(name, students, wall, server_cpu, time.process_time() - client_before,
+                  {k: memory_kib(p) for k, p in pids.items()}, (load_before, os.getloadavg()[0]))  # fmt: skip
+
+
+def solo_costs(base_url: str, pid: int, paths: list[str], moves: int) -> dict[str, tuple[float, float]]:
+    """Per page, one student alone: (median move latency, median server CPU seconds per move)."""
+
+    async def one(path: str) -> tuple[float, float]:
+        async with Session(base_url, path) as session:
+            await session.run()
+            await session.move()  # caches and imports of this page warm, as in a lesson
+            latency, cost = [], []
+            for _ in range(moves):
+                before = cpu_seconds(pid)
+                latency.append((await session.move()).seconds)
+                cost.append(cpu_seconds(pid) - before)
+            return statistics.median(latency), statistics.median(cost)
+
+    return {path: asyncio.run(one(path)) for path in dict.fromkeys(paths)}
+
+
+def report_costs(costs: dict[str, tuple[float, float]], think: float) -> float:
+    """Print the solo figures and a capacity estimate; return the mean CPU seconds per move over the pages."""
+    print("\nOne student alone on the same server (after the class), per page: median over the moves")
+    print(f"{'page':<16}{'move ms':>9}{'server CPU ms per move':>24}")
+    for path, (latency, cost) in costs.items():
+        print(f"{path or 'home':<16}{latency * 1e3:>9.0f}{cost * 1e3:>24.0f}")
+    mean_cost = statistics.mean(c for _, c in costs.values())
+    rate = 1 / (think + statistics.mean(lat for lat, _ in costs.values()))
+    per_core = UTILISATION / (rate * mean_cost)
+    print(f"mean over the pages: {mean_cost * 1e3:.0f} ms of CPU per move.  Estimate (a model, not a measurement): a "
+          f"student moving every {1 / rate:.2f} s asks {rate * mean_cost:.3f} cores; one replica (one core, the GIL) "
+          f"kept at {UTILISATION:.0%} busy for short queues serves about {per_core:.0f} students")
+    return mean_cost
+
+
+def class_paths(n: int) -> list[str]:
+    pages = ["" if p.default else p.url_path for p in driver.app_pages()]
+    return [pages[i % len(pages)] for i in range(n)]
+
+
+def ms(seconds: float) -> str:
+    return "-" if math.isnan(seconds) else f"{seconds * 1e3:.0f}"
+
+
+def report(result: Result, args) -> None:
+    print(f"\n== {result.name}: {len(result.students)} students, {args.moves} moves each "
+          f"({result.wall_s:.0f} s)")  # fmt: skip
+    print(f"{'page':<16}{'moves':>6}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'first run p95':>15}")
+    for path in dict.fromkeys(s.path for s in result.students):
+        moves = result.moves(path)
+        firsts = [s.first for s in result.students if s.path == path and s.first is not None]
+        print(f"{path or 'home':<16}{len(moves):>6}{ms(percentile(moves, 50)):>9}{ms(percentile(moves, 95)):>9}"
+              f"{ms(max(moves, default=math.nan)):>9}{ms(percentile(firsts, 95)):>15}")
+    every = result.moves()
+    firsts = [s.first for s in result.students if s.first is not None]
+    print(f"{'all pages':<16}{len(every):>6}{ms(percentile(every, 50)):>9}{ms(percentile(every, 95)):>9}"
+          f"{ms(max(every, default=math.nan)):>9}{ms(percentile(firsts, 95)):>15}")
+    errors = result.errors
+    print("errors: " + ", ".join(f"{k} {v}" for k, v in errors.items())
+          + ("  (target 0: met)" if not any(errors.values()) else "  (target 0: NOT met)"))
+    for s in result.students:
+        if s.failure:
+            print(f"  /{s.path}: {s.failure}")
+    for proc, kib in result.memory.items():
+        print(f"memory {proc:<22} peak VmHWM {kib['VmHWM'] / 1024:6.0f} MiB   now VmRSS {kib['VmRSS'] / 1024:6.0f} MiB")
+    cores = os.cpu_count() or 1
+    runs = len(every) + len(firsts)
+    print(f"CPU: servers {result.server_cpu_s:.1f} s = {result.server_cpu_s / result.wall_s:.2f} cores on average, "
+          f"{result.server_cpu_s / max(runs, 1) * 1e3:.0f} ms per script run ({runs} runs, first runs included); "
+          f"this client {result.client_cpu_s:.1f} s = {result.client_cpu_s / result.wall_s:.2f} cores; "
+          f"machine {cores} cores, load average {result.load[0]:.1f} before, {result.load[1]:.1f} after (a load "
+          f"above {cores} means processes outside this benchmark were waiting for the same cores)")  # fmt: skip
+
+
+def limits_note(replicas: int) -> str:
+    cores = os.cpu_count() or 1
+    return (f"  what limits it: each replica is one Python process whose script runs take turns on about one core "
+            f"(the GIL), so {replicas} replica(s) can use at most about {min(replicas, cores)} of this machine's "
+            f"{cores} cores, which the simulated class itself shares")  # fmt: skip
+
+
+def sweep(sizes: list[int], args) -> int:
+    """p95 per class size, one process and two replicas behind HAProxy, each on fresh servers."""
+    print(f"Class size sweep: {args.moves} moves each, ~{args.think:g} s apart; p95 of the moves (ms), errors")
+    print(f"{'students':>8}{'one process':>14}{'haproxy x2':>13}   load average at the start")
+    errors = 0
+    for n in sizes:
+        paths, row = class_paths(n), []
+        load = os.getloadavg()[0]
+        with driver.Server() as server:
+            row.append(run_class("one process", server.base_url, paths, {"streamlit": server.proc.pid}, args))
+        with Balancer(2) as lb:
+            row.append(run_class("haproxy x2", lb.base_url, paths, lb.pids(), args))
+        errors += sum(sum(r.errors.values()) for r in row)
+        cells = [f"{ms(percentile(r.moves(), 95))} ({sum(r.errors.values())})" for r in row]
+        print(f"{n:>8}{cells[0]:>14}{cells[1]:>13}   {load:.2f}")
+    print(f"  ({os.cpu_count()} cores, shared with the simulated class and anything else running here)")
+    return 1 if errors else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--moves", type=int, default=8)
+    parser.add_argument("--think", type=float, default=1.0, help="seconds between a redraw and the next move (±50%%)")
+    parser.add_argument("--arrive", type=float, default=1.0, help="students arrive within this many seconds")
+    parser.add_argument("--modes", default="single,haproxy", help="single (one process + one-slider app), haproxy")
+    parser.add_argument("--replicas", default="1,2,3", help="replica counts behind HAProxy")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds a student waits for one run")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--solo", type=int, default=5, help="moves per page for one student alone (0: skip)")
+    parser.add_argument("--sweep", default="", help="class sizes (e.g. 5,10,15,20): p95 of one process and of "
+                                                    "HAProxy x2 per size, instead of the scenarios above")
+    args = parser.parse_args()
+    if args.sweep:
+        return sweep([int(n) for n in args.sweep.split(",")], args)
+    modes = set(args.modes.split(","))
+    paths = class_paths(args.students)
+
+    print(f"A class of {args.students}: pages {', '.join(dict.fromkeys(p or 'home' for p in paths))}; "
+          f"arrive within {args.arrive:g} s; {args.moves} moves, each ~{args.think:g} s (±50 %) after the last redraw")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start; the class is "
+          f"simulated in this one process on the same cores")  # fmt: skip
+    results: dict[str, Result] = {}
+
+    if "single" in modes:
+        with driver.Server() as server:
+            results["single"] = run_class("one process", server.base_url, paths, {"streamlit": server.proc.pid}, args)
+            report(results["single"], args)
+            print(limits_note(1))
+            if args.solo:
+                report_costs(solo_costs(server.base_url, server.proc.pid, paths, args.solo), args.think)
+        with tempfile.TemporaryDirectory() as tmp:  # the repository's config, one slider: Streamlit's floor
+            shutil.copytree(ROOT / ".streamlit", Path(tmp) / ".streamlit")
+            (Path(tmp) / "app.py").write_text(BARE_APP)
+            with driver.Server(Path(tmp)) as bare:
+                results["bare"] = run_class("one-slider app, one process", bare.base_url, [""] * len(paths),
+                                            {"streamlit": bare.proc.pid}, args)  # fmt: skip
+        report(results["bare"], args)
+        app95, bare95 = percentile(results["single"].moves(), 95), percentile(results["bare"].moves(), 95)
+        ratio = app95 / bare95
+        print(f"\none process against the one-slider app, same class: p95 {ms(app95)} ms / {ms(bare95)} ms = "
+              f"{ratio:.2f}x  (target <= {TARGET_RATIO}x: {'met' if ratio <= TARGET_RATIO else 'NOT met'})")
+
+    if "haproxy" in modes:
+        counts = [int(r) for r in args.replicas.split(",")]
+        for replicas in counts:
+            with Balancer(replicas) as lb:
+                results[f"x{replicas}"] = run_class(f"haproxy x{replicas}", lb.base_url, paths, lb.pids(), args)
+            report(results[f"x{replicas}"], args)
+            print(limits_note(replicas))
+        print(f"\nBehind HAProxy (deploy/haproxy.cfg), {args.students} students: p95 per replica count")
+        base = results[f"x{counts[0]}"]
+        base95 = percentile(base.moves(), 95)
+        for replicas in counts:
+            r = results[f"x{replicas}"]
+            p95 = percentile(r.moves(), 95)
+            runs_per_s = len(r.moves()) / r.wall_s
+            verdict = "met" if p95 < TARGET_P95_S else "not met"
+            print(f"  x{replicas}: p95 {ms(p95)} ms (gain {base95 / p95:.2f}x over x{counts[0]}; "
+                  f"{runs_per_s:.1f} moves/s served; server CPU {r.server_cpu_s / r.wall_s:.2f} cores)  "
+                  f"target p95 < {TARGET_P95_S:g} s: {verdict}")
+        met = [n for n in counts if percentile(results[f"x{n}"].moves(), 95) < TARGET_P95_S]
+        print(f"  fewest replicas meeting p95 < {TARGET_P95_S:g} s here: {met[0] if met else 'none measured'}"
+              + ("" if met else f" (this machine has {os.cpu_count()} cores shared with the class itself)"))
+
+    failed = [name for name, r in results.items() if any(r.errors.values())]
+    print(f"\n{'errors in: ' + ', '.join(failed) if failed else 'no errors in any scenario'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

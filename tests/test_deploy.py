@@ -1,0 +1,254 @@
+"""deploy/: the files parse, agree with the app's own settings, and HAProxy enforces what haproxy.cfg promises.
+
+References:
+- .streamlit/config.toml's server.maxUploadSize (MB, Streamlit counts 2**20 bytes): HAProxy's and the
+  Ingress' body caps are that plus 1 MiB for the multipart envelope;
+- HAProxy's own parser (`haproxy -c`), with Compose's environment (the file's defaults) and with the loopback
+  one harness/balancer.py sets;
+- a running HAProxy on deploy/haproxy.cfg in front of one replica (harness.balancer): its log says whether a
+  request reached a replica (`streamlit/app1`) or was answered by HAProxy itself (`<NOSRV>`);
+- the Dockerfile against the imports of app.py and every module it runs: each local package is copied.
+
+Where haproxy is not installed the live tests are skipped, unless GELU_E2E_REQUIRED=1 (CI), where that fails.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import time
+import tomllib
+
+import pytest
+import yaml
+
+from harness import balancer
+from harness.browser import ROOT
+from harness.streamlit_client import Session, run_sync
+
+DEPLOY = ROOT / "deploy"
+HAPROXY_CFG = (DEPLOY / "haproxy.cfg").read_text()
+MAX_UPLOAD_MB = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]["maxUploadSize"]
+UPLOADS_AT_ONCE = 8
+RATE = 8000  # requests per 10 s from one address
+
+
+def needs_haproxy():
+    missing = balancer.haproxy_missing()
+    if missing and os.environ.get("GELU_E2E_REQUIRED") == "1":
+        pytest.fail(f"haproxy is required here (GELU_E2E_REQUIRED=1) but {missing}", pytrace=False)
+    if missing:
+        pytest.skip(missing)
+
+
+# --- the files -------------------------------------------------------------------------------------
+
+
+def test_the_body_caps_are_the_upload_cap_plus_the_envelope():
+    cap = int(re.search(r"deny_status 413 if .*content-length\) gt (\d+)", HAPROXY_CFG).group(1))
+    assert cap == (MAX_UPLOAD_MB + 1) * 2**20
+    ingress = [d for d in yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text()) if d["kind"] == "Ingress"][0]
+    assert ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/proxy-body-size"] == f"{MAX_UPLOAD_MB + 1}m"
+    assert re.search(rf"sc_trackers\(1\) gt {UPLOADS_AT_ONCE}\b", HAPROXY_CFG)
+    assert re.search(rf"sc_http_req_rate\(0\) gt {RATE}\b", HAPROXY_CFG)
+
+
+def test_compose_runs_the_repository_image_behind_this_haproxy_cfg():
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    app, proxy = compose["services"]["app"], compose["services"]["haproxy"]
+    assert app["build"] == {"context": "..", "dockerfile": "Dockerfile"} and (DEPLOY / ".." / "Dockerfile").exists()
+    assert "ports" not in app, "replicas are reached through HAProxy only"
+    assert "./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro" in proxy["volumes"]
+    assert any(p.endswith(":8080") for p in proxy["ports"])  # haproxy.cfg's default bind
+    # the service name and port are haproxy.cfg's defaults for the replicas' DNS name
+    assert '"${GELU_APP-app:8501}"' in HAPROXY_CFG and '"${GELU_DNS-127.0.0.11:53}"' in HAPROXY_CFG
+    assert app["expose"] == ["8501"]
+
+
+def test_the_kubernetes_manifest_probes_health_and_keeps_students_on_their_pod():
+    docs = {d["kind"]: d for d in yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text())}
+    assert set(docs) == {"Deployment", "Service", "Ingress"}
+    pod = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert pod["readinessProbe"]["httpGet"]["path"] == "/_stcore/health"
+    assert pod["ports"][0]["containerPort"] == 8501
+    labels = docs["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    assert docs["Deployment"]["spec"]["selector"]["matchLabels"] == labels == docs["Service"]["spec"]["selector"]
+    notes = docs["Ingress"]["metadata"]["annotations"]
+    assert notes["nginx.ingress.kubernetes.io/affinity"] == "cookie"
+    assert int(notes["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600  # a lesson's open websocket
+    backend = docs["Ingress"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend["name"] == docs["Service"]["metadata"]["name"]
+
+
+def local_imports(path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        found |= {n.split(".")[0] for n in names if (ROOT / n.split(".")[0]).is_dir()}
+    return found
+
+
+def test_the_image_holds_every_local_package_the_app_imports():
+    files = [ROOT / "app.py", *(ROOT / "pages").glob("*.py")]
+    packages: set[str] = set()
+    while files:
+        path = files.pop()
+        for name in local_imports(path) - packages:
+            packages.add(name)
+            files += (ROOT / name).rglob("*.py")
+    copied = set(re.findall(r"^COPY .*?(\w+)/ \./\1/$", (ROOT / "Dockerfile").read_text(), flags=re.M))
+    assert {"gelu_core", "ui"} <= packages
+    assert packages <= copied, f"the Dockerfile does not copy {packages - copied}"
+
+
+@pytest.mark.parametrize("where", ["compose (the defaults)", "loopback (harness.balancer)"])
+def test_haproxy_accepts_the_file(where):
+    needs_haproxy()
+    env = dict(os.environ)
+    for key in ("GELU_BIND", "GELU_DNS", "GELU_APP"):
+        env.pop(key, None)
+    if where.startswith("loopback"):
+        env.update(GELU_BIND="127.0.0.1:18080", GELU_DNS="127.0.0.1:10053", GELU_APP="app:18501")
+    done = subprocess.run([balancer.HAPROXY, "-c", "-f", str(DEPLOY / "haproxy.cfg")], env=env,
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert done.returncode == 0 and "Configuration file is valid" in done.stdout + done.stderr, done.stderr
+
+
+# --- HAProxy at work -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def proxy():
+    needs_haproxy()
+    with balancer.Balancer(replicas=1) as b:
+        yield b
+
+
+def raw_request(proxy, head: str, source: str = "127.0.0.1") -> socket.socket:
+    """A connection from `source` (another loopback address: another client) that has sent `head` only."""
+    host, port = proxy.base_url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=5, source_address=(source, 0))
+    sock.sendall(head.encode("latin-1"))
+    return sock
+
+
+def status_of(sock: socket.socket, wait_s: float = 1.0) -> int | None:
+    """The status HAProxy or the replica answered on `sock`, or None if none came within wait_s."""
+    sock.settimeout(wait_s)
+    try:
+        data = sock.recv(4096)
+    except TimeoutError:
+        return None
+    return int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else None
+
+
+def served_by(proxy, marker: str) -> str:
+    """Who answered the logged request whose line holds `marker`: a replica ("streamlit/app1") or HAProxy
+    itself ("gelu/<NOSRV>")."""
+    for _ in range(20):
+        lines = [line for line in proxy.log().splitlines() if marker in line]
+        if lines:
+            return lines[-1].split()[3]
+        time.sleep(0.1)
+    raise AssertionError(f"no log line for {marker}")
+
+
+def test_metrics_never_reach_a_replica(proxy):
+    for path in ("/_stcore/metrics", "/some/base/_stcore/metrics"):
+        sock = raw_request(proxy, f"GET {path}?probe=metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert status_of(sock) == 404
+        sock.close()
+        assert served_by(proxy, f"{path}?probe=metrics") == "gelu/<NOSRV>"
+    sock = raw_request(proxy, "GET /_stcore/health?probe=health HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status_of(sock) == 200  # the same client, an allowed path: it does reach the replica
+    sock.close()
+    assert served_by(proxy, "probe=health").startswith("streamlit/")
+
+
+def test_uploads_over_the_cap_or_without_a_length_stop_at_haproxy(proxy):
+    too_big = (MAX_UPLOAD_MB + 1) * 2**20 + 1
+    head = "PUT /_stcore/upload_file/s/big HTTP/1.1\r\nHost: x\r\n"
+    sock = raw_request(proxy, f"{head}Content-Length: {too_big}\r\n\r\n")
+    assert status_of(sock) == 413  # at once, before a byte of the body
+    sock.close()
+    assert served_by(proxy, "/_stcore/upload_file/s/big") == "gelu/<NOSRV>"
+    head = "PUT /_stcore/upload_file/s/chunked HTTP/1.1\r\nHost: x\r\n"
+    sock = raw_request(proxy, f"{head}Transfer-Encoding: chunked\r\n\r\n")
+    assert status_of(sock) == 411
+    sock.close()
+
+
+def test_one_client_gets_a_limited_number_of_uploads_at_once(proxy):
+    host, port = proxy.base_url.removeprefix("http://").split(":")
+
+    async def upload(s: Session, n: int):
+        """The headers of an upload from a second client address, its body still on its way."""
+        reader, writer = await asyncio.open_connection(host, int(port), local_addr=("127.0.0.51", 0))
+        token, cookies = s.cookies["_streamlit_xsrf"], "; ".join(f"{k}={v}" for k, v in s.cookies.items())
+        writer.write((
+            f"PUT /_stcore/upload_file/{s.session_id}/file{n} HTTP/1.1\r\nHost: x\r\nCookie: {cookies}\r\n"
+            f"X-Xsrftoken: {token}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n"
+        ).encode())  # fmt: skip
+        await writer.drain()
+        return reader, writer
+
+    async def status(reader, wait_s: float) -> int | None:
+        try:
+            line = await asyncio.wait_for(reader.readline(), wait_s)
+        except TimeoutError:
+            return None
+        return int(line.split()[1]) if line.startswith(b"HTTP/") else None
+
+    async def scene():
+        async with Session(proxy.base_url, "ffn", "ffn_input=Upload") as s:  # a live session takes uploads
+            await s.run()
+            held = []
+            try:
+                for n in range(UPLOADS_AT_ONCE):
+                    held.append(await upload(s, n))
+                    await asyncio.sleep(0.05)
+                waiting = [await status(reader, 0.2) for reader, _ in held]
+                reader, writer = await upload(s, 99)
+                one_more = await status(reader, 2.0)
+                writer.close()
+            finally:
+                for _, writer in held:
+                    writer.close()
+            await asyncio.sleep(0.5)
+            reader, writer = await upload(s, 100)
+            after = await status(reader, 0.5)
+            writer.close()
+            return waiting, one_more, after
+
+    waiting, one_more, after = run_sync(scene())
+    assert waiting == [None] * UPLOADS_AT_ONCE, f"the held uploads should still be running: {waiting}"
+    assert one_more == 429, "one upload more than allowed at once"
+    assert after is None, "once the others ended, a new upload is let through"
+    assert served_by(proxy, "file99") == "gelu/<NOSRV>" and served_by(proxy, "file100").startswith("streamlit/")
+
+
+def test_one_client_gets_a_limited_request_rate(proxy):
+    """RATE + 1 requests pipelined on one connection from a third client address: haproxy.cfg allows RATE in 10 s.
+
+    The requests ask for the metrics, which HAProxy answers itself (404) at once: no replica is kept busy, and
+    each request still counts."""
+    one = "GET /_stcore/metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+    sock = raw_request(proxy, one * (RATE + 1), source="127.0.0.52")
+    sock.settimeout(30)
+    data = b""
+    try:
+        while data.count(b"HTTP/1.1 ") < RATE + 1:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        sock.close()
+    statuses = [int(m) for m in re.findall(rb"HTTP/1.1 (\d{3})", data)]
+    assert statuses[:RATE] == [404] * RATE and statuses[RATE:] == [429], (len(statuses), statuses[-3:])

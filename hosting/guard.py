@@ -1,5 +1,9 @@
 """An ASGI middleware in front of Streamlit's routes: what the server must not tell or take from a stranger.
 
+* ``/readyz`` says whether this process can serve a student at once: 200 "ready" once the start-up imports
+  are complete (``hosting.warm``), 503 "warming up" before.  Streamlit's own ``/_stcore/health`` answers
+  "ok" as soon as its runtime is up, seconds earlier, so a load balancer or Kubernetes that asked it would
+  send the first students to a replica still importing torch.
 * ``/_stcore/metrics`` answers 404: cache names, hit counts and bytes held for uploads are nobody's business
   on the open internet (Streamlit has no setting to turn the route off).
 * The server's absolute path of app.py, which Streamlit sends every new session (``NewSession``), is
@@ -25,6 +29,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse
 APP_FILE = Path(__file__).resolve().parents[1] / "app.py"
 PAGES_DIR = APP_FILE.parent / "pages"
 HIDDEN_PATHS = ("/_stcore/metrics",)
+READY_PATH = "/readyz"
 UPLOAD_PATH = "/_stcore/upload_file/"
 SESSION_FILES = 4  # the lab's two uploaders, each with a replacement on its way
 MAX_NAME = 255  # characters of an uploaded file's name (most file systems' own limit)
@@ -76,6 +81,13 @@ class Guard:
 
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "")
+        if scope["type"] == "http" and path.rstrip("/").endswith(READY_PATH):
+            from hosting import warm
+
+            ready = warm.ready()
+            await PlainTextResponse("ready" if ready else "warming up", status_code=200 if ready else 503)(
+                scope, receive, send)
+            return
         if scope["type"] == "http" and path.rstrip("/").endswith(HIDDEN_PATHS):
             await PlainTextResponse("Not found", status_code=404)(scope, receive, send)
             return

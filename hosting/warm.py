@@ -92,6 +92,11 @@ def warm() -> None:
         print(f"GELU Explorer: imports ready in {sum(seconds.values()):.2f} s ({parts})", file=sys.stderr, flush=True)
 
 
+def ready() -> bool:
+    """Whether the heavy imports are complete (a script run would not wait)."""
+    return _done.is_set()
+
+
 def start() -> threading.Thread:
     """Begin warm() on a background thread (at server start-up); script runs still call warm() to wait."""
     thread = threading.Thread(target=warm, name="gelu-warm-imports", daemon=True)

@@ -73,7 +73,8 @@ def test_the_kubernetes_manifest_probes_health_and_keeps_students_on_their_pod()
     docs = {d["kind"]: d for d in yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text())}
     assert set(docs) == {"Deployment", "Service", "Ingress"}
     pod = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
-    assert pod["readinessProbe"]["httpGet"]["path"] == "/_stcore/health"
+    assert pod["readinessProbe"]["httpGet"]["path"] == "/readyz"  # after the start-up imports
+    assert pod["livenessProbe"]["httpGet"]["path"] == "/_stcore/health"
     assert pod["ports"][0]["containerPort"] == 8501
     labels = docs["Deployment"]["spec"]["template"]["metadata"]["labels"]
     assert docs["Deployment"]["spec"]["selector"]["matchLabels"] == labels == docs["Service"]["spec"]["selector"]

@@ -7,12 +7,12 @@ The same guards are checked on a running server by tests/e2e/test_hosting.py and
 
 from __future__ import annotations
 
-import asyncio
 from types import SimpleNamespace
 
 import pytest
 
 from gelu_core.runs import SharedRuns
+from harness.streamlit_client import run_sync
 from hosting import guard
 from hosting.guard import Guard, shortened
 from hosting.janitor import Janitor
@@ -32,7 +32,7 @@ def call(app, scope, body_chunks=(b"",)):
     async def send(message):
         sent.append(message)
 
-    asyncio.run(app(scope, receive, send))
+    run_sync(app(scope, receive, send))  # not asyncio.run: Playwright's loop may be running in this thread
     start = next((m for m in sent if m["type"] == "http.response.start"), None)
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     return (start or {}).get("status"), body
@@ -79,9 +79,18 @@ def test_a_script_path_typed_as_a_url_goes_to_its_page(path, query, target):
         sent.append(message)
 
     scope = {**http(path), "query_string": query}
-    asyncio.run(Guard(Inner())(scope, receive, send))
+    run_sync(Guard(Inner())(scope, receive, send))
     start = sent[0]
     assert start["status"] == 308 and dict(start["headers"])[b"location"].decode() == target
+
+
+def test_ready_only_once_the_start_up_imports_are_done(monkeypatch):
+    from hosting import warm
+
+    monkeypatch.setattr(warm, "ready", lambda: False)
+    assert call(Guard(Inner()), http("/readyz")) == (503, b"warming up")
+    monkeypatch.setattr(warm, "ready", lambda: True)
+    assert call(Guard(Inner()), http("/readyz")) == (200, b"ready")
 
 
 def test_the_server_path_is_replaced_by_the_script_name():

@@ -74,6 +74,7 @@ def open_view(page: str, query: dict, upload: tuple[str, str, bytes] | None = No
     for key, value in query.items():
         at.query_params[key] = value
     at.switch_page(f"pages/{page}.py")
+    at.session_state["code_open"] = True  # the expander, opened: its script is built only then
     at.run()
     if upload is not None:
         key, name, data = upload
@@ -425,3 +426,15 @@ def test_the_default_race(tmp_path):
     """The race a student meets first: spiral, ReLU against exact GELU, 8 x 3 units, 1000 steps of Adam at 0.03."""
     at = open_view("training", {})
     assert race_lines(run_script(view_code(at), tmp_path)) == race_numbers(at)
+
+
+def test_the_script_is_built_only_while_its_expander_is_open():
+    """A slider move must not send a script nobody reads: closed, the expander holds nothing."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/curves.py")
+    at.run()
+    [expander] = [e for e in at.expander if e.label == "Code for this view"]
+    assert not expander.code and not at.get("download_button") or all(
+        b.key != "code_download" for b in at.get("download_button"))

@@ -243,13 +243,19 @@ def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
 
 def code_for_view(page: str, controls: PageControls | None) -> None:
     """An expander with the short script that prints this view's numbers: copy button (st.code's own) and a
-    download.  Built from the controls' values in this run, so it always matches the view."""
-    values = {c.key: st.session_state.get(c.key, c.default) for c in controls or ()}
-    code = code_export.code_for(page, values)
-    if code is None:
+    download.  Built from the controls' values in this run, so it always matches the view; built only while
+    the expander is open, so a slider move does not send a script nobody reads."""
+    if page not in code_export.EXPORTS:
         return
-    with st.container(key="code_for_view"), st.expander("Code for this view", icon=":material/code:"):
-        st.caption("A short PyTorch / NumPy script that prints the numbers on this page, as they are now.")
-        st.code(code, language="python", line_numbers=False)
-        st.download_button("Download the script", data=code, file_name=f"gelu_explorer_{page}.py",
-                           mime="text/x-python", on_click="ignore", icon=":material/download:", key="code_download")
+    with st.container(key="code_for_view"):
+        box = st.expander("Code for this view", icon=":material/code:", key="code_open", on_change="rerun")
+        with box:
+            if not box.open:
+                return
+            values = {c.key: st.session_state.get(c.key, c.default) for c in controls or ()}
+            code = code_export.code_for(page, values)
+            st.caption("A short PyTorch / NumPy script that prints the numbers on this page, as they are now.")
+            st.code(code, language="python", line_numbers=False)
+            st.download_button("Download the script", data=code, file_name=f"gelu_explorer_{page}.py",
+                               mime="text/x-python", on_click="ignore", icon=":material/download:",
+                               key="code_download")

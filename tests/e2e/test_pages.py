@@ -110,3 +110,14 @@ def test_presenter_link_hides_the_frame_and_chosen_controls(new_tab):
     assert p.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)") > 16
     assert driver.control_state(driver.first_control(p))[1] == "2.00"
     shown.assert_clean()
+
+
+def test_the_code_for_the_view_opens_with_the_views_values(new_tab):
+    tab = new_tab()
+    tab.open("gate?gate_x=-2.5")
+    page = tab.page
+    summary = page.locator(f"{driver.MAIN} [data-testid='stExpander'] summary", has_text="Code for this view")
+    driver.act(page, lambda: summary.click())
+    code = page.locator(f"{driver.MAIN} [data-testid='stExpander'] [data-testid='stCode']").first.inner_text()
+    assert "x = torch.tensor(-2.5" in code and "import torch" in code  # the value on screen, in the script
+    tab.assert_clean()

@@ -5,9 +5,10 @@
 1. Latency: for each page, its first control (slider, else number input; the same the browser tests
    move) is stepped by keyboard `--moves` times, back and forth; each time is from the key press to the
    rerun finished and drawn in Chromium (no skeleton, nothing stale).  Median and p90 per page, as ratios
-   to two floors measured in the same run with the same config: a bare one-slider Streamlit page (target:
-   1.4x), and a one-slider page with one Plotly chart of three 801-point curves (the floor Plotly itself
-   sets for a page that redraws a chart).
+   to floors measured in the same run with the same config: a bare one-slider Streamlit page (target:
+   1.4x), and one-slider pages redrawing 1, 2 or 3 Plotly charts of two 801-point curves each (the floor
+   Plotly itself sets: each redrawn chart costs the browser about as much again).  The page's own floor is
+   the one with as many charts as the move redrew there (counted in the page: charts whose drawing changed).
 2. Memory: the server's resident set (VmRSS, and its peak VmHWM, from /proc) after start, after every
    page was opened, after the lab ran the (8, 1024, 768) demo batch, and after the lab ran an uploaded
    (8, 1024, 768) float32 .npy (25 MB) through the real file input.
@@ -47,9 +48,11 @@ import streamlit as st
 st.title("Plotly floor")
 x = st.slider("x", -3.0, 3.0, 0.0, 0.1, key="base_x", bind="query-params")
 grid = np.linspace(-3, 3, 801)
-fig = go.Figure([go.Scatter(x=grid, y=np.maximum(grid, 0)), go.Scatter(x=grid, y=grid / (1 + np.exp(-1.702 * grid))),
-                 go.Scatter(x=[x], y=[max(x, 0)], mode="markers")])
-st.plotly_chart(fig)
+for i in range(CHARTS):
+    shifted = grid - x
+    fig = go.Figure([go.Scatter(x=grid, y=np.maximum(shifted, 0) + i),
+                     go.Scatter(x=grid, y=shifted / (1 + np.exp(-1.702 * shifted)))])
+    st.plotly_chart(fig, key=f"chart{i}")
 """
 TARGET = 1.4  # of the bare page's median
 
@@ -57,7 +60,14 @@ TARGET = 1.4  # of the bare page's median
 # When the first key of a move went down and when the page next sent the server a message (the rerun
 # request); latency() clears both before each move.
 TIMING_JS = """
-window.__benchKey = null; window.__benchSent = null;
+window.__benchKey = null; window.__benchSent = null; window.__chartsRedrawn = new Set();
+window.__watchCharts = () => {  // which charts a move redraws: a chart whose drawing changed at all
+  window.__chartsRedrawn = new Set();
+  document.querySelectorAll("[data-testid='stPlotlyChart']").forEach((chart, i) => {
+    new MutationObserver(() => window.__chartsRedrawn.add(i)).observe(chart, {subtree: true, childList: true,
+                                                                           attributes: true});
+  });
+};
 document.addEventListener("keydown", () => {
   if (window.__benchKey === null) window.__benchKey = performance.now();
 }, true);
@@ -80,26 +90,29 @@ def latency(page, moves: int) -> list[dict[str, float]]:
         key = ("ArrowRight" if ranged else "ArrowUp") if i % 2 == 0 else ("ArrowLeft" if ranged else "ArrowDown")
         control.focus()
         before = driver.runs(page)
-        page.evaluate("window.__benchKey = null; window.__benchSent = null")
+        page.evaluate("window.__benchKey = null; window.__benchSent = null; window.__watchCharts()")
         start = time.perf_counter()
         control.press(key)
         if not ranged:
             control.press("Enter")
         driver.wait_idle(page, after=before)
         total = (time.perf_counter() - start) * 1e3
-        t = page.evaluate("[window.__benchKey, window.__benchSent, window.__geluFinishedAt, window.__geluCountedAt]")
-        times.append({"total": total, "client": t[1] - t[0], "server": t[2] - t[1], "draw": t[3] - t[2]})
+        t = page.evaluate("[window.__benchKey, window.__benchSent, window.__geluFinishedAt, window.__geluCountedAt, "
+                          "window.__chartsRedrawn.size]")
+        times.append({"total": total, "client": t[1] - t[0], "server": t[2] - t[1], "draw": t[3] - t[2],
+                      "charts": t[4]})
     return times
 
 
-def summary(name: str, times: list[dict[str, float]], floors: dict[str, float]) -> str:
+def summary(name: str, times: list[dict[str, float]], bare: float, floors: dict[int, float]) -> str:
     med = {k: statistics.median(t[k] for t in times) for k in times[0]}
     totals = [t["total"] for t in times]
     p90 = statistics.quantiles(totals, n=10)[-1] if len(totals) > 1 else totals[0]
-    ratios = "".join(f"{med['total'] / floor:>9.2f}" for floor in floors.values())
+    charts = round(med["charts"])
+    floor = floors.get(min(charts, max(floors)), bare) if charts else bare
     return (
-        f"{name:<18}{med['total']:>7.0f}{p90:>7.0f}{ratios}"
-        f"{med['client']:>16.0f}{med['server']:>7.0f}{med['draw']:>6.0f}"
+        f"{name:<18}{med['total']:>7.0f}{p90:>7.0f}{med['total'] / bare:>8.2f}{charts:>8d}{med['total'] / floor:>8.2f}"
+        f"{med['client']:>9.0f}{med['server']:>7.0f}{med['draw']:>6.0f}"
     )
 
 
@@ -143,26 +156,30 @@ def main() -> None:
         browser = driver.launch(playwright)
         memory = [("started", server.rss_kib())]
         bare = floor_app(browser, BASELINE_APP, args.moves)
-        plotly = floor_app(browser, PLOTLY_APP, args.moves)
+        plotly = {n: floor_app(browser, PLOTLY_APP.replace("CHARTS", str(n)), args.moves) for n in (1, 2, 3)}
         results = {}
         for app_page in pages:
             url = f"{server.base_url}/{'' if app_page.default else app_page.url_path}"
             results[app_page.url_path] = measure(browser, url, args.moves)
         bare += floor_app(browser, BASELINE_APP, args.moves)  # measured before and after the pages: drift shows
-        floors = {"/bare": median_total(bare), "/plotly": median_total(plotly)}
+        floor_bare = median_total(bare)
+        floors = {n: median_total(t) for n, t in plotly.items()}
         print(f"Slider move -> redraw in Chromium, {args.moves} moves per page (ms; median, and p90 of the total)")
-        print(f"  /bare: ratio to a one-slider Streamlit page (target {TARGET}); /plotly: to a one-slider page with")
-        print("  one Plotly chart (3 curves, 801 points).  before request: the page's own delay after the key; rerun:")
-        print("  request sent to the run's last message received; draw: from then to two frames later")
-        print(f"{'page':<18}{'total':>7}{'p90':>7}{'/bare':>9}{'/plotly':>9}{'before request':>16}{'rerun':>7}"
+        print(f"  /bare: ratio to a one-slider Streamlit page (target {TARGET}); charts: how many charts the move")
+        print("  redrew; /floor: ratio to a one-slider page redrawing that many Plotly charts (the bare page if none).")
+        print("  before: the page's own delay after the key; rerun: request sent to the run's last message received;")
+        print("  draw: from then to two frames later")
+        print(f"{'page':<18}{'total':>7}{'p90':>7}{'/bare':>8}{'charts':>8}{'/floor':>8}{'before':>9}{'rerun':>7}"
               f"{'draw':>6}")
-        print(summary("(one-slider app)", bare, floors))
-        print(summary("(Plotly floor)", plotly, floors))
+        print(summary("(one-slider app)", bare, floor_bare, floors))
+        for n, times in plotly.items():
+            print(summary(f"(Plotly floor, {n})", times, floor_bare, floors))
         for name, times in results.items():
-            print(summary(name, times, floors) if times else f"{name:<18}  (no control to move)")
-        worst = max(median_total(t) for t in results.values() if t)
-        print(f"worst page: {worst / floors['/bare']:.2f} x the bare page, {worst / floors['/plotly']:.2f} x the "
-              f"Plotly floor")
+            print(summary(name, times, floor_bare, floors) if times else f"{name:<18}  (no control to move)")
+        explorer = {k: v for k, v in results.items() if v and k not in ("ffn", "training")}
+        worst = max(explorer, key=lambda k: median_total(explorer[k]))
+        print(f"explorer pages (not the lab's or the race's computations): worst {worst}, "
+              f"{median_total(explorer[worst]) / floor_bare:.2f} x the bare page")
         memory.append(("every page opened (and moved)", server.rss_kib()))
 
         if not args.skip_memory:

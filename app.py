@@ -27,7 +27,7 @@ ICON = Path(__file__).parent / "assets" / "icon.png"
 
 def main() -> None:
     """One student's script run: the frame around the page they asked for."""
-    hosting.warm.warm()  # first of all: no page code runs before the heavy imports are complete
+    hosting.warm.warm()  # first of all: no page code runs beside a half-imported numpy, pandas or Plotly
     st.set_page_config(page_title="GELU Explorer", page_icon=str(ICON), layout="wide")
 
     lesson = [

@@ -5,7 +5,10 @@
 1. Cold start, several runs, median: a fresh `streamlit run app.py` (the repository's config) until
    /_stcore/health answers, then Chromium opens the home page until its first run is drawn (title and
    chart); the time is from launching the process, as a ratio to the 3 s target.  The browser is launched
-   once, before the clock.
+   once, before the clock.  Two floors measured the same way in the same run, with the same config: a bare
+   one-slider app, and a one-slider app with one Plotly chart (Plotly's own code is a large lazy chunk that
+   the browser loads and runs on the first chart).  Browser and server share this machine's cores here; a
+   student's browser runs on the student's machine.
 2. Where it goes: the server's own line "imports ready in ... s" (hosting.warm: every heavy module imported
    once, in the background, from start-up; the first script run waits for it), per module.
 3. Every other page's first load on that server, in order.
@@ -17,32 +20,42 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_browser import BASELINE_APP, PLOTLY_APP  # noqa: E402
 from harness import browser as driver  # noqa: E402
 
 TARGET_S = 3.0
 
 
-def cold_start(browser) -> tuple[float, float, str]:
-    """(seconds to health, seconds to the home page drawn, the server's warm-up line) for one fresh server."""
+def cold_start(browser, app_dir: Path = ROOT, wait_for: str = "stPlotlyChart") -> tuple[float, float, str]:
+    """(seconds to health, seconds to the first page drawn, the server's warm-up line) for one fresh server."""
     start = time.perf_counter()
-    with driver.Server() as server:
+    with driver.Server(app_dir) as server:
         healthy = time.perf_counter() - start
         page = driver.new_page(browser)
         driver.open_app(page, server.base_url)
-        page.locator(f"{driver.MAIN} [data-testid='stHeading']").first.wait_for()
-        page.locator(f"{driver.MAIN} [data-testid='stPlotlyChart']").first.wait_for()
+        page.locator(f"{driver.MAIN} [data-testid='{wait_for}']").first.wait_for()
         drawn = time.perf_counter() - start
         page.context.close()
         warm = re.search(r"imports ready in .*", server.log())
         return healthy, drawn, warm.group(0) if warm else "(no warm-up line)"
+
+
+def floor(browser, source: str, wait_for: str, runs: int) -> float:
+    """Median cold start of a one-file app served with the repository's config."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(ROOT / ".streamlit", Path(tmp) / ".streamlit")
+        (Path(tmp) / "app.py").write_text(source)
+        return statistics.median(cold_start(browser, Path(tmp), wait_for)[1] for _ in range(runs))
 
 
 def main() -> None:
@@ -57,9 +70,13 @@ def main() -> None:
         results = [cold_start(browser) for _ in range(args.runs)]
         healthy = statistics.median(r[0] for r in results)
         drawn = statistics.median(r[1] for r in results)
+        bare = floor(browser, BASELINE_APP, "stSlider", args.runs)
+        plotly = floor(browser, PLOTLY_APP.replace("CHARTS", "1"), "stPlotlyChart", args.runs)
         print(f"Cold start, {args.runs} runs: `streamlit run app.py` -> /_stcore/health: median {healthy:.2f} s; "
               f"-> home page drawn in Chromium: median {drawn:.2f} s, {drawn / TARGET_S:.2f} of the {TARGET_S:g} s "
               f"target (runs: {', '.join(f'{r[1]:.2f}' for r in results)})")
+        print(f"Floors, the same way: a one-slider app {bare:.2f} s; a one-slider app with one Plotly chart "
+              f"{plotly:.2f} s (the app: {drawn / plotly:.2f} x that)")
         print(f"Server: {results[len(results) // 2][2]}")
 
         print("\nEach page's first load on a fresh server, in order (s)")

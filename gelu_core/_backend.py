@@ -71,8 +71,10 @@ def _torch_module():
 
 
 def is_tensor(x: Any) -> bool:
-    torch = _torch_module()
-    return torch is not None and isinstance(x, torch.Tensor)
+    """Whether x is a torch tensor, without importing torch: a module still being imported by another thread
+    (the server's start-up) may not hold ``Tensor`` yet, and then x cannot be one."""
+    tensor_type = getattr(_torch_module(), "Tensor", None)
+    return tensor_type is not None and isinstance(x, tensor_type)
 
 
 def evaluate(formula: Callable[..., Any], x: Any, *args: Any) -> Any:

@@ -4,7 +4,8 @@ app.py holds an ``st.App`` (Streamlit's ASGI application) built from the two thi
 
 * ``lifespan``: at start-up, the heavy imports begin in the background (``hosting.warm``), Streamlit's
   old ``pages/``-folder mode is switched off for the process, so even the first deep link on a fresh server
-  runs through app.py, and the janitor starts giving back what departed sessions held (``hosting.janitor``);
+  runs through app.py, the janitor starts giving back what departed sessions held (``hosting.janitor``), and
+  every connection the server accepts sends small writes at once (``hosting.nodelay``);
 * ``MIDDLEWARE``: guards in front of Streamlit's own routes (``hosting.guard``).
 
 Nothing here runs inside a student's script run except ``hosting.warm.warm()``.
@@ -17,7 +18,7 @@ import contextlib
 
 from starlette.middleware import Middleware
 
-from hosting import warm
+from hosting import nodelay, warm
 from hosting.guard import Guard
 from hosting.janitor import Janitor, tune_allocator
 
@@ -32,6 +33,7 @@ async def lifespan(app):
     # A folder named pages/ beside app.py makes Streamlit run deep links without app.py until some session
     # has called st.navigation (see ui/frame.py); app.py always calls it, so say so from the start.
     PagesManager.uses_pages_directory = False
+    nodelay.install()
     tune_allocator()
     warm.start()
     sweeping = asyncio.get_running_loop().create_task(Janitor().run())

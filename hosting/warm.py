@@ -1,25 +1,34 @@
-"""Heavy imports, once per server process, one after another, before any page code runs.
+"""Heavy imports, once per server process, one after another, by one thread, before page code needs them.
 
-Several sessions arriving together used to import pandas, plotly and torch lazily in parallel threads.
-Some libraries peek into ``sys.modules`` instead of importing (Plotly reads ``sys.modules["pandas"]``,
-SciPy's array-API helpers ``sys.modules["torch"]``), so a session could meet a module that another
-session's thread had only half imported: ``partially initialized module 'pandas' has no attribute
-'Series'``.  Here every heavy module is imported by one thread, in a fixed order; ``warm()`` returns only
-when all of them are complete, and every script run calls it before anything else (app.py's first line).
+Several sessions arriving together used to import pandas, plotly and torch lazily in parallel threads.  Some
+code peeks into ``sys.modules`` instead of importing (Plotly reads ``sys.modules["pandas"]`` and
+``["numpy"]``; gelu_core's backend read ``sys.modules["torch"].Tensor``), so a session could meet a module
+that another session's thread had only half imported: ``partially initialized module 'pandas' has no
+attribute 'Series'``.  Here the heavy modules are imported by one thread, in a fixed order, in two parts:
+
+* ``PAGES``, what every page draws with (numpy, scipy, pandas, pyarrow, PIL, Plotly, and Plotly's validators,
+  loaded by building one figure).  ``warm()`` returns once they are complete, and every script run calls it
+  before anything else (app.py's ``main``): no page code runs beside a half-imported one of these.
+* ``LATER``, torch and the modules built on it (the lab, the race, the PyTorch tab), imported right after.
+  A page that needs them imports them itself and so waits for the import under way (Python's own module
+  lock); what runs meanwhile never reads torch from ``sys.modules`` (gelu_core's backend checks for a
+  complete ``torch.Tensor``; Plotly, pandas and Streamlit only ask whether "torch" is there).  So the first
+  page is drawn without waiting for torch.  ``ready()`` is True once both parts are done (``/readyz``).
 
 Before torch is imported, its threads are set for the whole process (every script thread runs torch on its
 own OpenMP team): one per CPU the process may really use, its affinity set lowered by a cgroup CPU quota.  A
 container that sees 16 cores but may use 1 would otherwise run 16 threads on one core.
 
-The server starts ``warm()`` in the background at start-up (``hosting.lifespan``), so the imports overlap
-the browser loading Streamlit's frontend; a session that arrives earlier waits for them.  Without a server
-(AppTest, a script), the first call does the imports itself.
+The server starts ``start()`` in the background at start-up (``hosting.lifespan``), so the imports overlap the
+browser loading Streamlit's frontend.  Without a server (AppTest, a script), the first ``warm()`` imports
+``PAGES`` itself.
 
-Then ``gc.freeze()``: Streamlit runs a full garbage collection after every script run
+After each part, ``gc.freeze()``: Streamlit runs a full garbage collection after every script run
 (``runner.postScriptGC``), holding the GIL, and with torch, pandas and Plotly loaded that walks ~280,000
-objects, about 110 ms on this machine, during which no other session's message goes out.  The objects of
-the imported modules live as long as the process anyway; frozen, the collection after a run only looks at
-what the runs themselves made (well under 1 ms), and still frees their cycles.
+objects, about 110 ms on this machine, during which no other session's message goes out.  The modules'
+objects live as long as the process anyway; frozen, the collection after a run only looks at what the runs
+themselves made (well under 1 ms), and still frees their cycles.  (The second freeze may also freeze the
+objects of a first run under way: they stay, a few kilobytes, which is the price of not blocking it.)
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ import threading
 import time
 
 # In import order: each entry's dependencies come before it.
-HEAVY = (
+PAGES = (
     "numpy",
     "scipy.special",
     "scipy.optimize",
@@ -41,16 +50,22 @@ HEAVY = (
     "PIL.Image",
     "plotly.graph_objects",
     "plotly.io",
+    "ui.theme",
+)
+LATER = (
     "torch",
     "gelu_core.lab",
     "gelu_core.frameworks",
     "gelu_core.tensor_io",
     "gelu_core.weights",
+    "gelu_core.gradients",
+    "gelu_core.training",
 )
 
 _lock = threading.Lock()
+_pages = threading.Event()
 _done = threading.Event()
-seconds: dict[str, float] = {}  # how long each import took, for benchmarks/bench_startup.py
+seconds: dict[str, float] = {}  # how long each import took, for the start-up line and bench_startup.py
 
 
 def usable_cpus() -> int:
@@ -72,33 +87,49 @@ def set_threads() -> None:
         os.environ.setdefault(name, str(usable_cpus()))
 
 
+def _import(names) -> None:
+    for name in names:
+        start = time.perf_counter()
+        importlib.import_module(name)
+        seconds[name] = time.perf_counter() - start
+    if "ui.theme" in names:
+        start = time.perf_counter()
+        sys.modules["ui.theme"].base_figure("x", "y")  # Plotly loads its validators on the first figure
+        seconds["plotly validators"] = time.perf_counter() - start
+    gc.collect()
+    gc.freeze()  # the modules' own objects out of every later collection's way (see above)
+
+
 def warm() -> None:
-    """Import every module in HEAVY (once per process); a second caller waits for the first to finish."""
-    if _done.is_set():
+    """Import ``PAGES`` (once per process); a second caller waits for the first to finish."""
+    if _pages.is_set():
         return
     with _lock:
-        if _done.is_set():
-            return
-        if "torch" not in sys.modules:
-            set_threads()
-        for name in HEAVY:
-            start = time.perf_counter()
-            importlib.import_module(name)
-            seconds[name] = time.perf_counter() - start
-        gc.collect()
-        gc.freeze()  # the modules' own objects out of every later collection's way (see above)
-        _done.set()
-        parts = ", ".join(f"{name} {took:.2f}" for name, took in seconds.items() if took >= 0.05)
-        print(f"GELU Explorer: imports ready in {sum(seconds.values()):.2f} s ({parts})", file=sys.stderr, flush=True)
+        if not _pages.is_set():
+            _import(PAGES)
+            _pages.set()
+
+
+def warm_all() -> None:
+    """``warm()``, then ``LATER`` (torch and what is built on it), then say so in the server log."""
+    warm()
+    if _done.is_set():
+        return
+    if "torch" not in sys.modules:
+        set_threads()
+    _import(LATER)
+    _done.set()
+    parts = ", ".join(f"{name} {took:.2f}" for name, took in seconds.items() if took >= 0.05)
+    print(f"GELU Explorer: imports ready in {sum(seconds.values()):.2f} s ({parts})", file=sys.stderr, flush=True)
 
 
 def ready() -> bool:
-    """Whether the heavy imports are complete (a script run would not wait)."""
+    """Whether every heavy import is complete (no first run anywhere would wait)."""
     return _done.is_set()
 
 
 def start() -> threading.Thread:
-    """Begin warm() on a background thread (at server start-up); script runs still call warm() to wait."""
-    thread = threading.Thread(target=warm, name="gelu-warm-imports", daemon=True)
+    """Begin ``warm_all()`` on a background thread (at server start-up); script runs still call ``warm()``."""
+    thread = threading.Thread(target=warm_all, name="gelu-warm-imports", daemon=True)
     thread.start()
     return thread

@@ -193,3 +193,20 @@ def test_the_package_exports_every_public_name():
     assert set(gelu_core._LAZY) <= set(gelu_core.__all__)
     for name in gelu_core.__all__:
         assert getattr(gelu_core, name) is not None
+
+
+def test_a_half_imported_torch_is_no_tensor(monkeypatch):
+    """While the server's start-up imports torch in another thread, sys.modules holds a torch without Tensor yet;
+    gelu_core must neither fail nor take a numpy array or a float for a tensor then (reference: the types)."""
+    import sys
+    import types
+
+    import numpy as np
+
+    import gelu_core
+    from gelu_core import _backend
+
+    monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
+    assert not _backend.is_tensor(np.zeros(3)) and not _backend.is_tensor(1.0)
+    assert gelu_core.gelu(np.array([-1.0, 1.0]), "tanh").tolist() == [gelu_core.gelu(-1.0, "tanh"),
+                                                                     gelu_core.gelu(1.0, "tanh")]

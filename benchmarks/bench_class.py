@@ -167,8 +167,28 @@ def report_costs(costs: dict[str, tuple[float, float]], think: float) -> float:
     return mean_cost
 
 
+PAGES: list[str] | None = None  # --pages: the url paths the class is spread over (default: every page)
+
+
+def wait_ready(base_url: str, timeout_s: float = 60.0) -> float:
+    """Seconds until the app says /readyz (its start-up imports done, as a server opened before the lesson)."""
+    import urllib.error
+    import urllib.request
+
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        try:
+            with urllib.request.urlopen(f"{base_url}/readyz", timeout=2) as resp:
+                if resp.status == 200:
+                    return time.monotonic() - start
+        except (OSError, urllib.error.URLError):
+            pass
+        time.sleep(0.1)
+    return float("nan")
+
+
 def class_paths(n: int) -> list[str]:
-    pages = ["" if p.default else p.url_path for p in driver.app_pages()]
+    pages = PAGES or ["" if p.default else p.url_path for p in driver.app_pages()]
     return [pages[i % len(pages)] for i in range(n)]
 
 
@@ -242,10 +262,17 @@ def main() -> int:
     parser.add_argument("--replicas", default="1,2,3", help="replica counts behind HAProxy")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a student waits for one run")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--pages", default="", help="url paths to spread the class over, comma-separated ('home' "
+                        "for the home page; default every page), e.g. the explorer pages without the lab and race")
+    parser.add_argument("--ready", action="store_true", help="the class arrives once the app says /readyz (a server "
+                        "opened before the lesson) instead of right after it answers /_stcore/health")
     parser.add_argument("--solo", type=int, default=5, help="moves per page for one student alone (0: skip)")
     parser.add_argument("--sweep", default="", help="class sizes (e.g. 5,10,15,20): p95 of one process and of "
                                                     "HAProxy x2 per size, instead of the scenarios above")
     args = parser.parse_args()
+    global PAGES
+    if args.pages:
+        PAGES = ["" if page == "home" else page for page in args.pages.split(",")]
     if args.sweep:
         return sweep([int(n) for n in args.sweep.split(",")], args)
     modes = set(args.modes.split(","))
@@ -259,6 +286,8 @@ def main() -> int:
 
     if "single" in modes:
         with driver.Server() as server:
+            if args.ready:
+                print(f"(the class waits for /readyz: {wait_ready(server.base_url):.1f} s after /_stcore/health)")
             results["single"] = run_class("one process", server.base_url, paths, {"streamlit": server.proc.pid}, args)
             report(results["single"], args)
             print(limits_note(1))

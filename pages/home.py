@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui.controls import HOME
-from ui.frame import chart, require_app_frame
+from ui.frame import chart, page_link, require_app_frame
 from ui.home import TABLE_COLUMNS, five_inputs_table, overview_figure, prose
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
@@ -45,19 +45,22 @@ st.markdown(prose(inputs))
 
 st.subheader("The lesson, step by step")
 NEXT = [
-    ("pages/gate.py", "The gate", ":material/door_open:",
+    ("gate", "The gate", ":material/door_open:",
      "where Φ(x) comes from: the area under the bell curve, and the bouncer at the door."),
-    ("pages/curves.py", "Curves", ":material/show_chart:",
+    ("curves", "Curves", ":material/show_chart:",
      "both curves on one range: probe any x, overlay sigmoid, SiLU and friends."),
-    ("pages/derivative.py", "Slopes", ":material/trending_up:",
+    ("derivative", "Slopes", ":material/trending_up:",
      "the gradient: ReLU passes back nothing for a negative input, GELU a little."),
-    ("pages/steps.py", "Step by step", ":material/stairs:", "one number through the tanh formula, line by line."),
-    ("pages/ffn.py", "Feed-forward lab", ":material/hub:",
-     "GPT-2's 768 → 3072 → 768 block on tensors you upload."),
-    ("pages/approximations.py", "Approximations (aside)", ":material/compare:",
-     "exact against tanh against sigmoid, and what your framework really computes."),
+    ("steps", "Step by step", ":material/stairs:", "one number through the tanh formula, line by line."),
+    ("ffn", "Feed-forward lab", ":material/hub:",
+     "GPT-2's 768 → 3072 → 768 block on tensors you upload, forwards and backwards."),
+    ("training", "Training race", ":material/sprint:",
+     "ReLU and GELU learn the same task from the same start: watch units die."),
 ]
 for row in (NEXT[:3], NEXT[3:]):
     for col, (path, label, icon, teaser) in zip(st.columns(3), row, strict=True):
-        col.page_link(path, label=label, icon=icon)
+        with col:
+            page_link(path, label=label, icon=icon)
         col.caption(teaser)
+page_link("approximations", label="Aside: Approximations", icon=":material/compare:")
+st.caption("Exact against tanh against sigmoid, and what your framework really computes.")

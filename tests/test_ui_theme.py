@@ -217,3 +217,21 @@ def test_lines_drawn_together_differ_in_colour_or_dash(name, fig):
     pairs = [(c, d) for _, c, d in lines]
     assert len(set(pairs)) == len(pairs), f"{name}: {lines}"
     assert {c for c, _ in pairs} <= set(PALETTE.values()), f"{name}: {lines}"
+
+
+@pytest.mark.parametrize("values", [np.linspace(-3, 3, 801), np.arange(10, dtype=np.int64),
+                                    np.array([300, -5], dtype=np.int64), np.zeros((3, 4), np.uint8),
+                                    np.array([1e10], dtype=np.int64), np.arange(5, dtype=np.float32),
+                                    np.array([1.0, np.nan, np.inf])])
+def test_typed_arrays_are_what_plotly_itself_writes(values):
+    """Reference: Plotly's own _plotly_utils.utils.to_typed_array_spec on the same array."""
+    from _plotly_utils.utils import to_typed_array_spec
+
+    from ui.theme import typed_array
+
+    theirs = to_typed_array_spec(values.copy())
+    mine = typed_array(values)
+    if isinstance(theirs, dict):
+        assert mine == theirs
+    else:
+        assert isinstance(mine, np.ndarray) and np.array_equal(mine, theirs)

@@ -31,6 +31,23 @@ from ui.controls import PageControls
 PRESENT, HIDE = "present", "hide"  # the presenter view's URL parameters (no widget binds them)
 
 
+_LINK_TARGETS: dict[str, object] = {}  # url path -> an st.Page used only as a link target
+
+
+def page_link(url_path: str, **kwargs) -> None:
+    """st.page_link to one of the app's pages by its url path.
+
+    st.page_link given a file path resolves it on the disk on every run, and a class's sessions running
+    together would each make those system calls, every one a wait for Python's GIL.  So each target is an
+    st.Page built once per process and used only as a link (a link reads its url path and hash; the pages
+    st.navigation routes to are built afresh in every run, since navigation marks the one it returns)."""
+    target = _LINK_TARGETS.get(url_path)
+    if target is None:
+        target = _LINK_TARGETS[url_path] = st.Page(f"pages/{url_path}.py", url_path=url_path,
+                                                   default=url_path == "home")
+    st.page_link(target, **kwargs)
+
+
 def require_app_frame() -> None:
     """Rerun through app.py if Streamlit ran this page on its own (legacy pages/ mode)."""
     if PagesManager.uses_pages_directory:

@@ -12,7 +12,7 @@ import mpmath as mp
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_ui_figures_1 import gelu_ref, grad_ref, shown
+from tests.test_ui_explorer_pages import gelu_ref, grad_ref, shown
 from ui import lesson
 
 mp.mp.dps = 50

@@ -1,6 +1,6 @@
 """AppTest of the Curves page: sliders by key, the probe readouts, overlays, the values table, URL parameters.
 
-References: mpmath at 50 digits (tests.test_ui_figures_1 helpers); readouts compared as the correctly rounded
+References: mpmath at 50 digits (tests.test_ui_explorer_pages helpers); readouts compared as the correctly rounded
 4-decimal string of the mpmath value; table cells in float64 with REL = 1e-13.
 """
 
@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import chart_spec, metrics, open_page
 from tests.stacking import next_after
-from tests.test_ui_figures_1 import REL, arr, close, gate_ref, gelu_ref, grad_ref, shown
+from tests.test_ui_explorer_pages import REL, arr, close, gate_ref, gelu_ref, grad_ref, shown
 
 PAGE = "pages/curves.py"
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import chart_spec, metrics, open_page
 from tests.stacking import next_after
-from tests.test_ui_figures_1 import arr, gelu_ref, grad_ref, shown
+from tests.test_ui_explorer_pages import arr, gelu_ref, grad_ref, shown
 from ui import derivative
 
 

@@ -1,6 +1,6 @@
 """AppTest of the Home page: the five inputs, the table, the chart, the links onward.
 
-References: mpmath at 50 digits (tests.test_ui_figures_1 helpers), float64 tolerance REL = 1e-13.
+References: mpmath at 50 digits (tests.test_ui_explorer_pages helpers), float64 tolerance REL = 1e-13.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import chart_spec
 from tests.stacking import next_after
-from tests.test_ui_figures_1 import REL, arr, close, gate_ref, gelu_ref, shown
+from tests.test_ui_explorer_pages import REL, arr, close, gate_ref, gelu_ref, shown
 from ui.controls import HOME, HOME_DEFAULT_INPUTS
 from ui.home import TABLE_COLUMNS
 

@@ -184,7 +184,7 @@ def _framework_run(dtype, x):
 
 
 def _xy(trace) -> tuple[np.ndarray, np.ndarray]:
-    from tests.test_ui_figures_1 import arr
+    from tests.test_ui_explorer_pages import arr
 
     return arr(trace["x"]), arr(trace["y"])
 

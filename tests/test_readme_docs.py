@@ -1,0 +1,48 @@
+"""The README says what is true: its Quickstart test command is what CI runs, its table of link parameters
+names every control of every page, and every example link uses values the controls take.
+
+Reference: .ci/run and ui/controls.py's declarations (the browser side of the links: tests/e2e/test_readme.py).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+from tests.conftest import ROOT
+from ui.controls import PAGE_CONTROLS
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def quickstart_commands() -> list[str]:
+    section = README.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.*?)\n```", section, re.S)
+
+
+def test_the_quickstart_is_two_commands_and_ci_runs_the_test_command_word_for_word():
+    serve, test = quickstart_commands()
+    assert serve.endswith("streamlit run app.py") and test.endswith("python -m pytest")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert test in ci
+
+
+def test_every_control_is_documented_with_its_key():
+    section = README.split("### Links to an exact view", 1)[1].split("\n## ", 1)[0]
+    for controls in PAGE_CONTROLS.values():
+        for c in controls:
+            if c.bound:
+                assert f"`{c.key}`" in section, f"README's link table does not name {c.key}"
+
+
+def test_every_example_link_uses_values_its_controls_take():
+    section = README.split("### Links to an exact view", 1)[1].split("\n## ", 1)[0]
+    links = re.findall(r"http://localhost:8501/[^\s)`]*", section)
+    by_key = {c.key: c for controls in PAGE_CONTROLS.values() for c in controls if c.bound}
+    assert len(links) >= 10
+    for link in links:
+        for key, values in parse_qs(urlsplit(link).query, keep_blank_values=True).items():
+            if key in ("present", "hide"):
+                continue
+            assert key in by_key, (link, key)
+            assert by_key[key].url_problem(values) is None, (link, key, values)

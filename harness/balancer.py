@@ -31,7 +31,7 @@ from contextlib import ExitStack
 from http.cookies import SimpleCookie
 from pathlib import Path
 
-from harness.browser import ROOT, Server, free_port
+from harness.browser import ROOT, Server, free_port, stop_process
 
 HAPROXY = os.environ.get("GELU_HAPROXY") or shutil.which("haproxy") or "/usr/sbin/haproxy"
 CONFIG = ROOT / "deploy" / "haproxy.cfg"
@@ -190,14 +190,17 @@ class Balancer:
             raise
 
     def wait_for_replicas(self, timeout_s: float) -> None:
-        """Until a fresh visitor (no cookie) has been sent to every replica: DNS answered, health checks passed."""
+        """Until a fresh visitor (no cookie) has been sent to every replica and found it ready (/readyz: start-up
+        imports done, as HAProxy's own check asks). Not Streamlit's /_stcore/health, which says "ok" seconds
+        earlier: HAProxy marks a replica UP once DNS names it, and its first check, failing on a replica still
+        importing torch, would then take it DOWN under a test that had already begun (uploads answered 503)."""
         seen: set[str] = set()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"haproxy exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
             try:
-                with urllib.request.urlopen(f"{self.base_url}/_stcore/health", timeout=2) as resp:
+                with urllib.request.urlopen(f"{self.base_url}/readyz", timeout=2) as resp:
                     cookie = SimpleCookie()
                     for header in resp.headers.get_all("Set-Cookie") or []:
                         cookie.load(header)
@@ -212,13 +215,7 @@ class Balancer:
                            f"{self.log()[-3000:]}")  # fmt: skip
 
     def _stop_haproxy(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
     def stop(self) -> None:
         self._stack.close()  # HAProxy first, then the name server, then the replicas (reverse order)

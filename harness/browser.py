@@ -131,6 +131,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def stop_process(proc: subprocess.Popen | None, timeout_s: float = 10) -> None:
+    """Ask a child process to end (SIGTERM), and kill it if it has not within timeout_s."""
+    if proc and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Server:
     """`streamlit run <script>` in app_dir on 127.0.0.1 and a free port, with app_dir's own config.
 
@@ -179,13 +190,7 @@ class Server:
             return False
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")

@@ -16,6 +16,18 @@ os.environ["GELU_MEMORY_BUDGET_MB"] = "1536"
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def needs_haproxy():
+    """Skip where Debian's haproxy is missing (apt-get install -y haproxy); fail instead under
+    GELU_E2E_REQUIRED=1 (CI), where the load balancer's tests must run."""
+    from harness import balancer
+
+    missing = balancer.haproxy_missing()
+    if missing and os.environ.get("GELU_E2E_REQUIRED") == "1":
+        pytest.fail(f"haproxy is required here (GELU_E2E_REQUIRED=1) but {missing}", pytrace=False)
+    if missing:
+        pytest.skip(missing)
+
+
 def chart_spec(at, index: int = 0) -> dict:
     """The Plotly figure (data + layout) of the index-th chart on the page, as a dict."""
     return json.loads(at.get("plotly_chart")[index].proto.spec)

@@ -29,20 +29,13 @@ import yaml
 from harness import balancer
 from harness.browser import ROOT
 from harness.streamlit_client import Session, run_sync
+from tests.conftest import needs_haproxy
 
 DEPLOY = ROOT / "deploy"
 HAPROXY_CFG = (DEPLOY / "haproxy.cfg").read_text()
 MAX_UPLOAD_MB = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]["maxUploadSize"]
 UPLOADS_AT_ONCE = 8
 RATE = 8000  # requests per 10 s from one address
-
-
-def needs_haproxy():
-    missing = balancer.haproxy_missing()
-    if missing and os.environ.get("GELU_E2E_REQUIRED") == "1":
-        pytest.fail(f"haproxy is required here (GELU_E2E_REQUIRED=1) but {missing}", pytrace=False)
-    if missing:
-        pytest.skip(missing)
 
 
 # --- the files -------------------------------------------------------------------------------------

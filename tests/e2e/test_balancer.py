@@ -19,7 +19,6 @@ Skipped where haproxy is missing (apt-get install -y haproxy), unless GELU_E2E_R
 from __future__ import annotations
 
 import io
-import os
 import time
 import urllib.error
 import urllib.request
@@ -29,6 +28,7 @@ import pytest
 
 from harness import balancer
 from harness import browser as driver
+from tests.conftest import needs_haproxy
 
 pytestmark = pytest.mark.e2e
 
@@ -37,11 +37,7 @@ PAGES = driver.app_pages()
 
 @pytest.fixture(scope="module")
 def lb():
-    missing = balancer.haproxy_missing()
-    if missing and os.environ.get("GELU_E2E_REQUIRED") == "1":
-        pytest.fail(f"haproxy is required here (GELU_E2E_REQUIRED=1) but {missing}", pytrace=False)
-    if missing:
-        pytest.skip(missing)
+    needs_haproxy()
     with balancer.Balancer(replicas=2) as b:
         yield b
 

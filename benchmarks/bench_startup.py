@@ -11,7 +11,9 @@
    student's browser runs on the student's machine.
 2. Where it goes: the server's own line "imports ready in ... s" (hosting.warm: every heavy module imported
    once, in the background, from start-up; the first script run waits for it), per module.
-3. Every other page's first load on that server, in order.
+3. The browser's share: on a server whose imports are all done (``/readyz``), a fresh browser context opens
+   the home page until it is drawn, several times, median.
+4. Every other page's first load on a fresh server, in order.
 
 Needs Debian's Chromium.  Figures are wall-clock on this machine; compare runs, not machines.
 """
@@ -25,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +51,27 @@ def cold_start(browser, app_dir: Path = ROOT, wait_for: str = "stPlotlyChart") -
         page.context.close()
         warm = re.search(r"imports ready in .*", server.log())
         return healthy, drawn, warm.group(0) if warm else "(no warm-up line)"
+
+
+def warm_server_home(browser, runs: int) -> float:
+    """Median seconds for a fresh browser context to draw the home page of a server already warm."""
+    with driver.Server() as server:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if urllib.request.urlopen(f"{server.base_url}/readyz", timeout=2).status == 200:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            page = driver.new_page(browser)
+            driver.open_app(page, server.base_url)
+            page.locator(f"{driver.MAIN} [data-testid='stPlotlyChart']").first.wait_for()
+            times.append(time.perf_counter() - start)
+            page.context.close()
+        return statistics.median(times)
 
 
 def floor(browser, source: str, wait_for: str, runs: int) -> float:
@@ -78,6 +102,8 @@ def main() -> None:
         print(f"Floors, the same way: a one-slider app {bare:.2f} s; a one-slider app with one Plotly chart "
               f"{plotly:.2f} s (the app: {drawn / plotly:.2f} x that)")
         print(f"Server: {results[len(results) // 2][2]}")
+        print(f"The browser's share: on a warm server (/readyz), a fresh browser context draws the home page in "
+              f"{warm_server_home(browser, args.runs):.2f} s (median)")
 
         print("\nEach page's first load on a fresh server, in order (s)")
         with driver.Server() as server:

@@ -170,23 +170,6 @@ def report_costs(costs: dict[str, tuple[float, float]], think: float) -> float:
 PAGES: list[str] | None = None  # --pages: the url paths the class is spread over (default: every page)
 
 
-def wait_ready(base_url: str, timeout_s: float = 60.0) -> float:
-    """Seconds until the app says /readyz (its start-up imports done, as a server opened before the lesson)."""
-    import urllib.error
-    import urllib.request
-
-    start = time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        try:
-            with urllib.request.urlopen(f"{base_url}/readyz", timeout=2) as resp:
-                if resp.status == 200:
-                    return time.monotonic() - start
-        except (OSError, urllib.error.URLError):
-            pass
-        time.sleep(0.1)
-    return float("nan")
-
-
 def class_paths(n: int) -> list[str]:
     pages = PAGES or ["" if p.default else p.url_path for p in driver.app_pages()]
     return [pages[i % len(pages)] for i in range(n)]
@@ -287,7 +270,8 @@ def main() -> int:
     if "single" in modes:
         with driver.Server() as server:
             if args.ready:
-                print(f"(the class waits for /readyz: {wait_ready(server.base_url):.1f} s after /_stcore/health)")
+                waited = driver.wait_ready(server.base_url)
+                print(f"(the class waits for /readyz: {waited:.1f} s after /_stcore/health)")
             results["single"] = run_class("one process", server.base_url, paths, {"streamlit": server.proc.pid}, args)
             report(results["single"], args)
             print(limits_note(1))

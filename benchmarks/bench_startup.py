@@ -27,7 +27,6 @@ import statistics
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,13 +55,7 @@ def cold_start(browser, app_dir: Path = ROOT, wait_for: str = "stPlotlyChart") -
 def warm_server_home(browser, runs: int) -> float:
     """Median seconds for a fresh browser context to draw the home page of a server already warm."""
     with driver.Server() as server:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if urllib.request.urlopen(f"{server.base_url}/readyz", timeout=2).status == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
+        driver.wait_ready(server.base_url)
         times = []
         for _ in range(runs):
             start = time.perf_counter()

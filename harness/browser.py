@@ -215,6 +215,21 @@ class Server:
         self.log_path.unlink(missing_ok=True)
 
 
+def wait_ready(base_url: str, timeout_s: float = 60.0) -> float:
+    """Seconds until the app says /readyz (its start-up imports done, as a server opened before the lesson);
+    NaN if it did not within ``timeout_s``."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        try:
+            with urllib.request.urlopen(f"{base_url}/readyz", timeout=2) as resp:
+                if resp.status == 200:
+                    return time.monotonic() - start
+        except (OSError, urllib.error.URLError):
+            pass
+        time.sleep(0.1)
+    return float("nan")
+
+
 # --- the browser -----------------------------------------------------------------------------------
 
 

@@ -41,16 +41,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_browser import BASELINE_APP  # noqa: E402
 from harness import browser as driver  # noqa: E402
-from harness.balancer import Balancer, cpu_seconds, memory_kib  # noqa: E402
-from harness.streamlit_client import Session, SessionError  # noqa: E402
+from harness.balancer import Balancer, cpu_seconds  # noqa: E402
+from harness.memory import memory_kib  # noqa: E402
+from harness.streamlit_client import Session  # noqa: E402
 
-BARE_APP = """import streamlit as st
-
-st.title("Baseline")
-x = st.slider("x", -3.0, 3.0, 0.0, 0.1, key="base_x", bind="query-params")
-st.write(x)
-"""
 TARGET_RATIO = 1.5  # one process p95 / one-slider app p95
 TARGET_P95_S = 1.0  # behind HAProxy
 UTILISATION = 0.6  # capacity estimate: a core kept 60 % busy keeps queues short (M/M/1: mean wait 1.5x the run)
@@ -106,9 +102,7 @@ async def student(base_url: str, path: str, rng: random.Random, args) -> Student
         for _ in range(args.moves):
             await asyncio.sleep(args.think * rng.uniform(0.5, 1.5))
             me.moves.append((await session.move()).seconds)
-    except (SessionError, OSError, TimeoutError) as err:
-        me.failure = f"{type(err).__name__}: {err}"
-    except Exception as err:  # a websocket closed mid-handshake and the like: still this student's failure
+    except Exception as err:  # SessionError, OSError, a timeout, a websocket closed mid-handshake: their failure
         me.failure = f"{type(err).__name__}: {err}"
     finally:
         me.exceptions, me.error_boxes = session.exceptions, session.error_boxes
@@ -279,7 +273,7 @@ def main() -> int:
                 report_costs(solo_costs(server.base_url, server.proc.pid, paths, args.solo), args.think)
         with tempfile.TemporaryDirectory() as tmp:  # the repository's config, one slider: Streamlit's floor
             shutil.copytree(ROOT / ".streamlit", Path(tmp) / ".streamlit")
-            (Path(tmp) / "app.py").write_text(BARE_APP)
+            (Path(tmp) / "app.py").write_text(BASELINE_APP)
             with driver.Server(Path(tmp)) as bare:
                 results["bare"] = run_class("one-slider app, one process", bare.base_url, [""] * len(paths),
                                             {"streamlit": bare.proc.pid}, args)  # fmt: skip

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 from gelu_core import budget  # noqa: E402
 from harness import browser as driver  # noqa: E402
 from harness.hostile_files import hostile_files  # noqa: E402
+from harness.memory import reset_peak  # noqa: E402
 
 LINKS = [  # (page path with a query no control can take, which control's note must show)
     "?home_x2=inf&home_x3=", "curves?curves_form=&curves_x=1e400&curves_more=Bogus", "gate?gate_x=nan&gate_sigma=-1",
@@ -43,10 +44,6 @@ LINKS = [  # (page path with a query no control can take, which control's note m
     "steps?steps_x=" + "9" * 400 + "&steps_full=maybe", "ffn?ffn_d_model=inf&ffn_seed=-Infinity&ffn_demo=3x3",
     "training?training_steps=1e9&training_task=&training_lr=7", "pages/ffn.py?ffn_d_model=8",
 ]
-
-
-def reset_peak(pid: int) -> None:
-    Path(f"/proc/{pid}/clear_refs").write_text("5")  # the process's peak resident size starts again from now
 
 
 def mib(kib: int) -> float:

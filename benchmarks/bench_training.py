@@ -31,29 +31,20 @@ import torch  # noqa: E402
 
 from gelu_core import FeedForward, as_tokens, demo_input, run_gradients, run_lab  # noqa: E402
 from gelu_core.training import RaceConfig, race, train, verdict  # noqa: E402
+from harness.memory import reset_peak, status_kib  # noqa: E402
 
 TARGET_SECONDS = 5.0  # the default race, start to finish, on this 2-core machine
 SHAPE = (8, 1024, 768)
 
 
-def _reset_peak() -> None:
-    with open("/proc/self/clear_refs", "w") as handle:
-        handle.write("5")
-
-
-def _kib(field: str) -> int:
-    with open("/proc/self/status") as handle:
-        return next(int(line.split()[1]) for line in handle if line.startswith(field + ":"))
-
-
 def measure(function) -> tuple[float, int]:
     """(seconds, growth of resident memory in bytes at its peak) of one call."""
-    _reset_peak()
-    before = _kib("VmRSS")
+    reset_peak()
+    before = status_kib("VmRSS")
     started = time.perf_counter()
     result = function()
     seconds = time.perf_counter() - started
-    peak = (_kib("VmHWM") - before) * 1024
+    peak = (status_kib("VmHWM") - before) * 1024
     del result
     return seconds, peak
 

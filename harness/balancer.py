@@ -84,7 +84,6 @@ class NameServer:
         self.sock.bind(("127.0.0.1", 0))
         self.sock.settimeout(0.2)
         self.address = f"127.0.0.1:{self.sock.getsockname()[1]}"
-        self.queries = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="gelu-dns", daemon=True)
 
@@ -96,7 +95,6 @@ class NameServer:
                 continue
             answer = dns_answer(data, self.records)
             if answer is not None:
-                self.queries += 1
                 self.sock.sendto(answer, peer)
 
     def __enter__(self) -> NameServer:
@@ -110,16 +108,6 @@ class NameServer:
 
 
 # --- process figures from /proc --------------------------------------------------------------------
-
-
-def memory_kib(pid: int) -> dict[str, int]:
-    """VmRSS (resident now) and VmHWM (peak resident) of a process, in KiB."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0])
-    return fields
 
 
 def cpu_seconds(pid: int) -> float:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from harness.memory import memory_kib
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("GELU_CHROMIUM", "/usr/bin/chromium")
 LAUNCH_ARGS = [
@@ -200,12 +202,7 @@ class Server:
 
     def rss_kib(self) -> dict[str, int]:
         """The server process's resident memory now (VmRSS) and at its peak (VmHWM), in KiB, from /proc."""
-        fields = {}
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                fields[key] = int(value.split()[0])
-        return fields
+        return memory_kib(self.proc.pid)
 
     def __enter__(self) -> Server:
         return self.start()

@@ -48,7 +48,7 @@ def main() -> None:
           f"{dataclasses.replace(RaceConfig(), **settings)} (task as listed)")
     for task in args.tasks.split(","):
         config = dataclasses.replace(RaceConfig(), task=task, **settings)
-        a, b = (name for name in config.activations)
+        a, b = config.activations
         started = time.perf_counter()
         rows, leaders = [], []
         for seed in range(args.seeds):

@@ -28,7 +28,7 @@ import yaml
 
 from harness import balancer
 from harness.browser import ROOT
-from harness.streamlit_client import Session, run_sync
+from harness.streamlit_client import Session, cookie_header, run_sync
 from tests.conftest import needs_haproxy
 
 DEPLOY = ROOT / "deploy"
@@ -184,7 +184,7 @@ def test_one_client_gets_a_limited_number_of_uploads_at_once(proxy):
     async def upload(s: Session, n: int):
         """The headers of an upload from a second client address, its body still on its way."""
         reader, writer = await asyncio.open_connection(host, int(port), local_addr=("127.0.0.51", 0))
-        token, cookies = s.cookies["_streamlit_xsrf"], "; ".join(f"{k}={v}" for k, v in s.cookies.items())
+        token, cookies = s.cookies["_streamlit_xsrf"], cookie_header(s.cookies)
         writer.write((
             f"PUT /_stcore/upload_file/{s.session_id}/file{n} HTTP/1.1\r\nHost: x\r\nCookie: {cookies}\r\n"
             f"X-Xsrftoken: {token}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n"

@@ -105,6 +105,21 @@ def test_predict_then_reveal(page):
     assert len(revealed) == 1 and quoted in revealed[0], revealed
 
 
+def test_an_answer_is_computed_once_per_process_and_the_race_is_the_pages():
+    """The choice stays on the page, so every later rerun reveals the answer again: it must not be computed
+    again (the race's answer is a whole race, about 2 s), and the race is the page's own default race, trained
+    through the shared slot.  References: a counter around a question's truth; training.RACES."""
+    from gelu_core import training
+
+    calls = []
+    question = lesson.Question("A question only this test asks?", ("a", "b"),
+                               lambda: (calls.append(1), ("a", "because"))[1])
+    assert question.reveal("a") == (True, "because") and question.reveal("b") == (False, "because")
+    assert question.reveal("a") == (True, "because") and len(calls) == 1
+    lesson.STEPS["training"].question.reveal("GELU")
+    assert training.RaceConfig() in training.RACES._results  # noqa: SLF001
+
+
 def test_the_sources_are_named():
     at = open_at("home")
     text = " ".join(m.value for m in at.sidebar.markdown)

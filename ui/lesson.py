@@ -1,7 +1,10 @@
 """The guided lesson: an order through the pages, one learning goal each, and a predict-then-reveal question.
 
 Streamlit-free.  Each question's answer is computed by gelu_core when it is revealed, never written down:
-``Question.reveal()`` returns the right choice and a sentence with the numbers.  The frame draws the goal
+``Question.reveal()`` returns the right choice and a sentence with the numbers.  An answer is computed once per
+process and shared (``ANSWERS``): the choice stays on the page, so every later rerun reveals it again, and the
+race's and the lab's answers are whole runs (the race's is the page's default race, trained once for
+everyone through ``training.shared_race``).  The frame draws the goal
 above each page and the question, Previous and Next below it (``ui.frame.lesson_top`` / ``lesson_footer``).
 """
 
@@ -11,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import gelu_core
+from gelu_core.runs import SharedRuns
 from ui.format import fixed, percent, sci
 
 # The lesson's order (url paths); Approximations is an aside, reachable from the sidebar and from Step by step.
@@ -28,7 +32,7 @@ class Question:
 
     def reveal(self, chosen: str) -> tuple[bool, str]:
         """(whether ``chosen`` is right, the computed explanation)."""
-        right, why = self.truth()
+        right, why = ANSWERS.get(self.text, self.truth, what="the answer to this question")
         return chosen == right, why
 
 
@@ -81,9 +85,9 @@ def _ffn():
 
 
 def _training():
-    from gelu_core.training import RaceConfig, train, verdict
+    from gelu_core.training import RaceConfig, shared_race, verdict
 
-    result = verdict(train(RaceConfig()))
+    result = verdict(shared_race(RaceConfig()))
     right = {"relu": "ReLU", None: "they do about as well"}.get(result.leader, "GELU")
     return right, f"On the default race (spiral, seed 0): {result.text}"
 
@@ -105,6 +109,8 @@ class Step:
     goal: str
     question: Question
 
+
+ANSWERS = SharedRuns(max_entries=16)  # question text -> (right choice, why): a few short strings
 
 STEPS: dict[str, Step] = {s.page: s for s in (
     Step("home", "see in one minute what GELU does that ReLU does not.",

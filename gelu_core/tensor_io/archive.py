@@ -19,8 +19,8 @@ _ZIP64_LOCATOR = struct.Struct("<4sLQL")  # 20 bytes
 _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")  # 56 bytes
 
 
-def _zip_directory(data: bytes, label: str) -> tuple[int, int, int]:
-    """(members, directory size, directory offset) from the end record, with their caps checked.
+def _zip_directory(data: bytes, label: str) -> int:
+    """The number of members from the end record, with it, the directory's size and its offset checked.
 
     torch.save and np.savez write no archive comment, so the end record must be
     the last 22 bytes: then Python's zipfile and torch's reader (miniz) both use it.
@@ -48,12 +48,12 @@ def _zip_directory(data: bytes, label: str) -> tuple[int, int, int]:
         raise TensorFileError(f"This {label}file holds {total:,} files; the limit is {MAX_ZIP_MEMBERS:,}.")
     if cd_size > MAX_ZIP_DIRECTORY or cd_offset + cd_size > len(data):
         raise TensorFileError(damaged)
-    return total, cd_size, cd_offset
+    return total
 
 
 def open_zip(data: bytes, label: str) -> zipfile.ZipFile:
     """A zip whose end record passed its checks (members, directory size); encrypted ones refused."""
-    total, _, _ = _zip_directory(data, label)
+    total = _zip_directory(data, label)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, struct.error):

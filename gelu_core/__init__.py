@@ -77,14 +77,10 @@ def __getattr__(name):
     raise AttributeError(f"module 'gelu_core' has no attribute {name!r}")
 
 
-__all__ = [  # every name above, the lazy ones (torch) included
-    "ACTIVATIONS", "APPROXIMATIONS", "Activation", "Busy", "FeedForward", "GELU_FORMS", "LabInputError",
-    "RaceConfig", "SIGMOID_COEF", "SQRT_2_OVER_PI", "Step", "TANH_COEF", "TensorFileError", "WeightsError",
-    "WidthMismatch", "array_bytes", "as_tokens", "check_block_shapes", "check_run_size", "demo_input", "elu",
-    "elu_grad", "find_blocks", "form_word", "framework_gelu", "gelu", "gelu_gate", "gelu_grad", "get_activation",
-    "hidden_gradient", "leaky_relu", "leaky_relu_grad", "load_block", "load_tensors", "normal_pdf",
-    "parameter_count", "race", "relu", "relu_grad", "run_gradients", "run_lab", "shared_file", "shared_file_block",
-    "shared_run_gradients", "shared_run_lab", "shared_seeded_block", "sigmoid", "sigmoid_grad", "silu", "silu_grad",
-    "softplus", "softplus_grad", "tanh", "tanh_grad", "tanh_steps", "underflow_below", "verdict",
-    "zero_band",
+__all__ = [  # every name above: the activations' and steps' names, then the lazy ones (torch)
+    "ACTIVATIONS", "APPROXIMATIONS", "GELU_FORMS", "SIGMOID_COEF", "SQRT_2_OVER_PI", "TANH_COEF", "Activation",
+    "elu", "elu_grad", "form_word", "gelu", "gelu_gate", "gelu_grad", "get_activation", "leaky_relu",
+    "leaky_relu_grad", "normal_pdf", "relu", "relu_grad", "sigmoid", "sigmoid_grad", "silu", "silu_grad",
+    "softplus", "softplus_grad", "tanh", "tanh_grad", "Step", "tanh_steps",
+    *_LAZY,
 ]

@@ -32,8 +32,8 @@ import torch
 
 from gelu_core.activations import get_activation
 from gelu_core.ffn import FeedForward, activation_module
-from gelu_core.lab import HIST_BINS, RUN_SLOT, LabInputError, describe_run
-from gelu_core.runs import Waiting
+from gelu_core.lab import HIST_BINS, LAB_RESULTS, LabInputError, describe_run
+from gelu_core.runs import RUN_SLOT, Waiting
 
 LOSS = "L = ½ · mean(y²)"  # the loss as the page prints it
 _CHUNK = 1 << 20  # hidden values per row chunk: (341, 3072) float32 tensors of 4 MB, a third of one (1024, 3072)
@@ -244,8 +244,6 @@ def shared_run_gradients(key, block: FeedForward, x: torch.Tensor, activation: s
                          on_wait: Waiting | None = None, timeout: float | None = None,
                          owner: str | None = None) -> GradientLabResult:
     """run_gradients, computed once for everyone who asks with the same ``key`` (as lab.shared_run_lab)."""
-    from gelu_core.lab import LAB_RESULTS
-
     what = "the backward pass of " + describe_run(tuple(x.shape), block)
     return LAB_RESULTS.get(("backward", key),
                            lambda: run_gradients(block, x, activation, compare, on_wait=on_wait, timeout=timeout),

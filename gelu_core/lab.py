@@ -18,7 +18,8 @@ import torch
 from gelu_core import budget
 from gelu_core.activations import get_activation
 from gelu_core.ffn import FeedForward, activation_module, parameter_count
-from gelu_core.runs import RunSlot, SharedRuns, Waiting
+from gelu_core.runs import RUN_SLOT, SharedRuns, Waiting
+from gelu_core.weights import check_block_shapes, load_block
 
 MAX_D_MODEL, MAX_HIDDEN = budget.MAX_D_MODEL, budget.MAX_HIDDEN  # GPT-2 XL's block: the widest the lab runs
 # Values of one run, from the process's memory budget (gelu_core.budget; GELU_MEMORY_BUDGET_MB changes them):
@@ -31,10 +32,6 @@ _CHUNK = 1 << 22  # histc counts in float32: exact below 2**24 per call
 
 _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
-# One heavy run at a time per server process (gelu_core.runs).  torch already spreads one run over every core it
-# may use, so running two at once only stacks their memory: an (8, 1024, 768) batch peaks near 270 MB, and a
-# class pressing "run" together would otherwise hold one peak per student.  Small runs take milliseconds in line.
-RUN_SLOT = RunSlot()
 # What the lab keeps between runs, shared by every student who asks for the same thing and given back when they
 # have all left (gelu_core.runs): each a quarter of the budget's cache bytes, in entries of the largest size.
 RESULT_BYTES = 3 * MAX_INPUT_ELEMENTS * 4  # a LabResult at the largest run: two outputs, their norms, histograms
@@ -338,7 +335,6 @@ def shared_file(digest: str, filename: str, data: bytes, uploader: str = "input"
     data is read (weights.check_block_shapes).
     """
     from gelu_core import tensor_io
-    from gelu_core.weights import check_block_shapes
 
     check = check_block_shapes if uploader == "weights" else None
     return FILES.get((digest, uploader), lambda: tensor_io.load_tensors_with_notes(data, filename, check=check),
@@ -348,8 +344,6 @@ def shared_file(digest: str, filename: str, data: bytes, uploader: str = "input"
 def shared_file_block(digest: str, tensors, candidate, *, owner: str | None = None):
     """A LoadedBlock from a file's weights under ``candidate`` (None: the only one; refused with the names the
     lab knows if there is none), built once per content hash and place in the file."""
-    from gelu_core.weights import load_block
-
     place = None if candidate is None else (candidate.prefix, candidate.first, candidate.second)
     return BLOCKS.get(("file", digest, place), lambda: load_block(tensors, candidate), owner=owner)
 

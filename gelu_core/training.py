@@ -36,7 +36,7 @@ from torch import nn
 
 from gelu_core.activations import get_activation
 from gelu_core.ffn import activation_module
-from gelu_core.runs import SharedRuns, Waiting
+from gelu_core.runs import RUN_SLOT, SharedRuns, Waiting
 
 TASKS = ("circle", "xor", "spiral", "gauss")
 OPTIMIZERS = ("sgd", "adam")
@@ -407,10 +407,10 @@ def shared_race(config: RaceConfig, *, yield_every: int | None = None,
     Whoever trains it sees every snapshot through ``on_snapshot`` (live progress); whoever asks meanwhile for
     the same config waits for it (``on_wait``), and whoever asks later gets it at once.
     """
-    from gelu_core.lab import RUN_SLOT
+    what = f"a training race ({config.task}, {config.steps:,} steps)"
 
     def train_live() -> RaceSnapshot:
-        with RUN_SLOT.hold(f"a training race ({config.task}, {config.steps:,} steps)", on_wait=on_wait):
+        with RUN_SLOT.hold(what, on_wait=on_wait):
             last = None
             for snapshot in race(config, yield_every):
                 last = snapshot
@@ -418,5 +418,4 @@ def shared_race(config: RaceConfig, *, yield_every: int | None = None,
                     on_snapshot(snapshot)
             return last
 
-    return RACES.get(config, train_live, what=f"a training race ({config.task}, {config.steps:,} steps)",
-                     on_wait=on_wait, owner=owner)
+    return RACES.get(config, train_live, what=what, on_wait=on_wait, owner=owner)

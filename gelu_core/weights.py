@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import torch
 
+from gelu_core.budget import MAX_D_MODEL, MAX_HIDDEN
 from gelu_core.ffn import FeedForward
-from gelu_core.lab import MAX_D_MODEL, MAX_HIDDEN
 
 NAME_PAIRS: tuple[tuple[str, str], ...] = (
     ("c_fc", "c_proj"),

@@ -77,6 +77,16 @@ def gelu_grad_extremes(approximate: str = "none") -> tuple[Point, Point]:
     return Point(lo, gelu_grad(lo, approximate)), Point(hi, gelu_grad(hi, approximate))
 
 
+def _difference_at_minus(x: np.ndarray, approximate: str) -> np.ndarray:
+    """approximate GELU - exact GELU at -|x|: |x| times a difference of two small gates, exact to the last digit
+    (at +|x| it would be a difference of two numbers near x, losing the digits that matter: at x = 8, all).
+    Odd in x, since every gate has gate(-x) = 1 - gate(x); 0 at ±inf, where both forms reach the same limits."""
+    m = -np.abs(x)
+    with np.errstate(invalid="ignore"):
+        diff = m * (gelu_gate(m, approximate) - gelu_gate(m))
+    return np.where(np.isinf(x), 0.0, diff)
+
+
 def approximation_difference(x, approximate: str):
     """approximate GELU(x) - exact GELU(x), signed, to the last digit in float64.
 
@@ -88,11 +98,7 @@ def approximation_difference(x, approximate: str):
     ('-1.5276e-04', '1.0157e-18')
     """
     x = np.asarray(x, dtype=np.float64)
-    m = -np.abs(x)
-    with np.errstate(invalid="ignore"):
-        at_minus = m * (gelu_gate(m, approximate) - gelu_gate(m))  # the difference at -|x|
-        diff = np.where(x > 0, at_minus, x * (gelu_gate(x, approximate) - gelu_gate(x)))
-    diff = np.where(np.isinf(x), 0.0, diff)  # both forms reach the same limits
+    diff = np.where(x == 0, x, _difference_at_minus(x, approximate))  # ±0 at ±0, as x · 0
     return float(diff) if diff.ndim == 0 else diff
 
 
@@ -100,16 +106,12 @@ def approximation_error(x, approximate: str):
     """(absolute, relative) error of an approximate GELU against the exact one, in float64.
 
     Relative error is |approx - exact| / |exact|; it is NaN at x = 0, where both are 0.
-    The error is even in x (every gate has gate(-x) = 1 - gate(x)), so it is taken at -|x|, where it is |x|
-    times a difference of two small gates, exact to the last digit; at +|x| it would be a difference of two
-    numbers near x, which loses the digits that matter (at x = 8, all of them).
+    The error is even in x, so it is taken at -|x|, exact to the last digit (``_difference_at_minus``).
     """
     x = np.asarray(x, dtype=np.float64)
     exact = gelu(x)
-    m = -np.abs(x)
-    with np.errstate(invalid="ignore"):
-        diff = np.abs(m * (gelu_gate(m, approximate) - gelu_gate(m)))
-    diff = np.where(np.isinf(x), 0.0, diff)  # both forms reach the same limits
+    diff = _difference_at_minus(x, approximate)
+    np.abs(diff, out=diff)  # in place: a scalar x keeps giving 0-d arrays
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(exact != 0, diff / np.abs(exact), np.nan)
     return diff, rel

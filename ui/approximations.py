@@ -20,7 +20,7 @@ from typing import Protocol
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.format import count, fixed, percent, sci, sig
+from ui.format import count, fixed, percent, power_of_ten, sci, sig
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 FORM_KEYS = {"none": "gelu", "tanh": "gelu_tanh", "sigmoid": "gelu_sigmoid"}  # approximate -> palette key
@@ -52,11 +52,6 @@ def _positive(y) -> np.ndarray:
     return y
 
 
-def _power(k: int) -> str:
-    """10 to the k, as plotly's power format writes it: "10⁻¹²"."""
-    return "10" + str(k).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")) if k else "1"
-
-
 def _log_yaxis(layout: dict, top: float, *, percent_at_1: bool = False) -> None:
     """A log y axis from ERROR_FLOOR to above ``top``, a tick every few powers of ten, always one at 1; the tick
     at 1 reads "100 %" on a relative-error chart (its reference line then needs no label inside the chart)."""
@@ -64,7 +59,7 @@ def _log_yaxis(layout: dict, top: float, *, percent_at_1: bool = False) -> None:
     lo, hi = int(np.log10(ERROR_FLOOR)), float(np.log10(top)) + 0.5
     step = next(s for s in (2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100) if (hi - lo) / s <= 7)
     powers = [k for k in range(-step * (-lo // step), int(hi) + 1, step) if k >= lo]
-    text = ["100 %" if k == 0 and percent_at_1 else _power(k) for k in powers]
+    text = ["100 %" if k == 0 and percent_at_1 else power_of_ten(k) if k else "1" for k in powers]
     layout["yaxis"].update(type="log", range=[lo, hi], zeroline=False, tickvals=[10.0**k for k in powers],
                            ticktext=text)
 

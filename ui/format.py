@@ -119,3 +119,15 @@ def shape(s: Sequence[int]) -> str:
     ('(2, 3, 768)', '(768,)')
     """
     return str(tuple(int(v) for v in s))
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(exponent: int) -> str:
+    """10 to an integer power, as printed (and as Plotly's power format writes it).
+
+    >>> power_of_ten(-8), power_of_ten(12)
+    ('10⁻⁸', '10¹²')
+    """
+    return "10" + str(int(exponent)).translate(_SUPERSCRIPT)

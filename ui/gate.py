@@ -12,7 +12,7 @@ import gelu_core
 from gelu_core import normal_pdf
 from gelu_core.analysis import gaussian_gate, gelu_minimum
 from ui.format import fixed, percent
-from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
+from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure, rgba
 
 BOUNCER_XS = (2.0, 0.0, -3.0)  # the lesson's bouncer: card 2 is let in at ~97 %, 0 at half, -3 at ~0.1 %
 GATE_RANGE = (-4.0, 4.0)
@@ -46,11 +46,6 @@ completely (97.7%).'
 def gap_per_sigma() -> float:
     """With mu = 0, the largest gap between x · gate(x; 0, sigma) and ReLU is sigma times this: |GELU's minimum|."""
     return -gelu_minimum().value
-
-
-def _rgba(hex_color: str, alpha: float) -> str:
-    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
 
 
 def gate_figure(x: float, *, points: int = 401) -> go.Figure:
@@ -87,7 +82,7 @@ def bell_figure(x: float, *, points: int = 401) -> go.Figure:
     blue = COLORS["gelu"]
     traces = [
         dict(type="scatter", x=left, y=normal_pdf(left), mode="lines", fill="tozeroy", name=f"area = Φ({fixed(x, 2)})",
-             fillcolor=_rgba(blue, 0.35), line=dict(color=blue, width=0), hoverinfo="skip", meta="area"),
+             fillcolor=rgba(blue, 0.35), line=dict(color=blue, width=0), hoverinfo="skip", meta="area"),
         line_trace(grid, normal_pdf(grid), name="bell curve φ(x)", key="gelu", width=2.5),
     ]
     layout = base_layout("a standard-normal sample", "density", height=360)

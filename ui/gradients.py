@@ -10,15 +10,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from gelu_core import ACTIVATIONS
-from ui.format import count, share, sig
+from ui.format import count, power_of_ten, share, sig
 from ui.theme import base_layout, color, quick_figure
-
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def power_of_ten(exponent: int) -> str:
-    """10 to an integer power, as printed: power_of_ten(-8) -> "10⁻⁸"."""
-    return "10" + str(int(exponent)).translate(_SUPERSCRIPT)
 
 
 def _runs(result) -> list:

@@ -46,6 +46,12 @@ def color(name: str) -> str:
     return COLORS.get(name, NEUTRAL)
 
 
+def rgba(hex_color: str, alpha: float) -> str:
+    """A "#rrggbb" colour with an opacity, as Plotly takes it: rgba("#1f77b4", 0.35) -> "rgba(31,119,180,0.35)"."""
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
 def base_figure(x_title: str, y_title: str, *, height: int = 420) -> go.Figure:
     """An empty figure in the house style: labelled axes, zero lines, hover across traces."""
     fig = go.Figure()

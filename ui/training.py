@@ -9,16 +9,11 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.theme import NEUTRAL, base_layout, color, quick_figure
+from ui.theme import NEUTRAL, base_layout, color, quick_figure, rgba
 
 # the two classes of points: colours outside the activation palette, so a class is never read as a run
 CLASS_COLORS = ("#F0A35E", "#5B8DB8")  # class 0 amber, class 1 steel blue
 _REGION_ALPHA = 0.55  # how strongly a sure region is tinted; the undecided middle (p = 1/2) is see-through
-
-
-def _rgba(hex_color: str, alpha: float) -> str:
-    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
 
 
 def _curve(x, y, *, name: str, key: str, group: str, width: float = 3, opacity: float = 1.0,
@@ -105,8 +100,8 @@ def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
     p = 1/2 boundary in the run's colour."""
     grid = np.asarray(snapshot.grid, dtype=np.float32)
     data = snapshot.dataset
-    scale = [[0.0, _rgba(CLASS_COLORS[0], _REGION_ALPHA)], [0.5, "rgba(0,0,0,0)"],
-             [1.0, _rgba(CLASS_COLORS[1], _REGION_ALPHA)]]
+    scale = [[0.0, rgba(CLASS_COLORS[0], _REGION_ALPHA)], [0.5, "rgba(0,0,0,0)"],
+             [1.0, rgba(CLASS_COLORS[1], _REGION_ALPHA)]]
     traces, annotations = [], []
     layout = dict(
         height=height, margin=dict(l=10, r=10, t=40, b=10), paper_bgcolor="rgba(0,0,0,0)",

@@ -7,6 +7,7 @@ from string import Template
 from typing import Any
 
 from ui.controls import PageControls
+from ui.format import full as number  # noqa: F401  a float as a literal that reads back the same
 
 Values = Mapping[str, Any]
 
@@ -33,11 +34,6 @@ def settings(controls: PageControls, values: Values) -> dict[str, Any]:
             value = [v for v in value if v in control.options["options"]]
         out[control.key.removeprefix(controls.page + "_")] = value
     return out
-
-
-def number(value: float) -> str:
-    """A float as a Python literal that reads back to the same number: ``-1.0``, ``0.123456789``."""
-    return repr(float(value))
 
 
 def fill(template: str, **fields: Any) -> str:

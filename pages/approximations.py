@@ -7,6 +7,7 @@ from gelu_core import ACTIVATIONS, APPROXIMATIONS, form_word, gelu
 from gelu_core.analysis import approximation_error, worst_error
 from ui.approximations import (
     LIMITS,
+    TABLE_X,
     cliff_words,
     digits_words,
     error_figure,
@@ -24,7 +25,6 @@ from ui.frame import chart, require_app_frame
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 POINTS = 801  # per curve: smooth at any zoom, light to send
-TABLE_X = (-12.0, -8.0, -6.0, -5.5, -5.0, -3.0, -1.0, 1.0, 3.0)  # exact in every dtype shown
 
 st.title("Approximations")
 st.markdown(

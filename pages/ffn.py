@@ -35,7 +35,7 @@ def match_width(width: int):
 
 def file_weights():
     """(block, key) from an uploaded state dict, or (None, None) with the reason on screen."""
-    weights_file = st.file_uploader("A state dict with one feed-forward block", type=view.WEIGHT_TYPES,
+    weights_file = st.file_uploader("A state dict with one feed-forward block", type=tensor_io.WEIGHT_TYPES,
                                     key="ffn_weights_file",
                                     help="GPT-2's mlp.c_fc / mlp.c_proj (Conv1D, stored transposed), "
                                          "nanoGPT's, fc1 / fc2, or chapter 4's layers.0 / layers.2.")
@@ -67,7 +67,7 @@ def file_input():
     """(tensor, key) from an uploaded activations file, or (None, None) with the reason on screen."""
     tensor_file = st.file_uploader(
         "Activations: one token (d_model), a sequence (tokens, d_model) or a batch (batch, tokens, d_model)",
-        type=view.INPUT_TYPES, key="ffn_file",
+        type=tensor_io.INPUT_TYPES, key="ffn_file",
         help=f"Up to {tensor_io.MAX_BYTES // 2**20} MB and {tensor_io.MAX_ELEMENTS:,} numbers. Files are read "
              "as data only: a .pt is opened with torch.load(weights_only=True), never unpickled freely.")
     if tensor_file is None:
@@ -136,7 +136,7 @@ def show_backward(result) -> None:
     st.caption(backward_view.zero_words(result))
 
 
-def show(result, x) -> None:
+def show(result) -> None:
     """Everything the lab measured, for the two activations."""
     a, b = result.a, result.b
     short_a, short_b = (gelu_core.ACTIVATIONS[r.name].short for r in (a, b))
@@ -269,6 +269,6 @@ if result is not None:
         if tuple(x.shape) != result.input_shape:
             st.caption(f"The input {shape(x.shape)} was read as {shape(result.input_shape)}: "
                        "(batch, tokens, d_model).")
-    show(result, x)
+    show(result)
     if backward is not None:
         show_backward(backward)

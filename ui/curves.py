@@ -23,7 +23,7 @@ def overlay_label(name: str, params: Mapping[str, float]) -> str:
     return f"{label} ({', '.join(f'{PARAM_SYMBOLS.get(k, k)} = {v:g}' for k, v in params.items())})"
 
 
-def _overlays(approximate: str, overlays: Sequence[str]) -> list[str]:
+def chosen_overlays(approximate: str, overlays: Sequence[str]) -> list[str]:
     """The chosen overlays in registry order, without the GELU form already drawn."""
     main = gelu_core.GELU_FORMS[approximate]
     return [n for n in gelu_core.ACTIVATIONS if n in overlays and n not in ("relu", main)]
@@ -68,7 +68,7 @@ def curves_figure(lo: float, hi: float, n: int, approximate: str, probe: float, 
         line_trace(x, gelu_core.relu(x), name="ReLU", key="relu"),
         line_trace(x, act(x), name=act.label, key=key),
     ]
-    for name in _overlays(approximate, overlays):
+    for name in chosen_overlays(approximate, overlays):
         p = dict(params.get(name, {}))
         traces.append(line_trace(x, gelu_core.get_activation(name)(x, **p), name=overlay_label(name, p), key=name,
                                  width=2))
@@ -95,7 +95,7 @@ def values_tables(points: Sequence[float], approximate: str, overlays: Sequence[
         {"x": x, "ReLU(x)": gelu_core.relu(x), f"GELU(x), {form}": gelu_core.gelu(x, approximate=approximate)},
         {"x": x, f"gate(x), {form}": gelu_core.gelu_gate(x, approximate=approximate)},
     ]
-    names = _overlays(approximate, overlays)
+    names = chosen_overlays(approximate, overlays)
     for i in range(0, len(names), 2):
         table = {"x": x}
         for name in names[i:i + 2]:

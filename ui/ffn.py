@@ -14,7 +14,6 @@ import numpy as np
 import plotly.graph_objects as go
 
 from gelu_core import ACTIVATIONS
-from gelu_core.tensor_io import INPUT_TYPES, WEIGHT_TYPES  # noqa: F401  the uploaders' types: tensor_io owns them
 from ui.format import count, shape, share, sig
 from ui.theme import NEUTRAL, base_layout, color, quick_figure
 

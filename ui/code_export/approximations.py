@@ -3,10 +3,10 @@ PyTorch's GELU returns in each chosen dtype at the table's inputs."""
 
 from __future__ import annotations
 
-from ui.code_export.common import Values, fill, settings
+import gelu_core
+from ui.approximations import TABLE_X
+from ui.code_export.common import Values, fill, number, settings
 from ui.controls import APPROX, APPROXIMATIONS_VIEWS, DTYPES
-
-TABLE_X = (-12.0, -8.0, -6.0, -5.5, -5.0, -3.0, -1.0, 1.0, 3.0)  # pages/approximations.py: exact in every dtype
 
 FORMS = '''
 """GELU Explorer, Approximations: how far the tanh and sigmoid forms stray from exact GELU, at their worst."""
@@ -103,6 +103,6 @@ def script(values: Values) -> str:
     if v["view"] == APPROXIMATIONS_VIEWS[0]:
         return fill(FORMS)
     order = [d for d in DTYPES if d in v["fw_dtypes"]]  # the page's order, whatever the order chosen
-    return fill(PYTORCH, form="exact" if v["fw_form"] == "none" else "tanh", approximate=v["fw_form"],
-                dtypes=", ".join(f"torch.{d}" for d in order), inputs=", ".join(repr(x) for x in TABLE_X),
+    return fill(PYTORCH, form=gelu_core.form_word(v["fw_form"]), approximate=v["fw_form"],
+                dtypes=", ".join(f"torch.{d}" for d in order), inputs=", ".join(number(x) for x in TABLE_X),
                 truth=TRUTH[v["fw_form"]])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gelu_core
 from ui.code_export.common import Values, fill, number, settings
 from ui.controls import CURVES, parse_points
-from ui.curves import overlay_label
+from ui.curves import chosen_overlays, overlay_label
 
 # The GELU forms' gates and the overlays as the script writes them, on a float64 tensor x: the formula itself,
 # constants and all.  Correct to the four decimals shown for |x| up to the table's 1e6: none overflows, and where
@@ -74,8 +74,7 @@ def script(values: Values) -> str:
     except ValueError:
         points = parse_points(CURVES["points"].default)  # what the page shows meanwhile
     params = {"leaky_relu": {"negative_slope": float(v["slope"])}, "elu": {"alpha": float(v["alpha"])}}
-    main = gelu_core.GELU_FORMS[approximate]
-    overlays = [n for n in gelu_core.ACTIVATIONS if n in v["more"] and n not in ("relu", main)]  # as the page
+    overlays = chosen_overlays(approximate, v["more"])  # as the page
     lines = "".join(f'\n    "{overlay_label(n, params.get(n, {}))}": {OVERLAYS[n].format(**params.get(n, {}))},'
                     for n in overlays)
     comment, expression = GATES[approximate]

@@ -173,7 +173,7 @@ def show(result) -> None:
         st.caption(view.output_caption(result))
 
     st.markdown("**Each token's output**")
-    profiles = [(r.label, r.name, view.token_profile(r.token_norms.numpy())) for r in ((a, b) if a is not b else (a,))]
+    profiles = [(r.label, r.name, view.token_profile(r.token_norms.numpy())) for r in view.runs(result)]
     batch, tokens = result.input_shape[:2]
     chart(view.token_norms_figure(profiles[0][2].position, [(lbl, key, p.mean) for lbl, key, p in profiles],
                                   bucket=profiles[0][2].bucket, tokens=tokens, batch=batch), "lab-tokens")

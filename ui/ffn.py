@@ -158,8 +158,21 @@ def token_norms_figure(position: np.ndarray, series: Sequence[tuple[str, str, np
     return quick_figure(traces, layout)
 
 
+def runs(result) -> list:
+    """The lab result's runs, one per activation shown (one when both sides ran the same activation)."""
+    return [result.a] if result.a is result.b else [result.a, result.b]
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
+
+
+def markdown_table(shown: list, rows: list[tuple[str, list[str]]]) -> str:
+    """A markdown table: a column per run (headed by its activation's short name), a row per (label, cells)."""
+    header = " | ".join(_cell(ACTIVATIONS[r.name].short) for r in shown)
+    lines = [f"| | {header} |", "|---" * (len(shown) + 1) + "|"]
+    lines += [f"| {_cell(label)} | " + " | ".join(_cell(c) for c in cells) + " |" for label, cells in rows]
+    return "\n".join(lines)
 
 
 def comparison_table(result) -> str:
@@ -167,19 +180,15 @@ def comparison_table(result) -> str:
 
     ``result`` is a gelu_core.lab.LabResult (read, never computed on, here).
     """
-    runs = [result.a] if result.a is result.b else [result.a, result.b]
+    shown = runs(result)
     neg = result.negative_count
-    rows = [
-        ("h < 0 set to exactly 0", [f"{count(r.zeroed)} of {count(neg)}" for r in runs]),
-        ("negative signal kept", [share(r.negative_kept) for r in runs]),
-        ("positive signal kept", [share(r.positive_kept) for r in runs]),
-        ("act(h) from … to", [f"{sig(r.post_min, 3)} … {sig(r.post_max, 3)}" for r in runs]),
-        ("mean ‖output‖ per token", [sig(r.mean_token_norm) for r in runs]),
-    ]
-    header = " | ".join(_cell(ACTIVATIONS[r.name].short) for r in runs)
-    lines = [f"| | {header} |", "|---" * (len(runs) + 1) + "|"]
-    lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
-    return "\n".join(lines)
+    return markdown_table(shown, [
+        ("h < 0 set to exactly 0", [f"{count(r.zeroed)} of {count(neg)}" for r in shown]),
+        ("negative signal kept", [share(r.negative_kept) for r in shown]),
+        ("positive signal kept", [share(r.positive_kept) for r in shown]),
+        ("act(h) from … to", [f"{sig(r.post_min, 3)} … {sig(r.post_max, 3)}" for r in shown]),
+        ("mean ‖output‖ per token", [sig(r.mean_token_norm) for r in shown]),
+    ])
 
 
 # What each activation does to a hidden value h, in words: negative side, positive side.

@@ -10,12 +10,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from gelu_core import ACTIVATIONS
+from ui.ffn import markdown_table, runs
 from ui.format import count, power_of_ten, share, sig
 from ui.theme import base_layout, color, quick_figure
-
-
-def _runs(result) -> list:
-    return [result.a] if result.a is result.b else [result.a, result.b]
 
 
 def gradient_histogram(result, *, height: int = 340) -> go.Figure:
@@ -24,7 +21,7 @@ def gradient_histogram(result, *, height: int = 340) -> go.Figure:
     The x axis is log10 |dL/dh| (ticks at powers of ten); each run's exact zeros are counted in its legend.
     """
     traces = []
-    for run in _runs(result):
+    for run in runs(result):
         hist = run.grad_hist
         low, high = np.log10(hist.edges[:-1]), np.log10(hist.edges[1:])
         name = f"{ACTIVATIONS[run.name].short}: {share(run.zero_share)} exactly 0 (not drawn)"
@@ -42,32 +39,24 @@ def gradient_histogram(result, *, height: int = 340) -> go.Figure:
     return quick_figure(traces, layout)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def gradient_table(result) -> str:
     """A markdown table, one column per activation: the loss, the zeros, the dead units and the gradient sizes."""
-    runs = _runs(result)
-    rows = [
-        (result.loss_formula, [sig(r.loss) for r in runs]),
+    shown = runs(result)
+    return markdown_table(shown, [
+        (result.loss_formula, [sig(r.loss) for r in shown]),
         ("dL/dh exactly 0", [f"{count(r.zero_count)} of {count(result.hidden_numel)} ({share(r.zero_share)})"
-                             for r in runs]),
-        ("units dead for this input", [count(r.dead_count) for r in runs]),
-        ("mean |dL/dh|", [sig(r.mean_abs_grad) for r in runs]),
-        ("largest |dL/dh|", [sig(r.max_abs_grad) for r in runs]),
-        ("‖dL/dW‖ reaching c_fc", [sig(r.fc_weight_grad_norm) for r in runs]),
-    ]
-    header = " | ".join(_cell(ACTIVATIONS[r.name].short) for r in runs)
-    lines = [f"| | {header} |", "|---" * (len(runs) + 1) + "|"]
-    lines += [f"| {_cell(label)} | " + " | ".join(_cell(c) for c in cells) + " |" for label, cells in rows]
-    return "\n".join(lines)
+                             for r in shown]),
+        ("units dead for this input", [count(r.dead_count) for r in shown]),
+        ("mean |dL/dh|", [sig(r.mean_abs_grad) for r in shown]),
+        ("largest |dL/dh|", [sig(r.max_abs_grad) for r in shown]),
+        ("‖dL/dW‖ reaching c_fc", [sig(r.fc_weight_grad_norm) for r in shown]),
+    ])
 
 
 def zero_words(result) -> str:
     """One sentence on where each activation passed no gradient back, from the counts."""
     parts = []
-    for run in _runs(result):
+    for run in runs(result):
         short = ACTIVATIONS[run.name].short
         if run.zero_count == 0:
             parts.append(f"{short} passed some gradient back through every hidden value.")

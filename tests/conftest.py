@@ -16,16 +16,21 @@ os.environ["GELU_MEMORY_BUDGET_MB"] = "1536"
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def required_or_skip(what: str, reason: str):
+    """A tool these tests need is missing (``reason``): skip, or fail under GELU_E2E_REQUIRED=1 (CI), where
+    ``what`` ("haproxy is", "browser tests are") must run."""
+    if os.environ.get("GELU_E2E_REQUIRED") == "1":
+        pytest.fail(f"{what} required here (GELU_E2E_REQUIRED=1) but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 def needs_haproxy():
-    """Skip where Debian's haproxy is missing (apt-get install -y haproxy); fail instead under
-    GELU_E2E_REQUIRED=1 (CI), where the load balancer's tests must run."""
+    """Skip where Debian's haproxy is missing (apt-get install -y haproxy); fail instead in CI."""
     from harness import balancer
 
     missing = balancer.haproxy_missing()
-    if missing and os.environ.get("GELU_E2E_REQUIRED") == "1":
-        pytest.fail(f"haproxy is required here (GELU_E2E_REQUIRED=1) but {missing}", pytrace=False)
     if missing:
-        pytest.skip(missing)
+        required_or_skip("haproxy is", missing)
 
 
 def chart_spec(at, index: int = 0) -> dict:

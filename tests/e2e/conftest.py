@@ -6,19 +6,17 @@ Where Chromium (or Playwright) is missing the browser tests are skipped, unless 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from harness import browser as driver
+from tests.conftest import required_or_skip
 
 
 def _missing(reason: str):
-    if os.environ.get("GELU_E2E_REQUIRED") == "1":
-        pytest.fail(f"browser tests are required here (GELU_E2E_REQUIRED=1) but {reason}", pytrace=False)
-    pytest.skip(reason)
+    required_or_skip("browser tests are", reason)
 
 
 @pytest.fixture(scope="session")

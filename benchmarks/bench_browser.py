@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import argparse
 import io
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -122,11 +120,8 @@ def median_total(times: list[dict[str, float]]) -> float:
 
 def floor_app(browser, source: str, moves: int) -> list[dict[str, float]]:
     """A one-file app served with the repository's config, measured like a page."""
-    with tempfile.TemporaryDirectory() as tmp:
-        shutil.copytree(ROOT / ".streamlit", Path(tmp) / ".streamlit")
-        (Path(tmp) / "app.py").write_text(source)
-        with driver.Server(Path(tmp)) as server:
-            return measure(browser, server.base_url, moves)
+    with driver.one_file_app(source) as folder, driver.Server(folder) as server:
+        return measure(browser, server.base_url, moves)
 
 
 def measure(browser, url: str, moves: int) -> list[dict[str, float]] | None:

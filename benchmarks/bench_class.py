@@ -30,10 +30,8 @@ import asyncio
 import math
 import os
 import random
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,10 +269,8 @@ def main() -> int:
             print(limits_note(1))
             if args.solo:
                 report_costs(solo_costs(server.base_url, server.proc.pid, paths, args.solo), args.think)
-        with tempfile.TemporaryDirectory() as tmp:  # the repository's config, one slider: Streamlit's floor
-            shutil.copytree(ROOT / ".streamlit", Path(tmp) / ".streamlit")
-            (Path(tmp) / "app.py").write_text(BASELINE_APP)
-            with driver.Server(Path(tmp)) as bare:
+        with driver.one_file_app(BASELINE_APP) as folder:  # the repository's config, one slider: Streamlit's floor
+            with driver.Server(folder) as bare:
                 results["bare"] = run_class("one-slider app, one process", bare.base_url, [""] * len(paths),
                                             {"streamlit": bare.proc.pid}, args)  # fmt: skip
         report(results["bare"], args)

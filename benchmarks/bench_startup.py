@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -69,10 +67,8 @@ def warm_server_home(browser, runs: int) -> float:
 
 def floor(browser, source: str, wait_for: str, runs: int) -> float:
     """Median cold start of a one-file app served with the repository's config."""
-    with tempfile.TemporaryDirectory() as tmp:
-        shutil.copytree(ROOT / ".streamlit", Path(tmp) / ".streamlit")
-        (Path(tmp) / "app.py").write_text(source)
-        return statistics.median(cold_start(browser, Path(tmp), wait_for)[1] for _ in range(runs))
+    with driver.one_file_app(source) as folder:
+        return statistics.median(cold_start(browser, folder, wait_for)[1] for _ in range(runs))
 
 
 def main() -> None:

@@ -8,7 +8,9 @@ for a class.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import time
 import tomllib
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -210,6 +213,17 @@ class Server:
     def __exit__(self, *exc) -> None:
         self.stop()
         self.log_path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def one_file_app(source: str) -> Iterator[Path]:
+    """A temporary folder holding ``source`` as app.py beside the repository's .streamlit config: a floor app,
+    served as the app is."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        shutil.copytree(ROOT / ".streamlit", folder / ".streamlit")
+        (folder / "app.py").write_text(source)
+        yield folder
 
 
 def wait_ready(base_url: str, timeout_s: float = 60.0) -> float:

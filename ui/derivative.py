@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core.analysis import Point, gelu_grad_extremes, gelu_minimum
-from ui.format import fixed, sci
+from ui.format import fixed, readable
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 SLOPE_RANGE = (-4.0, 4.0)
@@ -76,9 +76,8 @@ def gradient_words(relu_slope: float, gelu_slope: float) -> str:
     if relu_slope == 0:
         if gelu_slope == 0:
             return "Here both pass back nothing."
-        shown = fixed(gelu_slope) if abs(gelu_slope) >= 5e-5 else sci(gelu_slope)  # never a false 0.0000
         return ("ReLU passes back nothing: the weights feeding this unit get no update from this example. "
-                f"GELU passes back {shown}, so they still learn.")
+                f"GELU passes back {readable(gelu_slope, 4)}, so they still learn.")  # never a false 0.0000
     more = ", a little more than all" if gelu_slope > 1 else ""
     return f"For a positive input both pass the gradient on: ReLU all of it, GELU {fixed(gelu_slope)} of it{more}."
 

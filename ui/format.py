@@ -65,13 +65,13 @@ def full(value: float) -> str:
     return repr(float(value))
 
 
-def readable(value: float) -> str:
-    """Six decimals, unless that would print a non-zero number as 0.000000: then scientific notation.
+def readable(value: float, digits: int = 6) -> str:
+    """``digits`` decimals, unless that would print a non-zero number as 0.000000: then scientific notation.
 
-    >>> readable(0.8411919906), readable(-6.6789e-33), readable(0.0)
-    ('0.841192', '-6.679e-33', '0.000000')
+    >>> readable(0.8411919906), readable(-6.6789e-33), readable(0.0), readable(-0.15880800939, 4)
+    ('0.841192', '-6.679e-33', '0.000000', '-0.1588')
     """
-    return six(value) if value == 0 or abs(value) >= 5e-7 else sci(value)
+    return fixed(value, digits) if value == 0 or abs(value) >= 0.5 * 10.0**-digits else sci(value)
 
 
 def percent(p: float) -> str:

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
-from ui.format import fixed, sci
+from ui.format import fixed, readable
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 TABLE_COLUMNS = {  # column title (short, for a phone) -> what it holds
@@ -30,16 +30,6 @@ def five_inputs_table(xs) -> dict[str, np.ndarray]:
     }
 
 
-def _four(value: float) -> str:
-    """Four decimals, unless they would print a non-zero GELU as 0.0000 (x = -20: -1.1e-88): then scientific, so
-    the sentence that says GELU does not erase it shows a number that is not 0.
-
-    >>> _four(-0.15880800939), _four(-5.5e-88), _four(0.0)
-    ('-0.1588', '-5.500e-88', '0.0000')
-    """
-    return fixed(value) if value == 0 or abs(value) >= 5e-5 else sci(value)
-
-
 def prose(xs) -> str:
     """The paragraph under the table, about the inputs on screen: the most negative one (ReLU erases it,
     GELU keeps a little) and the smallest positive one (GELU passes a little less than all of it)."""
@@ -51,8 +41,8 @@ def prose(xs) -> str:
         n = negative[0]
         parts.append(
             f"Look at **x = {fixed(n, 2)}**: ReLU gives exactly 0, GELU gives "
-            f"**{_four(gelu_core.gelu(n, approximate='tanh'))}** (tanh form; the exact form "
-            f"{_four(gelu_core.gelu(n))}). GELU shrinks a negative input hard but does not erase it."
+            f"**{readable(gelu_core.gelu(n, approximate='tanh'), 4)}** (tanh form; the exact form "
+            f"{readable(gelu_core.gelu(n), 4)}). GELU shrinks a negative input hard but does not erase it."
         )
     else:
         parts.append("None of your inputs is negative: set one below zero to see ReLU erase it while GELU "

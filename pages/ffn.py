@@ -3,7 +3,6 @@
 import hashlib
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import gelu_core
 from gelu_core import tensor_io
@@ -12,7 +11,7 @@ from ui import ffn as view
 from ui import gradients as backward_view
 from ui.controls import DEMO_SHAPES, FFN
 from ui.format import count, shape, share, sig
-from ui.frame import chart, require_app_frame
+from ui.frame import chart, require_app_frame, session_owner
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -20,7 +19,7 @@ require_app_frame()  # first of all: a deep link on a fresh server must run insi
 LAB_PATIENCE = 120  # seconds a student waits for the lab before being told it is busy
 # Blocks, files and results are shared between students and bounded by the memory budget (gelu_core.lab); each
 # remembers which sessions used it, so the server gives it back once they have all left (hosting.janitor).
-OWNER = get_script_run_ctx().session_id if get_script_run_ctx() else None
+OWNER = session_owner()
 
 
 def uploaded(file):

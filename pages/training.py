@@ -1,17 +1,16 @@
 """Training race: two copies of one small network, ReLU against GELU, trained live on a task a student can see."""
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import gelu_core
 from gelu_core import training
 from ui import training as view
 from ui.controls import TRAINING
-from ui.frame import chart, require_app_frame
+from ui.frame import chart, require_app_frame, session_owner
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
-OWNER = get_script_run_ctx().session_id if get_script_run_ctx() else None
+OWNER = session_owner()
 PRESET_DYING = {"training_task": "circle", "training_lr": 0.1, "training_seed": 1}  # ReLU's last layer dies
 
 

@@ -48,6 +48,13 @@ def page_link(url_path: str, **kwargs) -> None:
     st.page_link(target, **kwargs)
 
 
+def session_owner() -> str | None:
+    """This session's id, the owner a shared result remembers (gelu_core.runs: given back once its owners have
+    all left); None outside a script run."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx else None
+
+
 def require_app_frame() -> None:
     """Rerun through app.py if Streamlit ran this page on its own (legacy pages/ mode)."""
     if PagesManager.uses_pages_directory:

@@ -104,7 +104,7 @@ def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
              [1.0, rgba(CLASS_COLORS[1], _REGION_ALPHA)]]
     traces, annotations = [], []
     layout = dict(
-        height=height, margin=dict(l=10, r=10, t=40, b=10), paper_bgcolor="rgba(0,0,0,0)",
+        height=height, margin=dict(l=10, r=10, t=52, b=10), paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)", font=base_layout("", "")["font"], dragmode=False, hovermode="closest",
         legend=dict(orientation="h", yanchor="top", y=-0.02, xanchor="left", x=0),
     )
@@ -132,8 +132,10 @@ def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
         layout[f"yaxis{suffix}"] = dict(range=extent, showgrid=False, zeroline=False, showticklabels=False,
                                         scaleanchor=x_name, anchor=x_name)
         accuracy = f"{100 * float(run.test_accuracy[-1]):.1f}% test accuracy"
-        annotations.append(dict(text=f"<b>{run.label}</b>: {accuracy}", x=sum(domain) / 2, y=1.0, xref="paper",
-                                yref="paper", yanchor="bottom", showarrow=False, font=dict(color=color(run.name))))
+        # centred over its square, on two lines: side by side on a phone, each has half of 390 px
+        annotations.append(dict(text=f"<b>{run.label}</b><br>{accuracy}", x=sum(domain) / 2, y=1.0, xref="paper",
+                                yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
+                                font=dict(color=color(run.name))))
     layout["annotations"] = annotations
     return quick_figure(traces, layout)
 

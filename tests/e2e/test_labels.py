@@ -115,3 +115,31 @@ def test_chart_labels_are_whole_and_clear(new_tab, view, viewport):
     assert sum(len(c["texts"]) for c in charts) > 0, "no label inside any chart: nothing was checked"
     assert problems(charts) == []
     tab.assert_clean()
+
+
+RACE_TITLES_JS = r"""() => {
+  const chart = [...document.querySelectorAll("[data-testid='stMain'] .js-plotly-plot")].find(
+    (gd) => [...gd.querySelectorAll(".annotation-text-g text")].some((t) => t.textContent.includes("test accuracy")));
+  if (!chart) return null;
+  const box = (e) => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top,
+                                                                   bottom: r.bottom}; };
+  return {svg: box(chart.querySelector(".main-svg")),
+          titles: [...chart.querySelectorAll(".annotation-text-g text")].map(t => ({text: t.textContent, ...box(t)}))};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [driver.PHONE, driver.DESKTOP], ids=["phone", "desktop"])
+def test_the_race_titles_are_whole_and_apart(new_tab, viewport):
+    """The decision regions' two titles (a network's activation over its test accuracy) side by side: inside the
+    chart and apart from each other, on a phone too.  Reference: Chromium's rectangles of the drawn text."""
+    tab = new_tab(viewport=viewport)
+    tab.open("training")
+    found = tab.page.evaluate(RACE_TITLES_JS)
+    assert found is not None, "no decision-regions chart drawn"
+    svg, titles = found["svg"], found["titles"]
+    assert len(titles) == 2 and all("test accuracy" in t["text"] for t in titles), titles
+    for t in titles:
+        assert svg["left"] - 1 <= t["left"] and t["right"] <= svg["right"] + 1, f"“{t['text']}” is cut: {t}, {svg}"
+        assert svg["top"] - 1 <= t["top"], f"“{t['text']}” is cut at the top: {t}, {svg}"
+    assert not _overlap(titles[0], titles[1], pad=0.0), f"the titles overlap: {titles}"
+    tab.assert_clean()

@@ -9,8 +9,6 @@ from pathlib import Path
 import streamlit as st
 
 import hosting
-from ui import frame
-from ui.controls import PAGE_CONTROLS
 
 SOURCES = """
 - **GELU**: Dan Hendrycks and Kevin Gimpel, *Gaussian Error Linear Units (GELUs)*, arXiv:1606.08415 (2016):
@@ -27,7 +25,9 @@ ICON = Path(__file__).parent / "assets" / "icon.png"
 
 def main() -> None:
     """One student's script run: the frame around the page they asked for."""
-    hosting.warm.warm()  # first of all: no page code runs beside a half-imported numpy, pandas or Plotly
+    from ui import frame  # here, not at the top: the server imports this file at start-up, before it listens
+    from ui.controls import PAGE_CONTROLS
+
     st.set_page_config(page_title="GELU Explorer", page_icon=str(ICON), layout="wide")
 
     lesson = [
@@ -74,6 +74,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with hosting.warm.script_run():  # first of all: no page code runs beside a half-imported numpy, pandas or Plotly
+        main()
 else:
     app = st.App(__file__, lifespan=hosting.lifespan, middleware=hosting.MIDDLEWARE)

@@ -7,17 +7,21 @@ that another session's thread had only half imported: ``partially initialized mo
 attribute 'Series'``.  Here the heavy modules are imported by one thread, in a fixed order, in two parts:
 
 * ``PAGES``, what every page draws with (numpy, scipy, pandas, pyarrow, PIL, Plotly, and Plotly's validators,
-  loaded by building one figure).  ``warm()`` returns once they are complete, and every script run calls it
-  before anything else (app.py's ``main``): no page code runs beside a half-imported one of these.
-* ``LATER``, torch and the modules built on it (the lab, the race, the PyTorch tab), imported right after.
-  A page that needs them imports them itself and so waits for the import under way (Python's own module
-  lock); what runs meanwhile never reads torch from ``sys.modules`` (gelu_core's backend checks for a
-  complete ``torch.Tensor``; Plotly, pandas and Streamlit only ask whether "torch" is there).  So the first
-  page is drawn without waiting for torch.  ``ready()`` is True once both parts are done (``/readyz``).
+  loaded by building one figure), and the app's own frame.  ``warm()`` returns once they are complete, and
+  every script run calls it before anything else (app.py, through ``script_run()``): no page code runs beside
+  a half-imported one of these.
+* ``LATER``, torch and the modules built on it (the lab, the race, the PyTorch tab).  Only those pages need
+  them, and importing torch takes a CPU-second that the first page would otherwise share (on a small server
+  with the browser beside it, half a second of the first page's 3 s).  So they are imported in the background
+  once the server has run no script for ``QUIET_S`` seconds: after the first page is drawn, or before any
+  student arrives.  A page that needs them earlier imports them itself and so waits for them (or for the import
+  under way: Python's own module lock); what runs meanwhile never reads torch from ``sys.modules``
+  (gelu_core's backend checks for a complete ``torch.Tensor``; Plotly, pandas and Streamlit only ask whether
+  "torch" is there).  ``ready()`` is True once both parts are done (``/readyz``).
 
-Before torch is imported, its threads are set for the whole process (every script thread runs torch on its
-own OpenMP team): one per CPU the process may really use, its affinity set lowered by a cgroup CPU quota.  A
-container that sees 16 cores but may use 1 would otherwise run 16 threads on one core.
+Before torch can be imported, its threads are set for the whole process (every script thread runs torch on
+its own OpenMP team): one per CPU the process may really use, its affinity set lowered by a cgroup CPU quota.
+A container that sees 16 cores but may use 1 would otherwise run 16 threads on one core.
 
 The server starts ``start()`` in the background at start-up (``hosting.lifespan``), so the imports overlap the
 browser loading Streamlit's frontend.  Without a server (AppTest, a script), the first ``warm()`` imports
@@ -28,17 +32,19 @@ After each part, ``gc.freeze()``: Streamlit runs a full garbage collection after
 objects, about 110 ms on this machine, during which no other session's message goes out.  The modules'
 objects live as long as the process anyway; frozen, the collection after a run only looks at what the runs
 themselves made (well under 1 ms), and still frees their cycles.  (The second freeze may also freeze the
-objects of a first run under way: they stay, a few kilobytes, which is the price of not blocking it.)
+objects of a run under way: they stay, a few kilobytes, which is the price of not blocking it.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 # In import order: each entry's dependencies come before it.
 PAGES = (
@@ -51,6 +57,8 @@ PAGES = (
     "plotly.graph_objects",
     "plotly.io",
     "ui.theme",
+    "ui.frame",  # app.py's own (gelu_core, the lesson, the code export): imported here, not by racing first runs
+    "ui.controls",
 )
 LATER = (
     "torch",
@@ -62,9 +70,14 @@ LATER = (
     "gelu_core.training",
 )
 
+QUIET_S = 2.0  # seconds with no script run before LATER is imported in the background (a first page's drawing)
+
 _lock = threading.Lock()
 _pages = threading.Event()
 _done = threading.Event()
+_runs = threading.Condition()  # guards the two below
+_running = 0  # script runs under way
+_quiet_since = time.monotonic()  # when the last one ended (or PAGES were done)
 seconds: dict[str, float] = {}  # how long each import took, for the start-up line and bench_startup.py
 
 
@@ -102,21 +115,51 @@ def _import(names) -> None:
 
 def warm() -> None:
     """Import ``PAGES`` (once per process); a second caller waits for the first to finish."""
+    global _quiet_since
     if _pages.is_set():
         return
     with _lock:
         if not _pages.is_set():
+            if "torch" not in sys.modules:
+                set_threads()  # before any page could import torch itself
             _import(PAGES)
             _pages.set()
+            with _runs:
+                _quiet_since = time.monotonic()
+
+
+@contextlib.contextmanager
+def script_run() -> Iterator[None]:
+    """Around every script run (app.py): ``warm()`` first, and the run counted, so that ``LATER`` waits for quiet."""
+    global _running, _quiet_since
+    warm()
+    with _runs:
+        _running += 1
+    try:
+        yield
+    finally:
+        with _runs:
+            _running -= 1
+            _quiet_since = time.monotonic()
+            _runs.notify_all()
+
+
+def wait_quiet(quiet_s: float = QUIET_S) -> None:
+    """Return once no script has run for ``quiet_s`` seconds."""
+    with _runs:
+        while True:
+            left = quiet_s - (time.monotonic() - _quiet_since)
+            if _running == 0 and left <= 0:
+                return
+            _runs.wait(timeout=max(left, 0.05) if _running == 0 else None)
 
 
 def warm_all() -> None:
-    """``warm()``, then ``LATER`` (torch and what is built on it), then say so in the server log."""
+    """``warm()``, then, once the server is quiet, ``LATER`` (torch and what is built on it); say so in the log."""
     warm()
     if _done.is_set():
         return
-    if "torch" not in sys.modules:
-        set_threads()
+    wait_quiet()
     _import(LATER)
     _done.set()
     parts = ", ".join(f"{name} {took:.2f}" for name, took in seconds.items() if took >= 0.05)

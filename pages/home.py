@@ -3,8 +3,8 @@
 import streamlit as st
 
 from ui.controls import HOME
-from ui.frame import chart, page_link, require_app_frame
-from ui.home import TABLE_COLUMNS, five_inputs_table, overview_figure, prose
+from ui.frame import chart, csv_button, page_link, require_app_frame
+from ui.home import five_inputs_table, on_screen, overview_figure, prose
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -32,14 +32,11 @@ with st.container(horizontal=True, gap="small", key="home_inputs"):
     inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in HOME]
 
 table = five_inputs_table(inputs)
-st.dataframe(
-    table,
-    hide_index=True,
-    column_config={name: st.column_config.NumberColumn(name, help=help_, format="%.4f")
-                   for name, help_ in TABLE_COLUMNS.items()},
-)
-st.caption("GELU(x) = x · gate(x), both in the tanh form GPT-2 uses; x·Φ(x) is exact GELU, with the true normal "
-           "gate Φ.")
+# Five rows: a plain table (the interactive grid is a large chunk of code for the browser's first page).
+st.table(on_screen(table), hide_index=True, width="content")
+st.caption("gate(x): how open GELU's door is. GELU(x) = x · gate(x), both in the tanh form GPT-2 uses; x·Φ(x) is "
+           "exact GELU, with the true normal gate Φ.")
+csv_button({name: column.tolist() for name, column in table.items()}, "home")
 chart(overview_figure(inputs), "home")
 st.markdown(prose(inputs))
 

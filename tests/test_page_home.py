@@ -1,17 +1,16 @@
 """AppTest of the Home page: the five inputs, the table, the chart, the links onward.
 
-References: mpmath at 50 digits (tests.test_ui_explorer_pages helpers), float64 tolerance REL = 1e-13.
+References: mpmath at 50 digits (tests.test_ui_explorer_pages helpers), each cell its correctly rounded four decimals
+(the full-precision values: tests/test_ui_explorer_pages.py, rel 1e-13).
 """
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.conftest import chart_spec
-from tests.stacking import next_after
-from tests.test_ui_explorer_pages import REL, arr, close, gate_ref, gelu_ref, shown
+from tests.stacking import WORDS, next_after
+from tests.test_ui_explorer_pages import arr, gate_ref, gelu_ref, shown
 from ui.controls import HOME, HOME_DEFAULT_INPUTS
 from ui.home import TABLE_COLUMNS
 
@@ -23,23 +22,34 @@ def home(app):
 
 
 def test_home_opens_on_the_five_inputs_of_the_source(home):
+    """Reference: the source text's chapter 4 table of the five inputs (tanh GELU) and mpmath for exact GELU."""
     assert not home.exception
     assert [home.number_input(key=c.key).value for c in HOME] == list(HOME_DEFAULT_INPUTS)
-    df = home.dataframe[0].value
-    assert df["GELU(x)"].map("{:.4f}".format).tolist() == ["-0.0454", "-0.1588", "0.0000", "0.8412",
-                                                                      "1.9546"]
-    assert df["x·Φ(x)"].map("{:.4f}".format).tolist() == ["-0.0455", "-0.1587", "0.0000", "0.8413",
-                                                                  "1.9545"]
+    table = home.table[0].value
+    assert table["GELU(x)"].tolist() == ["-0.0454", "-0.1588", "0.0000", "0.8412", "1.9546"]
+    assert table["x·Φ(x)"].tolist() == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
 
 
-def test_table_matches_mpmath_and_shows_four_decimals(home):
-    """Every cell at full precision against mpmath (rel 1e-13); every column displayed with %.4f."""
-    df = home.dataframe[0].value
-    for x, r, g, t, e in df.itertuples(index=False):
-        assert r == max(0.0, x)
-        assert close(t, gelu_ref(x, "tanh"), REL) and close(e, gelu_ref(x), REL) and close(g, gate_ref(x, "tanh"), REL)
-    columns = json.loads(home.dataframe[0].proto.columns)
-    assert {columns[name]["type_config"]["format"] for name in TABLE_COLUMNS} == {"%.4f"}
+def cells(at) -> list[tuple[str, ...]]:
+    return list(at.table[0].value.itertuples(index=False))
+
+
+def test_table_matches_mpmath_to_its_four_decimals(home):
+    """Every cell is the correctly rounded four-decimal value of mpmath's (50 digits), in the page's columns."""
+    assert list(home.table[0].value.columns) == list(TABLE_COLUMNS)
+    for x_text, r, g, t, e in cells(home):
+        x = float(x_text)
+        assert (r, g, t, e) == (shown(max(0.0, x)), shown(gate_ref(x, "tanh")), shown(gelu_ref(x, "tanh")),
+                                shown(gelu_ref(x)))
+
+
+def test_far_inputs_never_show_minus_zero(app):
+    """At x = -20 both GELUs are -0.0 or a tiny negative in float64 (mpmath: about -5.5e-88): the page shows 0.0000."""
+    app.query_params["home_x1"] = "-20"
+    app.run()
+    x, relu, gate, gelu, exact = cells(app)[0]
+    assert x == "-20.0000" and (relu, gate, gelu, exact) == ("0.0000",) * 4
+    assert exact == shown(gelu_ref(-20)) and gelu == shown(gelu_ref(-20, "tanh"))
 
 
 @pytest.mark.parametrize("index", range(5))
@@ -49,8 +59,8 @@ def test_each_input_changes_table_and_chart(home, index):
     home.number_input(key=key).set_value(3.5).run()
     assert not home.exception
     assert chart_spec(home) != before
-    df = home.dataframe[0].value
-    assert df["x"][index] == 3.5 and close(df["x·Φ(x)"][index], gelu_ref(3.5), REL)
+    row = cells(home)[index]
+    assert row[0] == "3.5000" and row[4] == shown(gelu_ref(3.5))
     marks = [t for t in chart_spec(home)["data"] if t.get("meta") == "marker:gelu_tanh"][0]
     assert arr(marks["x"])[index] == 3.5
 
@@ -59,7 +69,7 @@ def test_query_parameter_sets_an_input(app):
     app.query_params["home_x2"] = "-0.25"
     app.run()
     assert app.number_input(key="home_x2").value == -0.25
-    assert close(app.dataframe[0].value["GELU(x)"][1], gelu_ref(-0.25, "tanh"), REL)
+    assert app.table[0].value["GELU(x)"][1] == shown(gelu_ref(-0.25, "tanh"))
 
 
 @pytest.mark.parametrize("bad", ["abc", "1e9", "", "nan"])
@@ -91,5 +101,7 @@ def test_the_prose_follows_a_changed_input(home):
 
 
 def test_the_table_and_the_chart_follow_the_inputs(home):
-    """Phone order: the five inputs (a wrapping row), the table, the chart; the prose after them."""
-    assert next_after(home, "number_input:home_x5")[:2] == ["dataframe:", "plotly_chart:chart_home"]
+    """Phone order: the five inputs (a wrapping row), the table (its CSV button under it), the chart; the prose
+    after them."""
+    assert next_after(home, "number_input:home_x5", WORDS + ("download_button",))[:2] == [
+        "table:", "plotly_chart:chart_home"]

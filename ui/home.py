@@ -9,13 +9,7 @@ import gelu_core
 from ui.format import fixed, readable
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
-TABLE_COLUMNS = {  # column title (short, for a phone) -> what it holds
-    "x": "the input",
-    "ReLU(x)": "max(0, x)",
-    "gate(x)": "how open GELU's door is, tanh form: 0.5·(1 + tanh(√(2/π)·(x + 0.044715·x³)))",
-    "GELU(x)": "x · gate(x), the tanh form, as GPT-2 and the book compute it",
-    "x·Φ(x)": "exact GELU: x times the true normal gate Φ(x)",
-}
+TABLE_COLUMNS = ("x", "ReLU(x)", "gate(x)", "GELU(x)", "x·Φ(x)")  # short titles, for a phone; the caption says more
 
 
 def five_inputs_table(xs) -> dict[str, np.ndarray]:
@@ -28,6 +22,11 @@ def five_inputs_table(xs) -> dict[str, np.ndarray]:
         "GELU(x)": gelu_core.gelu(x, approximate="tanh"),
         "x·Φ(x)": gelu_core.gelu(x),
     }
+
+
+def on_screen(table: dict[str, np.ndarray]) -> dict[str, list[str]]:
+    """The table as drawn: every cell to four decimals in the app's number format (never "-0.0000")."""
+    return {name: [fixed(v) for v in column.tolist()] for name, column in table.items()}
 
 
 def prose(xs) -> str:

@@ -20,10 +20,18 @@ gate = 0.5 * (1 + torch.tanh(torch.sqrt(torch.tensor(2.0 / torch.pi, dtype=torch
 gelu = x * gate  # GELU, tanh form: what GPT-2 and the book's chapter 4 compute
 exact_gelu = 0.5 * x * torch.special.erfc(-x / math.sqrt(2.0))  # x * Phi(x): Phi is the standard normal CDF
 
+
+
+def shown(value) -> str:
+    """Four decimals, as the page shows them: a value that rounds to zero has no sign (never -0.0000)."""
+    text = f"{value:.4f}"
+    return text[1:] if text == "-0.0000" else text
+
+
 table = {"x": x, "ReLU(x)": relu, "gate(x)": gate, "GELU(x)": gelu, "x·Φ(x)": exact_gelu}
 print("  ".join(f"{name:>10}" for name in table))
 for row in zip(*table.values(), strict=True):
-    print("  ".join(f"{value:>10.4f}" for value in row))
+    print("  ".join(f"{shown(value):>10}" for value in row))
 '''
 
 

@@ -7,6 +7,7 @@ from gelu_core import ACTIVATIONS, APPROXIMATIONS, form_word, gelu
 from gelu_core.analysis import approximation_error, worst_error
 from ui.approximations import (
     LIMITS,
+    POINTS,
     TABLE_X,
     cliff_words,
     digits_words,
@@ -23,8 +24,6 @@ from ui.format import sci
 from ui.frame import chart, require_app_frame
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
-
-POINTS = 801  # per curve: smooth at any zoom, light to send
 
 st.title("Approximations")
 st.markdown(

@@ -15,6 +15,7 @@ from mpmath import mp
 
 from tests.conftest import chart_spec, open_page
 from tests.stacking import next_after
+from ui.approximations import POINTS
 
 PAGE = "pages/approximations.py"
 TORCH_TAB = "What PyTorch computes"
@@ -275,7 +276,7 @@ def test_the_forms_chart_caption_judges_the_gap_against_the_height(app, ends, ap
     at = open_page(app, PAGE, approx_range=list(ends))
     caption = [c.value for c in at.caption if "apart" in c.value][0]
     gap_text, share = re.search(r"(\d\.\d{3}e[-+]\d\d) apart, ([\d.]+)%", caption).groups()
-    x = np.linspace(float(ends[0]), float(ends[1]), 801)
+    x = np.linspace(float(ends[0]), float(ends[1]), POINTS)  # the page's own grid
     values = {form: [mp_gelu(v, form) for v in x] for form in ("none", "tanh", "sigmoid")}
     gap = max(abs(a - e) for form in ("tanh", "sigmoid") for a, e in zip(values[form], values["none"], strict=True))
     span = max(max(v) for v in values.values()) - min(min(v) for v in values.values())

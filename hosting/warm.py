@@ -10,9 +10,10 @@ attribute 'Series'``.  Here the heavy modules are imported by one thread, in a f
   loaded by building one figure), and the app's own frame.  ``warm()`` returns once they are complete, and
   every script run calls it before anything else (app.py, through ``script_run()``): no page code runs beside
   a half-imported one of these.
-* ``LATER``, torch and the modules built on it (the lab, the race, the PyTorch tab).  Only those pages need
-  them, and importing torch takes a CPU-second that the first page would otherwise share (on a small server
-  with the browser beside it, half a second of the first page's 3 s).  So they are imported in the background
+* ``LATER``, scipy's root finder (the landmarks some pages mark) and torch with the modules built on it (the
+  lab, the race, the PyTorch tab).  Only those pages need them, and importing them takes over a CPU-second that
+  the first page would otherwise share (on a small server with the browser beside it, half a second of the
+  first page's 3 s).  So they are imported in the background
   once the server has run no script for ``QUIET_S`` seconds: after the first page is drawn, or before any
   student arrives.  A page that needs them earlier imports them itself and so waits for them (or for the import
   under way: Python's own module lock); what runs meanwhile never reads torch from ``sys.modules``
@@ -50,7 +51,6 @@ from collections.abc import Iterator
 PAGES = (
     "numpy",
     "scipy.special",
-    "scipy.optimize",
     "pandas",
     "pyarrow",
     "PIL.Image",
@@ -61,6 +61,7 @@ PAGES = (
     "ui.controls",
 )
 LATER = (
+    "scipy.optimize",  # the landmarks' root finder (the gate, curves, slopes), not the first page's
     "torch",
     "gelu_core.lab",
     "gelu_core.frameworks",

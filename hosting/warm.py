@@ -10,15 +10,16 @@ attribute 'Series'``.  Here the heavy modules are imported by one thread, in a f
   loaded by building one figure), and the app's own frame.  ``warm()`` returns once they are complete, and
   every script run calls it before anything else (app.py, through ``script_run()``): no page code runs beside
   a half-imported one of these.
-* ``LATER``, scipy's root finder (the landmarks some pages mark) and torch with the modules built on it (the
-  lab, the race, the PyTorch tab).  Only those pages need them, and importing them takes over a CPU-second that
-  the first page would otherwise share (on a small server with the browser beside it, half a second of the
-  first page's 3 s).  So they are imported in the background
-  once the server has run no script for ``QUIET_S`` seconds: after the first page is drawn, or before any
-  student arrives.  A page that needs them earlier imports them itself and so waits for them (or for the import
-  under way: Python's own module lock); what runs meanwhile never reads torch from ``sys.modules``
-  (gelu_core's backend checks for a complete ``torch.Tensor``; Plotly, pandas and Streamlit only ask whether
-  "torch" is there).  ``ready()`` is True once both parts are done (``/readyz``).
+* ``LATER``, scipy's root finder (the landmarks some pages mark), then torch with the modules built on it
+  (the lab, the race, the PyTorch tab), in two groups.  Only those pages need them, and importing them takes
+  over a CPU-second that the first page would otherwise share (on a small server with the browser beside it,
+  half a second of the first page's 3 s).  So each group is imported in the background once the server has
+  run no script for ``QUIET_S`` seconds: after the first page is drawn, or before any student arrives.  A page
+  that needs one earlier imports it itself and so waits for it (or for the import under way: Python's own
+  module lock), and at that run's end the group is completed here and frozen (below).  What runs meanwhile
+  never reads torch from ``sys.modules`` (gelu_core's backend checks for a complete ``torch.Tensor``; Plotly,
+  pandas and Streamlit only ask whether "torch" is there).  ``ready()`` is True once every group is done
+  (``/readyz``).
 
 Before torch can be imported, its threads are set for the whole process (every script thread runs torch on
 its own OpenMP team): one per CPU the process may really use, its affinity set lowered by a cgroup CPU quota.
@@ -28,11 +29,11 @@ The server starts ``start()`` in the background at start-up (``hosting.lifespan`
 browser loading Streamlit's frontend.  Without a server (AppTest, a script), the first ``warm()`` imports
 ``PAGES`` itself.
 
-After each part, ``gc.freeze()``: Streamlit runs a full garbage collection after every script run
+After each part and group, ``gc.freeze()``: Streamlit runs a full garbage collection after every script run
 (``runner.postScriptGC``), holding the GIL, and with torch, pandas and Plotly loaded that walks ~280,000
 objects, about 110 ms on this machine, during which no other session's message goes out.  The modules'
 objects live as long as the process anyway; frozen, the collection after a run only looks at what the runs
-themselves made (well under 1 ms), and still frees their cycles.  (The second freeze may also freeze the
+themselves made (well under 1 ms), and still frees their cycles.  (A later freeze may also freeze the
 objects of a run under way: they stay, a few kilobytes, which is the price of not blocking it.)
 """
 
@@ -60,18 +61,20 @@ PAGES = (
     "ui.frame",  # app.py's own (gelu_core, the lesson, the code export): imported here, not by racing first runs
     "ui.controls",
 )
-LATER = (
-    "scipy.optimize",  # the landmarks' root finder (the gate, curves, slopes), not the first page's
-    "torch",
-    "gelu_core.lab",
-    "gelu_core.frameworks",
-    "gelu_core.tensor_io",
-    "gelu_core.weights",
-    "gelu_core.gradients",
-    "gelu_core.training",
+LATER = (  # groups, each imported (and frozen) at once
+    ("scipy.optimize",),  # the landmarks' root finder (the gate, curves, slopes), not the first page's
+    (
+        "torch",
+        "gelu_core.lab",
+        "gelu_core.frameworks",
+        "gelu_core.tensor_io",
+        "gelu_core.weights",
+        "gelu_core.gradients",
+        "gelu_core.training",
+    ),
 )
 
-QUIET_S = 2.0  # seconds with no script run before LATER is imported in the background (a first page's drawing)
+QUIET_S = 2.0  # seconds with no script run before a LATER group is imported in the background (a first page's drawing)
 
 _lock = threading.Lock()
 _pages = threading.Event()
@@ -131,7 +134,8 @@ def warm() -> None:
 
 @contextlib.contextmanager
 def script_run() -> Iterator[None]:
-    """Around every script run (app.py): ``warm()`` first, and the run counted, so that ``LATER`` waits for quiet."""
+    """Around every script run (app.py): ``warm()`` first, and the run counted, so that ``LATER`` waits for quiet;
+    at its end ``warm_all`` looks again (the run may have imported a group itself)."""
     global _running, _quiet_since
     warm()
     with _runs:
@@ -145,23 +149,30 @@ def script_run() -> Iterator[None]:
             _runs.notify_all()
 
 
-def wait_quiet(quiet_s: float = QUIET_S) -> None:
-    """Return once no script has run for ``quiet_s`` seconds."""
-    with _runs:
-        while True:
-            left = quiet_s - (time.monotonic() - _quiet_since)
-            if _running == 0 and left <= 0:
-                return
-            _runs.wait(timeout=max(left, 0.05) if _running == 0 else None)
+def _wanted(groups) -> tuple[str, ...] | None:
+    """The first of ``groups`` a page has begun to import itself (its import then costs nothing more here), else
+    the first of them once no script has run for ``QUIET_S`` seconds, else None.  Call holding ``_runs``."""
+    for group in groups:
+        if group[0] in sys.modules:
+            return group
+    if _running == 0 and time.monotonic() - _quiet_since >= QUIET_S:
+        return groups[0]
+    return None
 
 
 def warm_all() -> None:
-    """``warm()``, then, once the server is quiet, ``LATER`` (torch and what is built on it); say so in the log."""
+    """``warm()``, then each group of ``LATER`` when the server is quiet, or at once when a page has imported it
+    itself (so that its objects are frozen too: unfrozen, torch's made every run's collection 70 ms longer); then
+    say so in the log."""
     warm()
-    if _done.is_set():
-        return
-    wait_quiet()
-    _import(LATER)
+    pending = list(LATER)
+    while pending:
+        with _runs:
+            while (group := _wanted(pending)) is None:
+                left = QUIET_S - (time.monotonic() - _quiet_since)
+                _runs.wait(timeout=max(left, 0.05) if _running == 0 else None)
+        _import(group)  # a page's import under way finishes first (Python's module lock)
+        pending.remove(group)
     _done.set()
     parts = ", ".join(f"{name} {took:.2f}" for name, took in seconds.items() if took >= 0.05)
     print(f"GELU Explorer: imports ready in {sum(seconds.values()):.2f} s ({parts})", file=sys.stderr, flush=True)

@@ -213,3 +213,68 @@ def test_torch_threads_follow_the_cpus_the_process_may_use(monkeypatch):
     monkeypatch.setenv("MKL_NUM_THREADS", "3")
     warm.set_threads()
     assert os.environ["OMP_NUM_THREADS"] == str(warm.usable_cpus()) and os.environ["MKL_NUM_THREADS"] == "3"
+
+
+@pytest.fixture
+def later(monkeypatch, tmp_path):
+    """hosting.warm with its page imports done and two made-up LATER groups (modules written here), a short quiet
+    time, and gc.freeze counted instead of done; warm_all() runs on a thread of its own."""
+    import gc
+    import sys
+    import threading
+
+    from hosting import warm
+
+    for name in ("gelu_later_a", "gelu_later_b"):
+        (tmp_path / f"{name}.py").write_text("VALUE = 1\n")
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    pages = threading.Event()
+    pages.set()
+    freezes = []
+    monkeypatch.setattr(gc, "freeze", lambda: freezes.append(sorted(m for m in sys.modules if "gelu_later" in m)))
+    monkeypatch.setattr(warm, "_pages", pages)
+    monkeypatch.setattr(warm, "_done", threading.Event())
+    monkeypatch.setattr(warm, "_runs", threading.Condition())
+    monkeypatch.setattr(warm, "_running", 0)
+    monkeypatch.setattr(warm, "_quiet_since", 0.0)
+    monkeypatch.setattr(warm, "LATER", (("gelu_later_a",), ("gelu_later_b",)))
+    monkeypatch.setattr(warm, "QUIET_S", 0.3)
+    monkeypatch.setattr(warm, "seconds", {})
+    yield SimpleNamespace(warm=warm, freezes=freezes, start=lambda: threading.Thread(target=warm.warm_all,
+                                                                                      daemon=True).start())
+    warm._done.wait(5)
+
+
+def test_later_imports_wait_while_students_run_scripts(later):
+    """Reference: sys.modules and the warm-up's own record (``warm.seconds``), read while a script run is held
+    open far longer than the quiet time; then, after it ends, everything within 5 s."""
+    import sys
+    import time
+
+    with later.warm.script_run():
+        later.start()
+        time.sleep(1.0)  # over three times QUIET_S, a run still under way
+        assert "gelu_later_a" not in sys.modules and not later.warm.ready() and later.freezes == []
+    assert later.warm._done.wait(5)
+    assert {"gelu_later_a", "gelu_later_b"} <= set(sys.modules) and later.freezes == [["gelu_later_a"],
+                                                                                      ["gelu_later_a", "gelu_later_b"]]
+
+
+def test_a_group_a_page_imported_itself_is_completed_and_frozen_at_that_runs_end(later):
+    """While another student's run keeps the server busy, a run imports the second group itself: at its end the
+    warm-up completes that group and freezes it, and leaves the first one for a quiet moment."""
+    import importlib
+    import sys
+    import time
+
+    with later.warm.script_run():  # a long run: the server is never quiet meanwhile
+        later.start()
+        with later.warm.script_run():
+            importlib.import_module("gelu_later_b")  # the lab, say, importing torch itself
+        deadline = time.monotonic() + 5
+        while not later.freezes and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert later.freezes == [["gelu_later_b"]] and "gelu_later_b" in later.warm.seconds
+        assert "gelu_later_a" not in sys.modules and not later.warm.ready()
+    assert later.warm._done.wait(5) and "gelu_later_a" in sys.modules

@@ -246,3 +246,20 @@ def test_one_client_gets_a_limited_request_rate(proxy):
         sock.close()
     statuses = [int(m) for m in re.findall(rb"HTTP/1.1 (\d{3})", data)]
     assert statuses[:RATE] == [404] * RATE and statuses[RATE:] == [429], (len(statuses), statuses[-3:])
+
+
+def test_the_frontend_code_reaches_a_browser_compressed(proxy):
+    """Plotly's chunk of Streamlit's frontend, asked for as a browser does: gzip through HAProxy, and the bytes
+    unpacked are the file Streamlit serves (reference: the file in Streamlit's own static folder)."""
+    import gzip
+    import urllib.request
+    from pathlib import Path
+
+    import streamlit
+
+    chunk = next((Path(streamlit.__file__).parent / "static" / "static" / "js").glob("PlotlyChart.*.js"))
+    request = urllib.request.Request(f"{proxy.base_url}/static/js/{chunk.name}", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        encoding, body = response.headers.get("Content-Encoding"), response.read()
+    assert encoding == "gzip" and len(body) < chunk.stat().st_size / 2
+    assert gzip.decompress(body) == chunk.read_bytes()

@@ -8,7 +8,7 @@ app.py holds an ``st.App`` (Streamlit's ASGI application) built from the two thi
   every connection the server accepts sends small writes at once (``hosting.nodelay``);
 * ``MIDDLEWARE``: guards in front of Streamlit's own routes (``hosting.guard``).
 
-Nothing here runs inside a student's script run except ``hosting.warm.warm()``.
+Nothing here runs inside a student's script run except ``hosting.warm.script_run()``, around it.
 """
 
 from __future__ import annotations

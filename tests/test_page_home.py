@@ -12,7 +12,7 @@ from tests.conftest import chart_spec
 from tests.stacking import WORDS, next_after
 from tests.test_ui_explorer_pages import arr, gate_ref, gelu_ref, shown
 from ui.controls import HOME, HOME_DEFAULT_INPUTS
-from ui.home import TABLE_COLUMNS
+from ui.home import five_inputs_table
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def cells(at) -> list[tuple[str, ...]]:
 
 def test_table_matches_mpmath_to_its_four_decimals(home):
     """Every cell is the correctly rounded four-decimal value of mpmath's (50 digits), in the page's columns."""
-    assert list(home.table[0].value.columns) == list(TABLE_COLUMNS)
+    assert list(home.table[0].value.columns) == list(five_inputs_table(HOME_DEFAULT_INPUTS))
     for x_text, r, g, t, e in cells(home):
         x = float(x_text)
         assert (r, g, t, e) == (shown(max(0.0, x)), shown(gate_ref(x, "tanh")), shown(gelu_ref(x, "tanh")),

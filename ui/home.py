@@ -9,11 +9,10 @@ import gelu_core
 from ui.format import fixed, readable
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
-TABLE_COLUMNS = ("x", "ReLU(x)", "gate(x)", "GELU(x)", "x·Φ(x)")  # short titles, for a phone; the caption says more
-
 
 def five_inputs_table(xs) -> dict[str, np.ndarray]:
-    """Each input through ReLU and tanh GELU, with the tanh gate between them (GELU = x · gate), and exact GELU."""
+    """Each input through ReLU and tanh GELU, with the tanh gate between them (GELU = x · gate), and exact GELU;
+    the keys are the columns' titles, short for a phone (the page's caption says more)."""
     x = np.asarray(xs, dtype=np.float64)  # (n,)
     return {
         "x": x,

@@ -21,7 +21,6 @@ gelu = x * gate  # GELU, tanh form: what GPT-2 and the book's chapter 4 compute
 exact_gelu = 0.5 * x * torch.special.erfc(-x / math.sqrt(2.0))  # x * Phi(x): Phi is the standard normal CDF
 
 
-
 def shown(value) -> str:
     """Four decimals, as the page shows them: a value that rounds to zero has no sign (never -0.0000)."""
     text = f"{value:.4f}"

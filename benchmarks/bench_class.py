@@ -159,12 +159,12 @@ def report_costs(costs: dict[str, tuple[float, float]], think: float) -> float:
     return mean_cost
 
 
-PAGES: list[str] | None = None  # --pages: the url paths the class is spread over (default: every page)
-
-
-def class_paths(n: int) -> list[str]:
-    pages = PAGES or ["" if p.default else p.url_path for p in driver.app_pages()]
-    return [pages[i % len(pages)] for i in range(n)]
+def class_paths(n: int, pages: str = "") -> list[str]:
+    """Each of n students' url path, in turn over ``pages`` (--pages: comma-separated, "home" for the home page)
+    or over every page of the app."""
+    paths = (["" if page == "home" else page for page in pages.split(",")] if pages
+             else ["" if p.default else p.url_path for p in driver.app_pages()])
+    return [paths[i % len(paths)] for i in range(n)]
 
 
 def ms(seconds: float) -> str:
@@ -214,7 +214,7 @@ def sweep(sizes: list[int], args) -> int:
     print(f"{'students':>8}{'one process':>14}{'haproxy x2':>13}   load average at the start")
     errors = 0
     for n in sizes:
-        paths, row = class_paths(n), []
+        paths, row = class_paths(n, args.pages), []
         load = os.getloadavg()[0]
         with driver.Server() as server:
             row.append(run_class("one process", server.base_url, paths, {"streamlit": server.proc.pid}, args))
@@ -245,13 +245,10 @@ def main() -> int:
     parser.add_argument("--sweep", default="", help="class sizes (e.g. 5,10,15,20): p95 of one process and of "
                                                     "HAProxy x2 per size, instead of the scenarios above")
     args = parser.parse_args()
-    global PAGES
-    if args.pages:
-        PAGES = ["" if page == "home" else page for page in args.pages.split(",")]
     if args.sweep:
         return sweep([int(n) for n in args.sweep.split(",")], args)
     modes = set(args.modes.split(","))
-    paths = class_paths(args.students)
+    paths = class_paths(args.students, args.pages)
 
     print(f"A class of {args.students}: pages {', '.join(dict.fromkeys(p or 'home' for p in paths))}; "
           f"arrive within {args.arrive:g} s; {args.moves} moves, each ~{args.think:g} s (±50 %) after the last redraw")

@@ -37,16 +37,23 @@ from harness import browser as driver  # noqa: E402
 TARGET_S = 3.0
 
 
+def open_first_page(browser, base_url: str, since: float, wait_for: str = "stPlotlyChart") -> float:
+    """A fresh browser context opens the app until its first run is drawn (``wait_for`` in the main area): the
+    seconds from ``since`` (a perf_counter reading) to then; the context is closed after, off the clock."""
+    page = driver.new_page(browser)
+    driver.open_app(page, base_url)
+    page.locator(f"{driver.MAIN} [data-testid='{wait_for}']").first.wait_for()
+    drawn = time.perf_counter() - since
+    page.context.close()
+    return drawn
+
+
 def cold_start(browser, app_dir: Path = ROOT, wait_for: str = "stPlotlyChart") -> tuple[float, float, str]:
     """(seconds to health, seconds to the first page drawn, the server's warm-up line) for one fresh server."""
     start = time.perf_counter()
     with driver.Server(app_dir) as server:
         healthy = time.perf_counter() - start
-        page = driver.new_page(browser)
-        driver.open_app(page, server.base_url)
-        page.locator(f"{driver.MAIN} [data-testid='{wait_for}']").first.wait_for()
-        drawn = time.perf_counter() - start
-        page.context.close()
+        drawn = open_first_page(browser, server.base_url, start, wait_for)
         if app_dir != ROOT:
             return healthy, drawn, ""
         driver.wait_ready(server.base_url)  # torch, imported once the server was quiet; off the clock
@@ -59,15 +66,7 @@ def warm_server_home(browser, runs: int) -> float:
     """Median seconds for a fresh browser context to draw the home page of a server already warm."""
     with driver.Server() as server:
         driver.wait_ready(server.base_url)
-        times = []
-        for _ in range(runs):
-            start = time.perf_counter()
-            page = driver.new_page(browser)
-            driver.open_app(page, server.base_url)
-            page.locator(f"{driver.MAIN} [data-testid='stPlotlyChart']").first.wait_for()
-            times.append(time.perf_counter() - start)
-            page.context.close()
-        return statistics.median(times)
+        return statistics.median(open_first_page(browser, server.base_url, time.perf_counter()) for _ in range(runs))
 
 
 def floor(browser, source: str, wait_for: str, runs: int) -> float:

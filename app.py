@@ -1,4 +1,4 @@
-"""GELU Explorer: page config, navigation over pages/, the shared sidebar, and the server around them.
+"""GELU Explorer: page config, navigation over pages/ (ui.pages), the shared sidebar, and the server around them.
 
 `streamlit run app.py` imports this file once, as a module, and serves the ``st.App`` it finds at the
 bottom (start-up and guards: hosting/); every student's script run then executes it as ``__main__``.
@@ -26,27 +26,18 @@ ICON = Path(__file__).parent / "assets" / "icon.png"
 def main() -> None:
     """One student's script run: the frame around the page they asked for."""
     from ui import frame  # here, not at the top: the server imports this file at start-up, before it listens
-    from ui.controls import PAGE_CONTROLS
+    from ui.pages import PAGES
 
     st.set_page_config(page_title="GELU Explorer", page_icon=str(ICON), layout="wide")
 
-    lesson = [
-        st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home", default=True),
-        st.Page("pages/gate.py", title="The gate", icon=":material/door_open:", url_path="gate"),
-        st.Page("pages/curves.py", title="Curves", icon=":material/show_chart:", url_path="curves"),
-        st.Page("pages/derivative.py", title="Slopes", icon=":material/trending_up:", url_path="derivative"),
-        st.Page("pages/steps.py", title="Step by step", icon=":material/stairs:", url_path="steps"),
-        st.Page("pages/ffn.py", title="Feed-forward lab", icon=":material/hub:", url_path="ffn"),
-        st.Page("pages/training.py", title="Training race", icon=":material/sprint:", url_path="training"),
-    ]
-    asides = [
-        st.Page("pages/approximations.py", title="Approximations", icon=":material/compare:",
-                url_path="approximations"),
-    ]
-    page = st.navigation({"The lesson": lesson, "Aside": asides})
-    pages = {p.url_path or "home": p for p in lesson + asides}
+    sections: dict[str, list[st.Page]] = {"The lesson": [], "Aside": []}
+    for row in PAGES.values():
+        sections["Aside" if row.aside else "The lesson"].append(
+            st.Page(row.file, title=row.title, icon=row.icon, url_path=row.url_path, default=row.default))
+    page = st.navigation(sections)
+    pages = {p.url_path or "home": p for p in sections["The lesson"] + sections["Aside"]}
     name = page.url_path or "home"
-    controls = PAGE_CONTROLS.get(name)
+    controls = PAGES[name].controls
 
     if frame.presenting():
         frame.presenter_style(controls)

@@ -7,7 +7,6 @@ for a class.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import os
 import shutil
@@ -94,12 +93,12 @@ EXCEPTION = "[data-testid='stException']"
 ERROR_BOX = "[data-testid='stAlertContentError']"
 
 
-# --- the app's pages, read from app.py -------------------------------------------------------------
+# --- the app's pages, as ui.pages declares them -----------------------------------------------------
 
 
 @dataclass(frozen=True)
 class AppPage:
-    """One st.Page entry of app.py's navigation."""
+    """One page of the app's navigation."""
 
     script: str  # "pages/curves.py"
     title: str
@@ -107,18 +106,11 @@ class AppPage:
     default: bool
 
 
-def app_pages(app_file: Path = ROOT / "app.py") -> list[AppPage]:
-    """Every `st.Page(...)` in app.py, in order, read from its source (no Streamlit import)."""
-    found = []
-    for node in ast.walk(ast.parse(app_file.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page" and node.args:
-            kw = {k.arg: k.value for k in node.keywords}
-            script = ast.literal_eval(node.args[0])
-            url_path = ast.literal_eval(kw["url_path"]) if "url_path" in kw else Path(script).stem
-            title = ast.literal_eval(kw["title"]) if "title" in kw else url_path
-            default = bool(ast.literal_eval(kw["default"])) if "default" in kw else False
-            found.append(AppPage(script, title, url_path, default))
-    return found
+def app_pages() -> list[AppPage]:
+    """Every page of the app, in the navigation's order, from ui.pages (the table app.py reads)."""
+    from ui.pages import PAGES
+
+    return [AppPage(p.file, p.title, p.url_path, p.default) for p in PAGES.values()]
 
 
 def theme_colors(config_file: Path = ROOT / ".streamlit" / "config.toml") -> dict[str, dict[str, str]]:

@@ -5,6 +5,7 @@ import streamlit as st
 from ui.controls import HOME
 from ui.frame import chart, csv_button, page_link, require_app_frame
 from ui.home import five_inputs_table, on_screen, overview_figure, prose
+from ui.pages import PAGES
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -41,23 +42,13 @@ chart(overview_figure(inputs), "home")
 st.markdown(prose(inputs))
 
 st.subheader("The lesson, step by step")
-NEXT = [
-    ("gate", "The gate", ":material/door_open:",
-     "where Φ(x) comes from: the area under the bell curve, and the bouncer at the door."),
-    ("curves", "Curves", ":material/show_chart:",
-     "both curves on one range: probe any x, overlay sigmoid, SiLU and friends."),
-    ("derivative", "Slopes", ":material/trending_up:",
-     "the gradient: ReLU passes back nothing for a negative input, GELU a little."),
-    ("steps", "Step by step", ":material/stairs:", "one number through the tanh formula, line by line."),
-    ("ffn", "Feed-forward lab", ":material/hub:",
-     "GPT-2's 768 → 3072 → 768 block on tensors you upload, forwards and backwards."),
-    ("training", "Training race", ":material/sprint:",
-     "ReLU and GELU learn the same task from the same start: watch units die."),
-]
-for row in (NEXT[:3], NEXT[3:]):
-    for col, (path, label, icon, teaser) in zip(st.columns(3), row, strict=True):
+cards = [row for row in PAGES.values() if row.card and not row.aside]
+for start in range(0, len(cards), 3):
+    for col, row in zip(st.columns(3), cards[start:start + 3], strict=False):
         with col:
-            page_link(path, label=label, icon=icon)
-        col.caption(teaser)
-page_link("approximations", label="Aside: Approximations", icon=":material/compare:")
-st.caption("Exact against tanh against sigmoid, and what your framework really computes.")
+            page_link(row.url_path, label=row.title, icon=row.icon)
+        col.caption(row.card)
+for row in PAGES.values():
+    if row.aside:
+        page_link(row.url_path, label=f"Aside: {row.title}", icon=row.icon)
+        st.caption(row.card)

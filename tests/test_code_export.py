@@ -23,8 +23,8 @@ import pytest
 import torch
 
 from tests.conftest import ROOT, chart_spec, metrics
-from ui.code_export import EXPORTS, code_for
-from ui.controls import APPROXIMATIONS_VIEWS, OVERLAYS, PAGE_CONTROLS, RACE_TASKS
+from ui.controls import APPROXIMATIONS_VIEWS, OVERLAYS, RACE_TASKS
+from ui.pages import EXPORTS, PAGE_CONTROLS, code_for
 
 TIMEOUT = 120  # seconds for one process of scripts
 REPOSITORY = ("gelu_core", "ui", "hosting", "harness", "tests", "app")

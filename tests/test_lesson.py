@@ -3,7 +3,7 @@ predict-then-reveal question per page whose answer is computed when asked, the s
 
 References: mpmath at 50 digits for every number a reveal quotes (GELU(-1), Φ(0), GELU(3), GELU'(-2), the
 tanh and exact GELU at 1, the tanh form's largest error); the lab's and the race's answers against
-gelu_core.lab.run_lab and gelu_core.training.train run here; the lesson's order as ui.lesson.ORDER states it.
+gelu_core.lab.run_lab and gelu_core.training.train run here; the lesson's order as ui.pages.ORDER states it.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ import pytest
 from tests.conftest import ROOT
 from tests.test_ui_explorer_pages import gelu_ref, grad_ref, shown
 from ui import lesson
+from ui.pages import ORDER, PAGES
 
 mp.mp.dps = 50
-PAGE_FILES = {"home": None, "gate": "pages/gate.py", "curves": "pages/curves.py",
-              "derivative": "pages/derivative.py", "steps": "pages/steps.py", "ffn": "pages/ffn.py",
-              "training": "pages/training.py", "approximations": "pages/approximations.py"}
+PAGE_FILES = {p.url_path: None if p.default else p.file for p in PAGES.values()}
 
 
 def open_at(page: str, **query):
@@ -51,16 +50,16 @@ def test_next_alone_leads_from_the_first_page_to_the_training_race():
         at.switch_page(PAGE_FILES[target]).run()
         assert not at.exception and not at.error
         visited.append(target)
-    assert visited == list(lesson.ORDER)
+    assert visited == list(ORDER)
     assert visited[-1] == "training"
 
 
-@pytest.mark.parametrize("page", lesson.ORDER)
+@pytest.mark.parametrize("page", ORDER)
 def test_every_lesson_page_states_its_goal_and_place(page):
     at = open_at(page, training_steps="100")
     goal = [c.value for c in at.caption if "**Goal**" in c.value]
-    n = lesson.ORDER.index(page) + 1
-    assert goal == [f"Step {n} of {len(lesson.ORDER)} · **Goal**: {lesson.STEPS[page].goal}"]
+    n = ORDER.index(page) + 1
+    assert goal == [f"Step {n} of {len(ORDER)} · **Goal**: {PAGES[page].goal}"]
 
 
 def test_an_aside_returns_to_where_it_branches_off():
@@ -92,7 +91,7 @@ def _truths():
 def test_predict_then_reveal(page):
     """The student chooses; the page says right or not, with the truth computed when asked."""
     right, quoted = _truths()[page]
-    question = lesson.STEPS[page].question
+    question = PAGES[page].question
     wrong = next(c for c in question.choices if c != right)
     at = open_at(page, training_steps="100")
     radio = at.radio(key=f"quiz_{page}")
@@ -116,7 +115,7 @@ def test_an_answer_is_computed_once_per_process_and_the_race_is_the_pages():
                                lambda: (calls.append(1), ("a", "because"))[1])
     assert question.reveal("a") == (True, "because") and question.reveal("b") == (False, "because")
     assert question.reveal("a") == (True, "because") and len(calls) == 1
-    lesson.STEPS["training"].question.reveal("GELU")
+    PAGES["training"].question.reveal("GELU")
     assert training.RaceConfig() in training.RACES._results  # noqa: SLF001
 
 

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT
-from ui.controls import PAGE_CONTROLS, Control
+from ui.controls import Control
+from ui.pages import PAGE_CONTROLS
 
 PAGE_FILES = {"home": None, "curves": "pages/curves.py", "gate": "pages/gate.py", "derivative": "pages/derivative.py",
               "approximations": "pages/approximations.py", "steps": "pages/steps.py", "ffn": "pages/ffn.py",

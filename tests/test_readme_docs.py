@@ -10,7 +10,7 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 from tests.conftest import ROOT
-from ui.controls import PAGE_CONTROLS
+from ui.pages import PAGE_CONTROLS
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 

@@ -22,7 +22,8 @@ import math
 import pytest
 
 from tests.conftest import ROOT, chart_spec
-from ui.controls import PAGE_CONTROLS, Control
+from ui.controls import Control
+from ui.pages import PAGE_CONTROLS
 
 PAGES = {"home": None, "curves": "pages/curves.py", "gate": "pages/gate.py", "derivative": "pages/derivative.py",
          "approximations": "pages/approximations.py", "steps": "pages/steps.py", "ffn": "pages/ffn.py",

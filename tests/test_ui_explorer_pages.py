@@ -18,6 +18,7 @@ import pytest
 import gelu_core
 from ui import controls, curves, derivative, gate, home
 from ui.format import fixed, percent
+from ui.pages import PAGE_CONTROLS
 from ui.theme import COLORS, DASHES
 
 mp.mp.dps = 50
@@ -112,21 +113,34 @@ def test_kwargs_name_each_widgets_initial_value_argument():
     assert controls.CURVES["form"].kwargs()["default"] == "tanh"
     assert controls.FFN["act"].kwargs()["index"] == controls.LAB_ACTIVATIONS.index("gelu_tanh")
     assert controls.APPROX["view"].kwargs()["tabs"] == controls.APPROXIMATIONS_VIEWS
-    for page in controls.PAGE_CONTROLS.values():
+    for page in PAGE_CONTROLS.values():
         for c in page:
             kw = c.kwargs()
             assert kw["key"] == c.key and kw.get("bind") == ("query-params" if c.bound else None)
 
 
+def test_the_table_of_pages_has_one_row_per_script_in_pages():
+    """ui.pages against the folder it lists (reference: the files in pages/): a script without a row, or a row
+    without a script, fails here; one page is the default, and it is Home."""
+    from pathlib import Path
+
+    from ui.pages import PAGES
+
+    folder = Path(__file__).resolve().parent.parent / "pages"
+    assert sorted(PAGES) == sorted(p.stem for p in folder.glob("*.py"))
+    assert all((folder.parent / row.file).is_file() for row in PAGES.values())
+    assert [row.url_path for row in PAGES.values() if row.default] == ["home"]
+
+
 def test_every_key_carries_its_page_prefix_and_is_unique():
-    keys = [c.key for page in controls.PAGE_CONTROLS.values() for c in page]
+    keys = [c.key for page in PAGE_CONTROLS.values() for c in page]
     assert len(keys) == len(set(keys))
-    for page in controls.PAGE_CONTROLS.values():
+    for page in PAGE_CONTROLS.values():
         assert all(c.key.startswith(f"{page.page}_") for c in page)
 
 
 def test_defaults_lie_inside_their_widgets_bounds():
-    for page in controls.PAGE_CONTROLS.values():
+    for page in PAGE_CONTROLS.values():
         for c in page:
             lo, hi = c.options.get("min_value"), c.options.get("max_value")
             values = c.default if isinstance(c.default, (list, tuple)) else [c.default]

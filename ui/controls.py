@@ -4,9 +4,10 @@ A page draws a control with ``st.<widget>(**CONTROL.kwargs())``.  Streamlit bind
 (``bind="query-params"``): moving it writes its value into the address bar, and a link with that value
 brings it back.  So the share link is simply the page's URL (the sidebar copies it in the browser).
 
-The declarations serve two more readers: ``url_problem`` tells a value a link may carry from one the
-control cannot take (out of range, not a number, not an option, repeated), so that the frame drops it with
-a note before Streamlit sees it; and the presenter view hides controls by key.  No Streamlit import here.
+Each page's row in ``ui.pages`` names its controls.  The declarations serve two more readers: ``url_problem``
+tells a value a link may carry from one the control cannot take (out of range, not a number, not an option,
+repeated), so that the frame drops it with a note before Streamlit sees it; and the presenter view hides
+controls by key.  No Streamlit import here.
 """
 
 from __future__ import annotations
@@ -339,8 +340,3 @@ TRAINING = PageControls("training", (
             dict(min_value=0, max_value=2**31 - 1, step=1,
                  help="Same seed: the same points, the same starting weights, the same curves.")),
 ))
-
-PAGE_CONTROLS: dict[str, PageControls] = {
-    "home": HOME, "curves": CURVES, "gate": GATE, "derivative": DERIVATIVE, "approximations": APPROX,
-    "steps": STEPS, "ffn": FFN, "training": TRAINING,
-}  # by the page's url_path

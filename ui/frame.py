@@ -25,7 +25,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ui import code_export, lesson
+from ui import pages as table
 from ui.controls import PageControls
 
 PRESENT, HIDE = "present", "hide"  # the presenter view's URL parameters (no widget binds them)
@@ -230,24 +230,24 @@ def csv_button(table: Mapping[str, list], name: str, label: str = "Download tabl
 
 def lesson_top(page: str, available: tuple[str, ...]) -> None:
     """One line above the page: where it sits in the lesson, and its learning goal."""
-    step = lesson.STEPS.get(page)
-    if step is None:
+    row = table.PAGES.get(page)
+    if row is None:
         return
-    where = lesson.position(page, available)
+    where = table.position(page, available)
     prefix = f"Step {where[0]} of {where[1]}" if where else "Aside"
     with st.container(key="lesson_goal"):
-        st.caption(f"{prefix} · **Goal**: {step.goal}")
+        st.caption(f"{prefix} · **Goal**: {row.goal}")
 
 
 def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
     """Below the page: a question to answer before checking (the answer computed when asked), then
     Previous and Next through the lesson."""
-    step = lesson.STEPS.get(page)
+    row = table.PAGES.get(page)
     with st.container(key="lesson_footer"):
-        if step is not None:
+        if row is not None and row.question is not None:
             st.divider()
             st.markdown("**Predict, then check**")
-            question = step.question
+            question = row.question
             choice = st.radio(question.text, question.choices, index=None, key=f"quiz_{page}")
             if choice is not None:
                 right, why = question.reveal(choice)
@@ -255,7 +255,7 @@ def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
                     st.success(f"Right. {why}", icon=":material/check_circle:")
                 else:
                     st.warning(f"Not quite. {why}", icon=":material/lightbulb:")
-        before, after = lesson.neighbours(page, tuple(pages))
+        before, after = table.neighbours(page, tuple(pages))
         back, onward = st.columns(2)
         if before is not None:
             back.page_link(pages[before], label=f"Previous: {pages[before].title}", icon=":material/arrow_back:")
@@ -269,7 +269,7 @@ def code_for_view(page: str, controls: PageControls | None) -> None:
     """An expander with the short script that prints this view's numbers: copy button (st.code's own) and a
     download.  Built from the controls' values in this run, so it always matches the view; built only while
     the expander is open, so a slider move does not send a script nobody reads."""
-    if page not in code_export.EXPORTS:
+    if page not in table.EXPORTS:
         return
     with st.container(key="code_for_view"):
         box = st.expander("Code for this view", icon=":material/code:", key="code_open", on_change="rerun")
@@ -277,7 +277,7 @@ def code_for_view(page: str, controls: PageControls | None) -> None:
             if not box.open:
                 return
             values = {c.key: st.session_state.get(c.key, c.default) for c in controls or ()}
-            code = code_export.code_for(page, values)
+            code = table.code_for(page, values)
             st.caption("A short PyTorch / NumPy script that prints the numbers on this page, as they are now.")
             st.code(code, language="python", line_numbers=False)
             st.download_button("Download the script", data=code, file_name=f"gelu_explorer_{page}.py",

@@ -1,4 +1,4 @@
-"""The guided lesson: an order through the pages, one learning goal each, and a predict-then-reveal question.
+"""The guided lesson's predict-then-reveal questions, one per page (the order and the goals: ui.pages).
 
 Streamlit-free.  Each question's answer is computed by gelu_core when it is revealed, never written down:
 ``Question.reveal()`` returns the right choice and a sentence with the numbers.  An answer is computed once per
@@ -16,10 +16,6 @@ from dataclasses import dataclass
 import gelu_core
 from gelu_core.runs import SharedRuns
 from ui.format import fixed, percent, sci
-
-# The lesson's order (url paths); Approximations is an aside, reachable from the sidebar and from Step by step.
-ORDER = ("home", "gate", "curves", "derivative", "steps", "ffn", "training")
-ASIDES = ("approximations",)
 
 
 @dataclass(frozen=True)
@@ -101,63 +97,20 @@ def _approximations():
     return right, f"The tanh form is at most {sci(worst)} away from exact GELU, anywhere on the number line."
 
 
-@dataclass(frozen=True)
-class Step:
-    """One page of the lesson."""
-
-    page: str  # url path
-    goal: str
-    question: Question
-
-
 ANSWERS = SharedRuns(max_entries=16)  # question text -> (right choice, why): a few short strings
 
-STEPS: dict[str, Step] = {s.page: s for s in (
-    Step("home", "see in one minute what GELU does that ReLU does not.",
-         Question("ReLU turns -1 into 0. What does GELU (tanh form, as in GPT-2) turn -1 into?",
-                  ("0, like ReLU", "a small negative number", "-1, unchanged"), _home)),
-    Step("gate", "read GELU's gate Φ(x) as a probability, and see where it comes from.",
-         Question("How open is GELU's gate at x = 0?",
-                  ("closed (0%)", "half open (50%)", "fully open (100%)"), _gate)),
-    Step("curves", "compare the two curves over a range: where they agree, and where they part.",
-         Question("What is GELU(3)?", ("well below 3", "almost exactly 3", "above 3"), _curves)),
-    Step("derivative", "see the gradient, the slope that training follows back, and why a slope of 0 stops "
-         "a unit from learning.",
-         Question("At x = -2 ReLU's slope is exactly 0. What is GELU's slope there?",
-                  ("exactly 0, like ReLU", "small, but not 0", "larger than 1"), _derivative)),
-    Step("steps", "follow one number through the tanh formula, one small operation at a time.",
-         Question("At x = 1, which gives the larger GELU?",
-                  ("the tanh form", "the exact form", "they agree to 6 decimals"), _steps)),
-    Step("ffn", "run GPT-2's feed-forward block and see what the activation changes, forwards and backwards.",
-         Question("On standard-normal tokens, what share of the hidden values does ReLU set to exactly 0?",
-                  ("about a tenth", "about half", "nearly all"), _ffn)),
-    Step("training", "watch ReLU and GELU learn the same task from the same start, and count the units that "
-         "stop learning.",
-         Question("Two copies of one network learn the spiral from the same start. Which ends ahead?",
-                  ("ReLU", "GELU", "they do about as well"), _training)),
-    Step("approximations", "see how close the cheaper formulas come to exact GELU, and what a framework "
-         "really returns.",
-         Question("How far is the tanh form from exact GELU, at worst?",
-                  ("more than 0.01", "between 0.0001 and 0.01", "less than 0.0001"), _approximations)),
-)}
-
-
-def neighbours(page: str, available: tuple[str, ...]) -> tuple[str | None, str | None]:
-    """(previous, next) url paths of ``page`` in the lesson, among the pages the app has.
-
-    >>> neighbours("gate", ("home", "gate", "curves")), neighbours("approximations", ("home", "steps"))
-    (('home', 'curves'), ('steps', None))
-    """
-    order = [p for p in ORDER if p in available]
-    if page in order:
-        i = order.index(page)
-        return (order[i - 1] if i > 0 else None), (order[i + 1] if i + 1 < len(order) else None)
-    if page in ASIDES and "steps" in order:  # an aside returns to where it branches off
-        return "steps", None
-    return None, None
-
-
-def position(page: str, available: tuple[str, ...]) -> tuple[int, int] | None:
-    """(n, of) for a lesson page among the pages the app has; None for an aside."""
-    order = [p for p in ORDER if p in available]
-    return (order.index(page) + 1, len(order)) if page in order else None
+# one question per page (ui.pages names each page's), beside the function that answers it
+HOME = Question("ReLU turns -1 into 0. What does GELU (tanh form, as in GPT-2) turn -1 into?",
+                ("0, like ReLU", "a small negative number", "-1, unchanged"), _home)
+GATE = Question("How open is GELU's gate at x = 0?", ("closed (0%)", "half open (50%)", "fully open (100%)"), _gate)
+CURVES = Question("What is GELU(3)?", ("well below 3", "almost exactly 3", "above 3"), _curves)
+DERIVATIVE = Question("At x = -2 ReLU's slope is exactly 0. What is GELU's slope there?",
+                      ("exactly 0, like ReLU", "small, but not 0", "larger than 1"), _derivative)
+STEPS = Question("At x = 1, which gives the larger GELU?",
+                 ("the tanh form", "the exact form", "they agree to 6 decimals"), _steps)
+FFN = Question("On standard-normal tokens, what share of the hidden values does ReLU set to exactly 0?",
+               ("about a tenth", "about half", "nearly all"), _ffn)
+TRAINING = Question("Two copies of one network learn the spiral from the same start. Which ends ahead?",
+                    ("ReLU", "GELU", "they do about as well"), _training)
+APPROXIMATIONS = Question("How far is the tanh form from exact GELU, at worst?",
+                          ("more than 0.01", "between 0.0001 and 0.01", "less than 0.0001"), _approximations)

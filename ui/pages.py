@@ -1,0 +1,112 @@
+"""The app's pages, declared once: one row each, in the lesson's order, the asides after it.
+
+Streamlit-free.  Everything that lists the pages reads this table: app.py's navigation (url path, title,
+icon, section), the frame's lesson furniture (goal, question, Previous/Next, the controls), the code for
+each view (``code_for``), Home's where-next cards (``card``), the tests and harness/browser.py.  A page's
+script is ``pages/<url_path>.py``; adding a page is that file plus one row here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ui import code_export, controls, lesson
+from ui.code_export.common import Values
+from ui.controls import PageControls
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page: where it lives, how the navigation shows it, and what the frame draws around it."""
+
+    url_path: str  # also the script's name: pages/<url_path>.py
+    title: str
+    icon: str  # a Material Symbols name, ":material/...:" (the font ships with Streamlit)
+    goal: str  # the lesson's goal line above the page
+    card: str | None  # Home's where-next card: what a visitor finds there (None: no card)
+    question: lesson.Question | None = None  # predict, then check (below the page)
+    controls: PageControls | None = None  # what a teacher sets (bound to the URL)
+    code: Callable[[Values], str] | None = None  # the script behind the view, from the controls' values
+    aside: bool = False  # off the lesson's path: in the sidebar's "Aside" section
+
+    @property
+    def file(self) -> str:
+        return f"pages/{self.url_path}.py"
+
+    @property
+    def default(self) -> bool:
+        """The page at the app's root url (the first row)."""
+        return self.url_path == next(iter(PAGES))
+
+
+PAGES: dict[str, Page] = {p.url_path: p for p in (
+    Page("home", "Home", ":material/home:",
+         "see in one minute what GELU does that ReLU does not.",
+         None,
+         lesson.HOME, controls.HOME, code_export.home.script),
+    Page("gate", "The gate", ":material/door_open:",
+         "read GELU's gate Φ(x) as a probability, and see where it comes from.",
+         "where Φ(x) comes from: the area under the bell curve, and the bouncer at the door.",
+         lesson.GATE, controls.GATE, code_export.gate.script),
+    Page("curves", "Curves", ":material/show_chart:",
+         "compare the two curves over a range: where they agree, and where they part.",
+         "both curves on one range: probe any x, overlay sigmoid, SiLU and friends.",
+         lesson.CURVES, controls.CURVES, code_export.curves.script),
+    Page("derivative", "Slopes", ":material/trending_up:",
+         "see the gradient, the slope that training follows back, and why a slope of 0 stops a unit from "
+         "learning.",
+         "the gradient: ReLU passes back nothing for a negative input, GELU a little.",
+         lesson.DERIVATIVE, controls.DERIVATIVE, code_export.derivative.script),
+    Page("steps", "Step by step", ":material/stairs:",
+         "follow one number through the tanh formula, one small operation at a time.",
+         "one number through the tanh formula, line by line.",
+         lesson.STEPS, controls.STEPS, code_export.steps.script),
+    Page("ffn", "Feed-forward lab", ":material/hub:",
+         "run GPT-2's feed-forward block and see what the activation changes, forwards and backwards.",
+         "GPT-2's 768 → 3072 → 768 block on tensors you upload, forwards and backwards.",
+         lesson.FFN, controls.FFN, code_export.ffn.script),
+    Page("training", "Training race", ":material/sprint:",
+         "watch ReLU and GELU learn the same task from the same start, and count the units that stop learning.",
+         "ReLU and GELU learn the same task from the same start: watch units die.",
+         lesson.TRAINING, controls.TRAINING, code_export.training.script),
+    Page("approximations", "Approximations", ":material/compare:",
+         "see how close the cheaper formulas come to exact GELU, and what a framework really returns.",
+         "Exact against tanh against sigmoid, and what your framework really computes.",
+         lesson.APPROXIMATIONS, controls.APPROX, code_export.approximations.script, aside=True),
+)}
+
+ORDER = tuple(p.url_path for p in PAGES.values() if not p.aside)  # the lesson's path, first to last
+ASIDES = tuple(p.url_path for p in PAGES.values() if p.aside)  # each returns to "steps", where it branches off
+
+# views of the table, by url path
+PAGE_CONTROLS: dict[str, PageControls] = {p.url_path: p.controls for p in PAGES.values() if p.controls}
+EXPORTS: dict[str, Callable[[Values], str]] = {p.url_path: p.code for p in PAGES.values() if p.code}
+
+
+def code_for(page: str, values: Values) -> str | None:
+    """The script that reproduces ``page``'s numbers for these control values (by key, as in ``ui.controls``;
+    a key left out, or a value the control cannot hold, counts as its default), or None."""
+    make = EXPORTS.get(page)
+    return None if make is None else make(values)
+
+
+def neighbours(page: str, available: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """(previous, next) url paths of ``page`` in the lesson, among the pages the app has.
+
+    >>> neighbours("gate", ("home", "gate", "curves")), neighbours("approximations", ("home", "steps"))
+    (('home', 'curves'), ('steps', None))
+    """
+    order = [p for p in ORDER if p in available]
+    if page in order:
+        i = order.index(page)
+        return (order[i - 1] if i > 0 else None), (order[i + 1] if i + 1 < len(order) else None)
+    if page in ASIDES and "steps" in order:  # an aside returns to where it branches off
+        return "steps", None
+    return None, None
+
+
+def position(page: str, available: tuple[str, ...]) -> tuple[int, int] | None:
+    """(n, of) for a lesson page among the pages the app has; None for an aside."""
+    order = [p for p in ORDER if p in available]
+    return (order.index(page) + 1, len(order)) if page in order else None

@@ -25,7 +25,8 @@ ICON = Path(__file__).parent / "assets" / "icon.png"
 
 def main() -> None:
     """One student's script run: the frame around the page they asked for."""
-    from ui import frame  # here, not at the top: the server imports this file at start-up, before it listens
+    # here, not at the top: the server imports this file at start-up, before it listens
+    from ui import class_poll, frame
     from ui.pages import PAGES
 
     st.set_page_config(page_title="GELU Explorer", page_icon=str(ICON), layout="wide")
@@ -55,9 +56,11 @@ def main() -> None:
             st.multiselect("Hide in the presenter view", list(labels), format_func=labels.__getitem__,
                            key=hide_key, placeholder="Controls to hide",
                            help="The presenter link hides the sidebar and these controls, and enlarges the type.")
+        class_poll.sidebar()
         with st.expander("Sources", icon=":material/menu_book:"):
             st.markdown(SOURCES)
     frame.check_link(controls)
+    class_poll.check_link()
     frame.lesson_top(name, tuple(pages))
     page.run()
     frame.code_for_view(name, controls)

@@ -129,7 +129,7 @@ _SHARE_SCRIPT = """
   const hide = JSON.parse(root.dataset.hide || "[]");
   const linkFor = (present) => {
     const url = new URL(window.location.href);
-    for (const key of ["present", "hide"]) url.searchParams.delete(key);
+    for (const key of ["present", "hide", "teacher"]) url.searchParams.delete(key);
     if (present) {
       url.searchParams.set("present", "true");
       for (const key of hide) url.searchParams.append("hide", key);
@@ -242,7 +242,11 @@ def lesson_top(page: str, available: tuple[str, ...]) -> None:
 def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
     """Below the page: a question to answer before checking (the answer computed when asked), then
     Previous and Next through the lesson."""
+    from ui import class_poll
+
     row = table.PAGES.get(page)
+    if row is not None and row.question is not None:
+        class_poll.teacher(page, row.question)  # the teacher's live tally (nothing without a teacher key)
     with st.container(key="lesson_footer"):
         if row is not None and row.question is not None:
             st.divider()
@@ -255,6 +259,7 @@ def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
                     st.success(f"Right. {why}", icon=":material/check_circle:")
                 else:
                     st.warning(f"Not quite. {why}", icon=":material/lightbulb:")
+            class_poll.student(page, question, choice)  # counted, and the class's tally (only in a class)
         before, after = table.neighbours(page, tuple(pages))
         back, onward = st.columns(2)
         if before is not None:

@@ -1,0 +1,74 @@
+"""Debian's redis-server on loopback and a free port, for the class poll's tests and benchmark.
+
+`RedisServer` is a context manager: inside, `url` (redis://127.0.0.1:<port>/0) answers PING; `stop()` ends it
+mid-test (the poll's "Redis down" case) and `start()` brings it back on the same port.  Nothing is written to
+disk (no RDB, no AOF); memory is capped (maxmemory) so a runaway test cannot eat the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from harness.browser import free_port, stop_process
+
+REDIS_SERVER = os.environ.get("GELU_REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def redis_missing() -> str | None:
+    """Why redis-server cannot be run here, or None."""
+    if Path(REDIS_SERVER).exists():
+        return None
+    return f"no redis-server at {REDIS_SERVER} (apt-get install -y redis-server)"
+
+
+class RedisServer:
+    def __init__(self, port: int | None = None, maxmemory: str = "64mb"):
+        self.port, self.maxmemory = port or free_port(), maxmemory
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
+        self.dir = tempfile.mkdtemp(prefix="gelu-redis-")
+
+    def ping(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def start(self, timeout_s: float = 10.0) -> RedisServer:
+        cmd = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+               "--dir", self.dir, "--maxmemory", self.maxmemory, "--daemonize", "no", "--loglevel", "warning"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {self.proc.returncode}")
+            if self.ping():
+                return self
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"redis-server did not answer within {timeout_s} s")
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+        self.proc = None
+
+    def used_memory(self) -> int:
+        """Redis's own figure for the memory it holds (INFO memory, used_memory), in bytes."""
+        import redis
+
+        return int(redis.Redis.from_url(self.url).info("memory")["used_memory"])
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -63,8 +63,9 @@ def test_compose_runs_the_repository_image_behind_this_haproxy_cfg():
 
 
 def test_the_kubernetes_manifest_probes_health_and_keeps_students_on_their_pod():
-    docs = {d["kind"]: d for d in yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text())}
-    assert set(docs) == {"Deployment", "Service", "Ingress"}
+    every = list(yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text()))
+    assert {d["kind"] for d in every} == {"Deployment", "Service", "Ingress"}
+    docs = {d["kind"]: d for d in every if d["metadata"]["name"] == "gelu-explorer"}  # the app's, not Redis's
     pod = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
     assert pod["readinessProbe"]["httpGet"]["path"] == "/readyz"  # after the start-up imports
     assert pod["livenessProbe"]["httpGet"]["path"] == "/_stcore/health"
@@ -77,6 +78,26 @@ def test_the_kubernetes_manifest_probes_health_and_keeps_students_on_their_pod()
     backend = docs["Ingress"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
     assert backend["name"] == docs["Service"]["metadata"]["name"]
 
+
+
+def test_the_replicas_share_one_class_poll_store():
+    """Reference: hosting.classpoll.make_store, which reads GELU_CLASS_STORE; the Redis it names is a service
+    of the same file (Compose's service name, Kubernetes' Service name and port)."""
+    from hosting import classpoll
+
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    url = compose["services"]["app"]["environment"][classpoll.ENV]
+    assert isinstance(classpoll.make_store(url), classpoll.RedisStore) and url.startswith("redis://redis:6379/")
+    assert "redis" in compose["services"] and "redis" in compose["services"]["app"]["depends_on"]
+    assert "ports" not in compose["services"]["redis"], "Redis is reached by the replicas only"
+    every = list(yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text()))
+    app = next(d for d in every if d["kind"] == "Deployment" and d["metadata"]["name"] == "gelu-explorer")
+    env = {e["name"]: e["value"] for e in app["spec"]["template"]["spec"]["containers"][0]["env"]}
+    host, port = env[classpoll.ENV].removeprefix("redis://").split("/")[0].split(":")
+    service = next(d for d in every if d["kind"] == "Service" and d["metadata"]["name"] == host)
+    assert service["spec"]["ports"][0]["port"] == int(port)
+    assert any(d["kind"] == "Deployment" and d["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
+               for d in every)
 
 def local_imports(path) -> set[str]:
     found = set()

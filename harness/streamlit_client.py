@@ -200,7 +200,9 @@ class Seen:
     kind: str  # the Element oneof ("slider", "alert", "exception", ...) or "block"
     control: Control | None = None
     trouble: str | None = None  # an exception's type/message, an error alert's body
-    text: str = ""  # a markdown element's first 200 characters (what a short readout says)
+    text: str = ""  # a markdown element's first 200 characters (what a short readout says); a radio's label
+    widget_id: str = ""  # a radio's id and options (the class poll's question: Session.answer)
+    options: tuple[str, ...] = ()
 
 
 def summarize(msg: ForwardMsg) -> Seen | None:
@@ -235,6 +237,8 @@ def summarize(msg: ForwardMsg) -> Seen | None:
         return Seen(kind, control)
     if kind == "markdown":
         return Seen(kind, text=element.markdown.body[:200])
+    if kind == "radio":
+        return Seen(kind, text=element.radio.label, widget_id=element.radio.id, options=tuple(element.radio.options))
     return Seen(kind)
 
 
@@ -402,6 +406,17 @@ class Session:
         value = control.stepped(direction)
         self.moved[control.id] = control.state(value)
         self.query_string = control.url_query(self.query_string, value)
+        return await self.run(list(self.moved.values()))
+
+    async def answer(self, index: int) -> Run:
+        """Choose option `index` of the page's last radio in the main area (the lesson's question, below the
+        page), as a click on it sends it, and wait for that rerun."""
+        radios = [seen for p, seen in sorted(self.elements.items()) if p and p[0] == MAIN and seen.kind == "radio"]
+        if not radios:
+            raise SessionError(f"no radio on /{self.path}")
+        state = WidgetState(id=radios[-1].widget_id)
+        state.string_value = radios[-1].options[index]  # a radio's value goes as its option's text
+        self.moved[state.id] = state
         return await self.run(list(self.moved.values()))
 
     # -- listening --

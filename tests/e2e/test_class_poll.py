@@ -1,0 +1,125 @@
+"""The class poll as a class meets it: students on two replicas behind HAProxy, one tally in Redis; the teacher's
+view in a real browser, redrawn within 2 s of a vote cast in another browser context.
+
+References: the votes each test casts (kept as {student: last choice}, counted with collections.Counter); the
+replica each student reached, read from HAProxy's sticky cookie (deploy/haproxy.cfg); the tally read from
+Redis through hosting.classpoll.RedisStore, and the teacher page's own caption ("N answers").  Debian's
+redis-server is started by the test on a free port; skipped where it or haproxy is missing, unless
+GELU_E2E_REQUIRED=1 (CI).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+
+import pytest
+
+from harness import balancer
+from harness import browser as driver
+from harness.streamlit_client import Session, run_sync
+from hosting import classpoll
+from tests.conftest import needs_haproxy, required_or_skip
+
+pytestmark = pytest.mark.e2e
+
+HOME_CHOICES = ("0, like ReLU", "a small negative number", "-1, unchanged")
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    from harness.redis_server import RedisServer, redis_missing
+
+    missing = redis_missing()
+    if missing:
+        required_or_skip("redis-server is", missing)
+    with RedisServer() as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def replicas(redis_url):
+    needs_haproxy()
+    mp = pytest.MonkeyPatch()
+    mp.setenv(classpoll.ENV, redis_url)  # the replicas inherit it (harness.browser.Server: os.environ)
+    try:
+        with balancer.Balancer(replicas=2) as lb:
+            yield lb
+    finally:
+        mp.undo()
+
+
+async def a_class(base_url: str, code: str, key: str, picks: list[int], changes: dict[int, int]):
+    students = [Session(base_url, "", f"class={code}", timeout_s=120) for _ in picks]
+    teacher = Session(base_url, "", f"present=true&class={code}&teacher={key}", timeout_s=120)
+    try:
+        await asyncio.gather(*(s.open() for s in students), teacher.open())
+        await asyncio.gather(*(s.run() for s in students))
+        await asyncio.gather(*(s.answer(pick) for s, pick in zip(students, picks, strict=True)))
+        await asyncio.gather(*(students[i].answer(pick) for i, pick in changes.items()))
+        await teacher.run()
+        return students, teacher
+    finally:
+        await asyncio.gather(*(s.close() for s in [*students, teacher]), return_exceptions=True)
+
+
+def test_students_on_two_replicas_see_one_tally(replicas, redis_url):
+    store = classpoll.RedisStore(redis_url)
+    code, key = store.open_class()
+    picks = [i % 3 for i in range(12)]
+    changes = {0: 1, 5: 0, 7: 1}
+    students, teacher = run_sync(a_class(replicas.base_url, code, key, picks, changes))
+    for i, pick in changes.items():
+        picks[i] = pick
+    reached = Counter(s.cookies.get(balancer.COOKIE) for s in students)
+    assert len(reached) == 2 and None not in reached, f"students were not spread over both replicas: {reached}"
+    troubled = [s.troubles for s in [*students, teacher] if s.troubles]
+    assert not troubled, troubled
+    counted = Counter(picks)
+    assert store.tally(code, "home", 3).counts == tuple(counted[i] for i in range(3))
+    shown = [t for t in teacher.elements.values() if t.kind == "markdown" and "answers ·" in t.text]
+    assert shown and shown[0].text.startswith(f"{len(picks)} answers"), [t.text for t in shown]
+
+
+def test_the_teacher_view_redraws_within_2_s_of_a_vote_in_another_browser(browser, server):
+    teacher = driver.new_page(browser)
+    student = driver.new_page(browser)
+    try:
+        driver.open_app(teacher, server.base_url)
+        sidebar = teacher.locator("[data-testid='stSidebar']")
+        sidebar.get_by_text("Start a class").first.click()
+        driver.act(teacher, lambda: sidebar.get_by_role("button", name="Start a class").click())
+        query = driver.query(teacher.url)
+        code, key = query["class"][0], query["teacher"][0]
+        driver.open_app(teacher, f"{server.base_url}/?present=true&class={code}&teacher={key}")
+        panel = teacher.locator(".st-key-class_poll_teacher")
+        panel.get_by_text("0 answers").wait_for()
+
+        driver.open_app(student, f"{server.base_url}/?class={code}")
+        latencies = []
+        for choice in ["a small negative number", "0, like ReLU"]:
+            # the second is a changed mind: the count stays 1, the bars move
+            before = driver.runs(student)
+            student.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click()
+            clicked = time.perf_counter()
+            want = f"{HOME_CHOICES.index(choice)}"
+            teacher.wait_for_function(
+                """([want]) => {
+                     const rows = [...document.querySelectorAll('.st-key-class_poll_teacher .gelu-poll-row')];
+                     return rows.length === 3 && rows[Number(want)].querySelector('.gelu-poll-count')
+                       .textContent.startsWith('1 ·');
+                   }""",
+                arg=[want], timeout=10_000)
+            latencies.append(time.perf_counter() - clicked)
+            driver.wait_idle(student, after=before)
+        assert panel.get_by_text("1 answer ·").count() == 1
+        assert max(latencies) < 2.0, f"vote -> teacher's view: {[f'{t:.2f} s' for t in latencies]}"
+        assert student.get_by_text("Your class so far").count() == 1
+        assert student.locator(".st-key-class_poll_teacher").count() == 0
+        assert student.get_by_role("button", name="Reset this question").count() == 0
+        for page in (teacher, student):
+            assert page.locator(driver.EXCEPTION).count() == 0 and page.locator(driver.ERROR_BOX).count() == 0
+    finally:
+        teacher.context.close()
+        student.context.close()

@@ -18,6 +18,16 @@ and current memory (VmHWM/VmRSS from /proc), and the CPU each side used.  Scenar
   one-slider app    the same class on a bare one-slider Streamlit app: Streamlit's own floor (ratio)
   haproxy xR        R replicas behind deploy/haproxy.cfg (harness/balancer.py), for every R in --replicas
 
+--poll (the class poll, ui/class_poll.py): a teacher starts a class ("Start a class", as a click sends it) and
+keeps the presenter view open; --students students (default 30) on one process (the memory store), then
+--poll-replicated (default 60 and 300) through HAProxy x2 with one Debian redis-server (GELU_CLASS_STORE), all
+open Home and then answer its question at a random moment within --poll-window (5 s).  The teacher's tab asks
+for a run every ui.class_poll.REFRESH_S, as its st.fragment(run_every=...) makes the browser do (here a
+whole-page run: a browser reruns only the fragment, which costs less), and reads the count it shows.  Printed:
+vote -> teacher-view latency p50/p95 (the j-th vote stored until the first teacher run showing at least j
+answers), lost votes (cast minus shown, target 0, and minus the store's own tally through Redis), the servers'
+memory before and after (VmRSS) and Redis's used_memory.
+
 Targets from the issue, printed with each figure (never asserted): 0 errors; one process p95 within 1.5x the
 one-slider app's; behind HAProxy p95 < 1 s with as few replicas as that takes.  Exit status 1 if any student
 saw an error (exception, error box, disconnect, unfinished run), else 0.
@@ -43,7 +53,7 @@ from benchmarks.bench_browser import BASELINE_APP  # noqa: E402
 from harness import browser as driver  # noqa: E402
 from harness.balancer import Balancer, cpu_seconds  # noqa: E402
 from harness.memory import memory_kib  # noqa: E402
-from harness.streamlit_client import Session  # noqa: E402
+from harness.streamlit_client import Session, run_sync  # noqa: E402
 
 TARGET_RATIO = 1.5  # one process p95 / one-slider app p95
 TARGET_P95_S = 1.0  # behind HAProxy
@@ -227,6 +237,141 @@ def sweep(sizes: list[int], args) -> int:
     return 1 if errors else 0
 
 
+# ------------------------------------------------------------------ --poll: the class poll
+
+async def poll_class(base_url: str, n: int, args) -> dict:
+    """A teacher starts a class and watches; n students open Home, then answer within args.poll_window."""
+    import re
+
+    from ui.class_poll import REFRESH_S
+
+    rng = random.Random(args.seed)
+    teacher = Session(base_url, "", timeout_s=args.timeout)
+    students = [Session(base_url, "", timeout_s=args.timeout) for _ in range(n)]
+    seen: list[tuple[float, int]] = []  # (teacher run finished, answers shown)
+    voted: list[float] = []
+    failures: list[str] = []
+
+    def shown() -> int | None:
+        for t in teacher.elements.values():
+            m = re.match(r"(\d+) answers? ·", t.text) if t.kind == "markdown" else None
+            if m:
+                return int(m.group(1))
+        return None
+
+    try:
+        await teacher.open()
+        await teacher.run()
+        await teacher.click("Start a class")
+        query = dict(p.split("=", 1) for p in teacher.query_string.split("&") if "=" in p)
+        code = query["class"]
+        teacher.query_string = f"present=true&class={code}&teacher={query['teacher']}"
+        await teacher.run()
+        for s in students:
+            s.query_string = f"class={code}"
+        opened = await asyncio.gather(*(s.open() for s in students), return_exceptions=True)
+        failures += [repr(e) for e in opened if isinstance(e, BaseException)]
+        ready = [s for s in students if s.ws is not None]
+        firsts = await asyncio.gather(*(s.run() for s in ready), return_exceptions=True)
+        failures += [repr(e) for e in firsts if isinstance(e, BaseException)]
+        done = asyncio.Event()
+
+        async def watch():
+            while True:
+                started = time.perf_counter()
+                await teacher.run()
+                count = shown()
+                if count is not None:
+                    seen.append((time.perf_counter(), count))
+                if done.is_set() and (count or 0) >= len(voted):
+                    return
+                await asyncio.sleep(max(0.0, REFRESH_S - (time.perf_counter() - started)))
+
+        async def vote(s: Session, delay: float):
+            await asyncio.sleep(delay)
+            try:
+                await s.answer(rng.randrange(3))
+                voted.append(time.perf_counter())
+            except Exception as err:
+                failures.append(f"{type(err).__name__}: {err}")
+
+        watcher = asyncio.create_task(watch())
+        start = time.perf_counter()
+        await asyncio.gather(*(vote(s, rng.uniform(0, args.poll_window)) for s in ready))
+        answered_s = time.perf_counter() - start
+        done.set()
+        try:
+            await asyncio.wait_for(watcher, 60)
+        except TimeoutError:
+            watcher.cancel()
+            failures.append("the teacher's view never showed every vote within 60 s")
+        latencies = []
+        for j, t in enumerate(sorted(voted), start=1):
+            later = [when for when, count in seen if count >= j and when >= t]
+            if later:
+                latencies.append(min(later) - t)
+        troubles = sum(len(s.troubles) for s in [teacher, *students])
+        return {"code": code, "cast": len(voted), "shown": seen[-1][1] if seen else 0, "latencies": latencies,
+                "failures": failures, "troubles": troubles, "answered_s": answered_s}
+    finally:
+        await asyncio.gather(*(s.close() for s in [teacher, *students]), return_exceptions=True)
+
+
+def poll_report(name: str, n: int, got: dict, memory: dict[str, tuple[int, int]], store_count: int | None,
+                redis_bytes: int | None) -> bool:
+    lat = got["latencies"]
+    lost = got["cast"] - got["shown"]
+    print(f"\n== class poll, {name}: {n} students answering Home's question within the window "
+          f"(all answered after {got['answered_s']:.1f} s)")
+    print(f"vote -> teacher's view: p50 {ms(percentile(lat, 50))} ms, p95 {ms(percentile(lat, 95))} ms, "
+          f"max {ms(max(lat, default=math.nan))} ms over {len(lat)} votes")
+    store_note = "" if store_count is None else f"; the store's own tally {store_count}"
+    print(f"votes cast {got['cast']} of {n}, shown to the teacher {got['shown']}: lost {lost} (target 0: "
+          f"{'met' if lost == 0 and got['cast'] == n else 'NOT met'}){store_note}")
+    print(f"errors: exception/error boxes {got['troubles']}, failures {len(got['failures'])}"
+          + "".join(f"\n  {f}" for f in got["failures"][:5]))
+    for proc, (before, after) in memory.items():
+        print(f"memory {proc:<22} VmRSS {before / 1024:6.0f} MiB before the class, {after / 1024:6.0f} MiB after")
+    if redis_bytes is not None:
+        print(f"memory redis-server (used_memory)  {redis_bytes / 1024:.0f} KiB")
+    return lost == 0 and got["cast"] == n and not got["troubles"] and not got["failures"]
+
+
+def poll(args) -> int:
+    from harness.redis_server import RedisServer, redis_missing
+    from hosting import classpoll
+
+    ok = True
+    print(f"Class poll: answers within {args.poll_window:g} s; machine {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.2f} at the start; students simulated in this process on the same cores")
+    with driver.Server() as server:
+        driver.wait_ready(server.base_url)
+        before = {"streamlit": memory_kib(server.proc.pid)["VmRSS"]}
+        got = run_sync(poll_class(server.base_url, args.students, args))
+        memory = {"streamlit": (before["streamlit"], memory_kib(server.proc.pid)["VmRSS"])}
+        ok &= poll_report("one process (memory store)", args.students, got, memory, None, None)
+    sizes = [int(x) for x in args.poll_replicated.split(",") if x]
+    if sizes and redis_missing():
+        print(f"\n(no replicas: {redis_missing()})")
+        return 0 if ok else 1
+    for n in sizes:
+        with RedisServer() as redis_server:
+            os.environ[classpoll.ENV] = redis_server.url  # the replicas inherit it
+            try:
+                with Balancer(2) as lb:
+                    for s in lb.servers:
+                        driver.wait_ready(s.base_url)
+                    before = {k: memory_kib(p)["VmRSS"] for k, p in lb.pids().items()}
+                    got = run_sync(poll_class(lb.base_url, n, args))
+                    memory = {k: (before[k], memory_kib(p)["VmRSS"]) for k, p in lb.pids().items()}
+            finally:
+                os.environ.pop(classpoll.ENV, None)
+            tally = classpoll.RedisStore(redis_server.url).tally(got["code"], "home", 3)
+            ok &= poll_report("haproxy x2 + redis", n, got, memory, tally.total if tally else None,
+                              redis_server.used_memory())
+    return 0 if ok else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--students", type=int, default=30)
@@ -244,7 +389,12 @@ def main() -> int:
     parser.add_argument("--solo", type=int, default=5, help="moves per page for one student alone (0: skip)")
     parser.add_argument("--sweep", default="", help="class sizes (e.g. 5,10,15,20): p95 of one process and of "
                                                     "HAProxy x2 per size, instead of the scenarios above")
+    parser.add_argument("--poll", action="store_true", help="the class poll instead of the scenarios above")
+    parser.add_argument("--poll-window", type=float, default=5.0, help="students answer within this many seconds")
+    parser.add_argument("--poll-replicated", default="60,300", help="class sizes through HAProxy x2 + Redis")
     args = parser.parse_args()
+    if args.poll:
+        return poll(args)
     if args.sweep:
         return sweep([int(n) for n in args.sweep.split(",")], args)
     modes = set(args.modes.split(","))

@@ -239,6 +239,8 @@ def summarize(msg: ForwardMsg) -> Seen | None:
         return Seen(kind, text=element.markdown.body[:200])
     if kind == "radio":
         return Seen(kind, text=element.radio.label, widget_id=element.radio.id, options=tuple(element.radio.options))
+    if kind == "button":
+        return Seen(kind, text=element.button.label, widget_id=element.button.id)
     return Seen(kind)
 
 
@@ -418,6 +420,16 @@ class Session:
         state.string_value = radios[-1].options[index]  # a radio's value goes as its option's text
         self.moved[state.id] = state
         return await self.run(list(self.moved.values()))
+
+    async def click(self, label: str) -> Run:
+        """Press the button labelled `label` (anywhere on the page, the sidebar too), as a click sends it: a
+        trigger, true for this one run."""
+        found = [seen for seen in self.elements.values() if seen.kind == "button" and seen.text == label]
+        if not found:
+            raise SessionError(f"no button {label!r} on /{self.path}")
+        trigger = WidgetState(id=found[0].widget_id)
+        trigger.trigger_value = True
+        return await self.run([*self.moved.values(), trigger])
 
     # -- listening --
 

@@ -4,6 +4,7 @@ then the views a page's default hides (another tab, every overlay, the far tails
     python scripts/screenshots.py                  # starts its own server on a free port
     python scripts/screenshots.py --url http://127.0.0.1:8501 --pages curves gate
     python scripts/screenshots.py --pages approximations --views   # only that page's extra views
+    python scripts/screenshots.py --poll           # only the class poll: teacher's view, a student's answer
 
 Needs Debian's Chromium at /usr/bin/chromium (or GELU_CHROMIUM) and the playwright package.
 """
@@ -54,24 +55,80 @@ def shoot_views(browser, base_url: str, out_dir: Path, views: dict[str, tuple[st
     return written
 
 
+def shoot_poll(browser, base_url: str, out_dir: Path) -> list[Path]:
+    """The class poll on Home: a teacher starts a class, five students answer (one changes their mind), the teacher
+    reveals the answer.  The teacher's presenter view and the last student's question and tally, light and dark,
+    desktop and phone: each the element itself (class_poll_teacher, lesson_footer) and the whole teacher page."""
+    written = []
+    teacher = driver.new_page(browser, viewport=driver.DESKTOP)
+    try:
+        driver.open_app(teacher, base_url)
+        sidebar = teacher.locator("[data-testid='stSidebar']")
+        sidebar.get_by_text("Start a class").first.click()
+        driver.act(teacher, lambda: sidebar.get_by_role("button", name="Start a class").click())
+        written.append(out_dir / "poll-start-a-class-light-desktop.png")
+        sidebar.screenshot(path=str(written[-1]))
+        query = driver.query(teacher.url)
+        code, key = query["class"][0], query["teacher"][0]
+        students = []
+        for choice in ["a small negative number", "0, like ReLU", "a small negative number", "-1, unchanged",
+                       "a small negative number"]:
+            page = driver.new_page(browser, viewport=driver.DESKTOP)
+            students.append(page)
+            driver.open_app(page, f"{base_url}/?class={code}")
+            driver.act(page, lambda p=page, c=choice: p.locator("[data-testid='stRadio']").get_by_text(c, exact=True)
+                       .click())
+        presenter = f"{base_url}/?present=true&class={code}&teacher={key}"
+        for device, viewport in (("desktop", driver.DESKTOP), ("phone", driver.PHONE)):
+            teacher.set_viewport_size(viewport)
+            students[-1].set_viewport_size(viewport)
+            driver.open_app(teacher, presenter)
+            panel = teacher.locator(".st-key-class_poll_teacher")
+            panel.get_by_text("5 answers").wait_for()
+            if device == "desktop":
+                reveal = panel.get_by_role("button", name="Reveal the answer")
+                driver.act(teacher, reveal.click)
+                panel.get_by_text("right answer").wait_for()
+            for scheme in ("light", "dark"):
+                for page in (teacher, students[-1]):
+                    driver.set_scheme(page, scheme)
+                written.append(out_dir / f"poll-teacher-{scheme}-{device}.png")
+                panel.scroll_into_view_if_needed()
+                panel.screenshot(path=str(written[-1]))
+                written.append(out_dir / f"poll-teacher-page-{scheme}-{device}.png")
+                driver.screenshot_full(teacher, written[-1])
+                written.append(out_dir / f"poll-student-{scheme}-{device}.png")
+                footer = students[-1].locator(".st-key-lesson_footer")
+                footer.scroll_into_view_if_needed()
+                footer.screenshot(path=str(written[-1]))
+    finally:
+        for page in [teacher, *locals().get("students", [])]:
+            page.context.close()
+    return written
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="a running app to shoot (default: start one)")
     parser.add_argument("--pages", nargs="*", help="url paths of the pages to shoot (default: all)")
     parser.add_argument("--out", type=Path, default=ROOT / "screenshots", help="folder for the PNGs")
     parser.add_argument("--views", action="store_true", help="only the extra views (of --pages, if given)")
+    parser.add_argument("--poll", action="store_true", help="only the class poll's views (shoot_poll)")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
 
-    pages = [] if args.views else [p for p in driver.app_pages() if not args.pages or p.url_path in args.pages]
-    views = {name: v for name, v in VIEWS.items() if not args.pages or v[0] in args.pages}
+    pages = [p for p in driver.app_pages() if not args.pages or p.url_path in args.pages]
+    pages = [] if args.views or args.poll else pages
+    views = {} if args.poll else {name: v for name, v in VIEWS.items() if not args.pages or v[0] in args.pages}
     started = time.perf_counter()
     with nullcontext(args.url) if args.url else driver.Server() as server, sync_playwright() as playwright:
         base_url = server if isinstance(server, str) else server.base_url
         browser = driver.launch(playwright)
         written = driver.shoot_pages(browser, base_url.rstrip("/"), args.out, pages) if pages else []
         written += shoot_views(browser, base_url.rstrip("/"), args.out, views)
+        if args.poll:
+            written += shoot_poll(browser, base_url.rstrip("/"), args.out)
         browser.close()
     for path in written:
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)

@@ -103,6 +103,8 @@ def check_link() -> None:
 
 def _links(code: str, key: str) -> tuple[str, str]:
     base = (st.context.url or "").split("?")[0]
+    if base.count("/") == 2:  # http://host:port: the root page, written as browsers write it
+        base += "/"
     view = [(k, v) for k in st.query_params if k not in (CLASS, TEACHER, "present", "hide")
             for v in st.query_params.get_all(k)]  # fmt: skip
     students = base + "?" + urlencode(view + [(CLASS, code)])

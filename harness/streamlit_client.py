@@ -221,6 +221,8 @@ def summarize(msg: ForwardMsg) -> Seen | None:
         return Seen(kind, trouble=f"{exc.type}: {exc.message}".strip(": ") or "exception (no details sent)")
     if kind == "alert" and element.alert.format == Alert.ERROR:
         return Seen(kind, trouble=element.alert.body or "error box")
+    if kind == "alert":  # info, warning, success: what a note says
+        return Seen(kind, text=element.alert.body[:200])
     if kind == "slider" and not element.slider.options:
         s = element.slider
         value = tuple(s.value) if s.set_value and len(s.value) else tuple(s.default)

@@ -28,14 +28,19 @@ HOME_CHOICES = ("0, like ReLU", "a small negative number", "-1, unchanged")
 
 
 @pytest.fixture(scope="module")
-def redis_url():
+def redis_server():
     from harness.redis_server import RedisServer, redis_missing
 
     missing = redis_missing()
     if missing:
         required_or_skip("redis-server is", missing)
     with RedisServer() as server:
-        yield server.url
+        yield server
+
+
+@pytest.fixture(scope="module")
+def redis_url(redis_server):
+    return redis_server.url
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +128,36 @@ def test_the_teacher_view_redraws_within_2_s_of_a_vote_in_another_browser(browse
     finally:
         teacher.context.close()
         student.context.close()
+
+
+def test_redis_stopped_mid_class_no_error_box(replicas, redis_server):
+    """Redis goes away while a class is answering, through both replicas: every student's question still
+    answers (its "Right." / "Not quite." note), the teacher's view says the tally is unavailable, no one sees
+    an exception or an error box.  Runs last in this file: it stops the module's redis-server."""
+    store = classpoll.RedisStore(redis_server.url)
+    code, key = store.open_class()
+
+    async def scene():
+        students = [Session(replicas.base_url, "", f"class={code}", timeout_s=120) for _ in range(6)]
+        teacher = Session(replicas.base_url, "", f"present=true&class={code}&teacher={key}", timeout_s=120)
+        try:
+            await asyncio.gather(*(s.open() for s in students), teacher.open())
+            await asyncio.gather(*(s.run() for s in students), teacher.run())
+            await asyncio.gather(*(s.answer(1) for s in students[:3]))
+            redis_server.stop()
+            await asyncio.gather(*(s.answer(i % 3) for i, s in enumerate(students)))
+            await teacher.run()
+            return students, teacher
+        finally:
+            await asyncio.gather(*(s.close() for s in [*students, teacher]), return_exceptions=True)
+
+    students, teacher = run_sync(scene())
+    assert len({s.cookies.get(balancer.COOKIE) for s in students}) == 2  # both replicas lost their store
+    troubled = [s.troubles for s in [*students, teacher] if s.troubles]
+    assert not troubled, troubled
+    for s in students:
+        notes = [e.text for e in s.elements.values() if e.kind == "alert"]
+        assert any(n.startswith(("Right.", "Not quite.")) for n in notes), notes
+    notes = [e.text for e in teacher.elements.values() if e.kind == "alert"]
+    assert any("tally is unavailable" in n for n in notes), notes
+

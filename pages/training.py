@@ -65,11 +65,11 @@ def draw(snapshot) -> None:
     if drawn and drawn[-1] is snapshot:
         return
     with regions_slot.container():
-        chart(view.decision_regions_figure(snapshot), "training-regions", live=True)
+        chart(view.decision_regions_figure(snapshot), "training-regions", frame=len(drawn))
     with curves_slot.container():
-        chart(view.loss_figure(snapshot), "training-loss", live=True)
+        chart(view.loss_figure(snapshot), "training-loss", frame=len(drawn))
     with dead_slot.container():
-        chart(view.dead_units_figure(snapshot), "training-dead", live=True)
+        chart(view.dead_units_figure(snapshot), "training-dead", frame=len(drawn))
     drawn.append(snapshot)
     st.session_state["training_last"] = snapshot
 

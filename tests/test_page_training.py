@@ -80,3 +80,24 @@ def test_the_same_race_is_trained_once_for_the_whole_class(app, monkeypatch):
     second = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     second = open_page(second, PAGE, training_seed="11", **SMALL)
     assert len(trained) == 1 and verdict_line(first) == verdict_line(second)
+
+
+def test_live_drawings_that_come_out_equal_do_not_collide(app, monkeypatch):
+    """A collapsed network draws the same flat regions at several snapshots (the widest race's link did, on
+    some CPUs): each live drawing has its own key, so equal figures cannot raise StreamlitDuplicateElementId.
+    Reference: the snapshot drawn four times over, as distinct objects, by a race replaced in the test."""
+    import dataclasses
+
+    real_race = training.race
+
+    def repeating(config, yield_every=None):
+        *_, last = real_race(config, yield_every=config.steps)
+        for step in (0, 1, 2, config.steps):  # four snapshots with equal figures, the last one done
+            yield dataclasses.replace(last, step=step)
+
+    monkeypatch.setattr(training, "race", repeating)
+    training.RACES.clear()
+    at = open_page(app, PAGE, **{**SMALL, "training_seed": "11"})
+    training.RACES.clear()
+    assert not at.exception, at.exception
+    assert len(at.get("plotly_chart")) == 3

@@ -201,12 +201,14 @@ def chart_config(name: str) -> dict:
     }
 
 
-def chart(fig, name: str, *, live: bool = False, **kwargs) -> None:
+def chart(fig, name: str, *, frame: int | None = None, **kwargs) -> None:
     """Draw a Plotly figure in the app's way: Streamlit's theme, a PNG button, ``name`` as its key.
 
-    ``live``: a chart redrawn several times in one run (training progress) takes no key; each drawing differs.
+    ``frame``: the drawing's number when one chart is redrawn several times in one run (training progress).
+    Each drawing gets its own key: without one, Streamlit's id is a hash of the figure, and two drawings that
+    come out equal (a collapsed network's flat 50 % regions) would collide.
     """
-    key = None if live else f"chart_{name}"
+    key = f"chart_{name}" if frame is None else f"chart_{name}_frame{frame}"
     st.plotly_chart(fig, theme="streamlit", key=key, config=chart_config(name), **kwargs)
 
 

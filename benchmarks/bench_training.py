@@ -1,8 +1,10 @@
 """The training race's wall time, and the lab's backward pass against its forward run, as ratios.
 
-1. The default race (gelu_core.training.RaceConfig()): wall time of ``train`` (target: <= 5 s on a 2-core
-   machine) and the cost per step; the page's way, ``race`` yielding a snapshot every 100 steps; and the same
-   race recording its curves only at the ends (what the records every 10 steps cost).
+1. The default race (gelu_core.training.RaceConfig()), before and after in one run, interleaved: CPU seconds
+   and torch operations per training step of the race as it was computed before stacking
+   (harness/race_reference.py: each network an nn.Module, autograd, torch.optim) against the stacked trainer
+   (gelu_core.training.train: target <= 0.3 s of CPU), the page's way (``race`` yielding a snapshot every 100
+   steps), and 30 different default races trained as one stack (``train_many``), per race.
 2. The lab on GPT-2 small's batch (8, 1024, 768): ``run_gradients`` (backward, two activations) against
    ``run_lab`` (forward, two activations): time, and peak growth of resident memory (VmHWM, from /proc) over
    what the input and the block already hold.
@@ -30,10 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from gelu_core import FeedForward, as_tokens, demo_input, run_gradients, run_lab  # noqa: E402
-from gelu_core.training import RaceConfig, race, train, verdict  # noqa: E402
+from gelu_core.training import RaceConfig, _Stack, race, train, train_many, verdict  # noqa: E402
 from harness.memory import reset_peak, status_kib  # noqa: E402
+from harness.race_reference import reference_curves  # noqa: E402
 
-TARGET_SECONDS = 5.0  # the default race, start to finish, on this 2-core machine
+TARGET_CPU_SECONDS = 0.3  # one default race's CPU time, start to finish
 SHAPE = (8, 1024, 768)
 
 
@@ -49,6 +52,12 @@ def measure(function) -> tuple[float, int]:
     return seconds, peak
 
 
+def cpu_seconds(function) -> float:
+    started = time.process_time()
+    function()
+    return time.process_time() - started
+
+
 def interleaved(functions: dict, repeats: int) -> dict[str, tuple[list[float], int]]:
     """name -> (seconds of each call, largest peak growth), the functions called in turn (ABAB...) so that a busy
     machine slows each alike."""
@@ -62,21 +71,88 @@ def interleaved(functions: dict, repeats: int) -> dict[str, tuple[list[float], i
     return {name: (times[name], peaks[name]) for name in functions}
 
 
+def operations_per_step(step) -> int:
+    """torch operations in one call of ``step``: the aten calls the profiler sees that no other aten call made
+    (what the autograd engine runs for the backward counts too)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    step()  # warm
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    def outermost(event) -> bool:
+        parent = event.cpu_parent
+        while parent is not None:
+            if parent.name.startswith("aten::"):
+                return False
+            parent = parent.cpu_parent
+        return True
+
+    return sum(1 for e in prof.events() if e.name.startswith("aten::") and outermost(e))
+
+
+def reference_step(config: RaceConfig):
+    """One training step of both networks as before stacking (autograd and torch.optim, network by network)."""
+    import torch.nn.functional as F
+
+    from gelu_core.training import make_dataset, twin_networks
+
+    data = make_dataset(config.task, config.n_train, config.n_test, config.noise, config.seed)
+    points, labels = torch.from_numpy(data.train_points), torch.from_numpy(data.train_labels)
+    nets = twin_networks(config)
+    optimizers = [torch.optim.Adam(net.parameters(), lr=config.learning_rate, foreach=True) for net in nets]
+    generator = torch.Generator().manual_seed(1)
+
+    def step():
+        index = torch.randint(0, config.n_train, (config.batch_size,), generator=generator)
+        for net, opt in zip(nets, optimizers, strict=True):
+            loss = F.binary_cross_entropy_with_logits(net(points[index]), labels[index])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+    return step
+
+
 def bench_race(repeats: int) -> None:
     config = RaceConfig()
+    many = [RaceConfig(seed=seed) for seed in range(30)]
     print(f"default race: {config}")
-    print("  (race() trains on one torch thread whatever the caller's setting: see gelu_core.training.one_thread)")
+    print("  (both on one torch thread: see gelu_core.training.one_thread); CPU seconds (process time), "
+          f"{repeats} interleaved repeats, medians")
     train(RaceConfig(steps=20))  # warm-up: first-call costs of torch's kernels
-    runs = interleaved({
-        "train()": lambda: train(config),
-        "race(), a snapshot every 100 steps": lambda: list(race(config, yield_every=100)),
-        "train(), curves recorded only at the ends": lambda: train(RaceConfig(record_every=config.steps)),
-    }, repeats)
-    for name, (times, _) in runs.items():
-        median, fastest = statistics.median(times), min(times)
-        print(f"  {name:<44} median {median:5.2f} s, fastest {fastest:5.2f} s = {median / TARGET_SECONDS:.2f} of "
-              f"the {TARGET_SECONDS:.0f} s target; {median / config.steps * 1e3:.2f} ms a step (two networks)")
+    reference_curves(RaceConfig(steps=20))
+    functions = {
+        "before: autograd + torch.optim, net by net": lambda: reference_curves(config),
+        "after: stacked, train()": lambda: train(config),
+        "after: race(), a snapshot every 100 steps": lambda: list(race(config, yield_every=100)),
+        "after: 30 races stacked, train_many(), per race": lambda: train_many(many),
+    }
+    cpu = {name: [] for name in functions}
+    for _ in range(repeats):
+        for name, function in functions.items():
+            cpu[name].append(cpu_seconds(function) / (len(many) if "30 races" in name else 1))
+    before = statistics.median(cpu[next(iter(cpu))])
+    for name, times in cpu.items():
+        median = statistics.median(times)
+        print(f"  {name:<50} {median:6.3f} s CPU  ({before / median:5.1f}x less than before; "
+              f"{median / TARGET_CPU_SECONDS:.2f} of the {TARGET_CPU_SECONDS} s target)")
+    with torch.no_grad():
+        stack = _Stack([config])
+        stacked_ops = operations_per_step(stack.step)
+        stack30 = _Stack(many)
+        stacked30_ops = operations_per_step(stack30.step)
+    with one_thread_for_ops():
+        before_ops = operations_per_step(reference_step(config))
+    print(f"  torch operations per training step (both networks): before {before_ops}, after {stacked_ops} "
+          f"({before_ops / stacked_ops:.1f}x fewer); 30 races stacked: {stacked30_ops} for 60 networks "
+          f"({30 * before_ops / stacked30_ops:.0f}x fewer than 30 races one by one)")
     print(f"  verdict: {verdict(train(config)).text}")
+
+
+def one_thread_for_ops():
+    from gelu_core.training import one_thread
+
+    return one_thread()
 
 
 def bench_lab(repeats: int) -> None:

@@ -24,7 +24,6 @@ to the end.  ``verdict(snapshot)`` reads the two runs' final test accuracy again
 from __future__ import annotations
 
 import contextlib
-import copy
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -244,54 +243,223 @@ class RaceSnapshot:
     dataset: Dataset
     grid: np.ndarray  # (GRID_POINTS,) float32: the x (and y) coordinates of the decision-region grid
     runs: tuple[RunRecord, RunRecord]  # in config.activations' order
-    networks: tuple[RaceNet, RaceNet] | None = None  # copies, as at ``step``
+    weights: torch.Tensor | None = None  # (2, parameters) float32: both networks' weights as at ``step``
     seconds: float = 0.0  # wall time spent so far
 
     @property
     def done(self) -> bool:
         return self.step >= self.config.steps
 
+    @property
+    def networks(self) -> tuple[RaceNet, RaceNet]:
+        """Both networks as at ``step``, built from ``weights`` (for a check by autograd)."""
+        nets = []
+        for name, flat in zip(self.config.activations, self.weights, strict=True):
+            net = RaceNet(self.config.width, self.config.depth, name)
+            torch.nn.utils.vector_to_parameters(flat.clone(), net.parameters())
+            nets.append(net)
+        return tuple(nets)
 
-class _Run:
-    """One racer while it trains: its network, optimiser and growing curves."""
 
-    def __init__(self, net: RaceNet, config: RaceConfig):
-        self.net = net
-        optimizer = torch.optim.SGD if config.optimizer == "sgd" else torch.optim.Adam
-        # foreach: one kernel per update formula for all parameters at once, not one per parameter
-        self.optimizer = optimizer(net.parameters(), lr=config.learning_rate, foreach=True)
-        self.steps, self.train_loss, self.test_loss, self.test_accuracy, self.dead = [], [], [], [], []
+def _slope_rule(name: str, module: nn.Module) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
+    """grad -> grad through the activation, given its input z and output a: PyTorch's own backward kernel, the
+    one autograd calls for this module (bit for bit what ``loss.backward()`` gives)."""
+    aten = torch.ops.aten
+    if name == "relu":
+        return lambda g, z, a: aten.threshold_backward(g, a, 0)
+    if isinstance(module, nn.GELU):
+        return lambda g, z, a: aten.gelu_backward(g, z, approximate=module.approximate)
+    if name == "sigmoid":
+        return lambda g, z, a: aten.sigmoid_backward(g, a)
+    if name == "tanh":
+        return lambda g, z, a: aten.tanh_backward(g, a)
+    if name == "silu":
+        return lambda g, z, a: aten.silu_backward(g, z)
+    if name == "leaky_relu":
+        return lambda g, z, a: aten.leaky_relu_backward(g, z, module.negative_slope, False)
+    if name == "elu":
+        return lambda g, z, a: aten.elu_backward(g, module.alpha, 1, 1, False, z)
+    if name == "softplus":
+        return lambda g, z, a: aten.softplus_backward(g, z, module.beta, module.threshold)
 
-    def step(self, points: torch.Tensor, labels: torch.Tensor) -> None:
-        loss = nn.functional.binary_cross_entropy_with_logits(self.net(points), labels)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        self.optimizer.step()
+    def by_autograd(g, z, a):  # a module made of several kernels (gelu_sigmoid): autograd through it
+        with torch.enable_grad():
+            z = z.detach().requires_grad_()
+            (dz,) = torch.autograd.grad(module(z), z, g)
+        return dz
+
+    return by_autograd
+
+
+class _Stack:
+    """Several races of one shape trained in lockstep as one computation: both networks of every race.
+
+    Tiny networks cost per operation, not per number, so the networks share each operation: weights
+    (networks, out, in), one ``baddbmm`` per layer, the backward written out (the matmuls autograd runs, the
+    activation's own backward kernel), one Adam or SGD update for all (the foreach kernels torch.optim runs).
+    The networks are ordered by activation, so each activation is one call on its networks' slab however many
+    races are stacked.  Every network computes bit for bit what it computes alone: each dot product is summed
+    as autograd sums it and every other operation is elementwise (tests/test_training.py checks it against
+    autograd and torch.optim).
+    """
+
+    def __init__(self, configs: list[RaceConfig]):
+        first = configs[0]
+        for c in configs:
+            if _shape(c) != _shape(first):
+                raise ValueError("races stacked together share width, depth, optimiser, steps, batch and sizes")
+        self.configs, self.depth, self.batch, self.n_train = configs, first.depth, first.batch_size, first.n_train
+        # the stack's rows: (race, 0 or 1) sorted by activation name, so that each activation is one slab
+        self.rows = sorted(((r, k) for r in range(len(configs)) for k in (0, 1)),
+                           key=lambda rk: configs[rk[0]].activations[rk[1]])
+        self.n = len(self.rows)
+        self.row_of = {rk: i for i, rk in enumerate(self.rows)}
+        names = [configs[r].activations[k] for r, k in self.rows]
+        self.groups = []  # (start, stop, forward, backward rule) per activation
+        for i, name in enumerate(names):
+            if not self.groups or names[self.groups[-1][0]] != name:
+                module = activation_module(name)
+                self.groups.append([i, i + 1, module.forward, _slope_rule(name, module)])
+            else:
+                self.groups[-1][1] = i + 1
+        self.names = names
+        self.datasets = [make_dataset(c.task, c.n_train, c.n_test, c.noise, c.seed) for c in configs]
+        race_of = torch.tensor([r for r, _ in self.rows])
+        self.race_of, self.race_rows = race_of, race_of[:, None]
+        self.train_points = torch.from_numpy(np.stack([d.train_points for d in self.datasets]))  # (races, n, 2)
+        self.train_labels = torch.from_numpy(np.stack([d.train_labels for d in self.datasets]))  # (races, n)
+        both = lambda d: (np.concatenate([d.train_points, d.test_points]),  # noqa: E731
+                          np.concatenate([d.train_labels, d.test_labels]))
+        evaluated = [both(d) for d in self.datasets]
+        self.eval_points = torch.from_numpy(np.stack([evaluated[r][0] for r, _ in self.rows]))  # (n, all, 2)
+        self.eval_labels = torch.from_numpy(np.stack([evaluated[r][1] for r, _ in self.rows]))  # (n, all)
+        self.grids = [np.linspace(-d.extent, d.extent, GRID_POINTS, dtype=np.float32) for d in self.datasets]
+        initial = [torch.nn.utils.parameters_to_vector(twin_networks(c)[0].parameters()) for c in configs]
+        self.theta = torch.stack([initial[r] for r, _ in self.rows])  # (n, P): every weight; the twins start equal
+        self.params, offset = [], 0  # views into theta: weight (n, out, in), bias (n, out), layer by layer
+        for fan_in in [2] + [first.width] * first.depth:
+            fan_out = 1 if len(self.params) == 2 * first.depth else first.width
+            self.params.append(self.theta[:, offset:offset + fan_out * fan_in].view(self.n, fan_out, fan_in))
+            offset += fan_out * fan_in
+            self.params.append(self.theta[:, offset:offset + fan_out])
+            offset += fan_out
+        self.layers = [(w, b.unsqueeze(1)) for w, b in zip(self.params[::2], self.params[1::2], strict=True)]
+        self.adam = first.optimizer == "adam"
+        rates = [configs[r].learning_rate for r, _ in self.rows]
+        self.one_rate = len(set(rates)) == 1
+        self.rate = rates[0] if self.one_rate else torch.tensor(rates, dtype=torch.float64)[:, None]  # (n, 1)
+        self.exp_avg, self.exp_avg_sq = torch.zeros_like(self.theta), torch.zeros_like(self.theta)
+        self.t = 0
+        self.batches = [torch.Generator(device="cpu").manual_seed(int(c.seed) + 1) for c in configs]
+        self.history = [dict(steps=[], train_loss=[], test_loss=[], test_accuracy=[], dead=[])
+                        for _ in range(self.n)]
+
+    def group_of(self, row: int) -> list:
+        return next(g for g in self.groups if g[0] <= row < g[1])
+
+    def forward(self, x: torch.Tensor, layers=None, groups=None):
+        """x (n, points, 2) -> the pre-activations and activations of each hidden layer, and the logits (n, points).
+
+        ``layers`` and ``groups``: another set of networks' weights and activations (some rows of the stack)."""
+        layers, groups = layers or self.layers, groups or self.groups
+        zs, acts = [], [x]
+        for w, b in layers[:-1]:
+            z = torch.baddbmm(b, acts[-1], w.transpose(1, 2))  # (n, points, width)
+            zs.append(z)
+            acts.append(_by_group(groups, 2, z))
+        w, b = layers[-1]  # one output: per network, as addmm's matrix-vector path (baddbmm sums otherwise)
+        return zs, acts, torch.stack([torch.addmm(b[i, 0], a, w[i].t()) for i, a in enumerate(acts[-1])]).squeeze(-1)
+
+    def step(self) -> None:
+        index = torch.stack([torch.randint(0, self.n_train, (self.batch,), generator=g) for g in self.batches])
+        index = index[self.race_of]  # (n, batch): the twins of a race see one mini-batch
+        points, labels = self.train_points[self.race_rows, index], self.train_labels[self.race_rows, index]
+        zs, acts, logits = self.forward(points)
+        # d mean BCE / d logit: what autograd computes for binary_cross_entropy_with_logits (mean)
+        grad = ((torch.sigmoid(logits) - labels) / self.batch).unsqueeze(-1)  # (n, batch, 1)
+        grads = [None] * len(self.params)
+        for layer in range(self.depth, -1, -1):
+            w, _ = self.layers[layer]
+            grads[2 * layer + 1] = grad.sum(1)  # bias (n, out)
+            grads[2 * layer] = torch.bmm(grad.transpose(1, 2), acts[layer])  # weight (n, out, in)
+            if layer:
+                grad = _by_group(self.groups, 3, torch.bmm(grad, w), zs[layer - 1], acts[layer])  # into the layer below
+        self.update(torch.cat([g.reshape(self.n, -1) for g in grads], dim=1))  # (n, P) in theta's order
+
+    def update(self, grad: torch.Tensor) -> None:
+        """torch.optim's update (Adam with its defaults, or plain SGD; the foreach formulas) on every network's
+        weights at once: one elementwise kernel per formula on theta (n, P)."""
+        if not self.adam:
+            self.theta.add_(grad, alpha=-self.rate) if self.one_rate else self.theta.sub_(grad * self.rate.float())
+            return
+        beta1, beta2, eps = 0.9, 0.999, 1e-8
+        self.t += 1
+        self.exp_avg.lerp_(grad, 1 - beta1)
+        self.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        bias_correction1, bias_correction2 = 1 - beta1 ** float(self.t), 1 - beta2 ** float(self.t)
+        denom = self.exp_avg_sq.sqrt().div_(bias_correction2 ** 0.5).add_(eps)
+        step_size = (self.rate / bias_correction1) * -1
+        if self.one_rate:
+            self.theta.addcdiv_(self.exp_avg, denom, value=step_size)
+        else:  # per network: the same products, in addcdiv's order (value * exp_avg / denom)
+            self.theta.add_(step_size.float() * self.exp_avg / denom)
 
     @torch.no_grad()
-    def record(self, step: int, data: dict[str, torch.Tensor]) -> None:
-        train_logits, test_logits = self.net(data["train_points"]), self.net(data["test_points"])
-        cross_entropy = nn.functional.binary_cross_entropy_with_logits
-        self.steps.append(step)
-        self.train_loss.append(float(cross_entropy(train_logits, data["train_labels"])))
-        self.test_loss.append(float(cross_entropy(test_logits, data["test_labels"])))
-        right = (test_logits > 0) == (data["test_labels"] > 0.5)
-        self.test_accuracy.append(float(right.double().mean()))
-        self.dead.append(dead_units(self.net, data["train_points"]))
+    def record(self, step: int) -> None:
+        """Every network's losses, test accuracy and dead units on the whole training and test sets."""
+        zs, acts, logits = self.forward(self.eval_points)
+        n = self.n_train
+        loss = nn.functional.binary_cross_entropy_with_logits(logits, self.eval_labels, reduction="none")
+        train_loss, test_loss = loss[:, :n].mean(1).tolist(), loss[:, n:].mean(1).tolist()
+        right = (logits[:, n:] > 0) == (self.eval_labels[:, n:] > 0.5)
+        accuracy = right.double().mean(1).tolist()
+        ones = torch.ones_like(zs[0][:, :n])
+        dead = torch.stack([(_by_group(self.groups, 3, ones, z[:, :n], a[:, :n]) == 0).all(dim=1).sum(-1)
+                            for z, a in zip(zs, acts[1:], strict=True)], dim=1).tolist()  # (n, depth)
+        for i, h in enumerate(self.history):
+            h["steps"].append(step)
+            h["train_loss"].append(train_loss[i])
+            h["test_loss"].append(test_loss[i])
+            h["test_accuracy"].append(accuracy[i])
+            h["dead"].append(dead[i])
 
     @torch.no_grad()
-    def snapshot(self, grid_points: torch.Tensor) -> RunRecord:
-        probability = torch.sigmoid(self.net(grid_points)).reshape(GRID_POINTS, GRID_POINTS)
-        return RunRecord(
-            name=self.net.activation,
-            label=get_activation(self.net.activation).label,
-            steps=np.asarray(self.steps, dtype=np.int64),
-            train_loss=np.asarray(self.train_loss, dtype=np.float64),
-            test_loss=np.asarray(self.test_loss, dtype=np.float64),
-            test_accuracy=np.asarray(self.test_accuracy, dtype=np.float64),
-            dead_units=np.asarray(self.dead, dtype=np.int64).reshape(len(self.steps), -1),
-            grid_probability=probability.numpy().astype(np.float32),
-        )
+    def snapshot(self, race: int, step: int, started: float) -> RaceSnapshot:
+        """Race ``race``'s snapshot: its two records with their decision regions, and a copy of its weights."""
+        grid = self.grids[race]
+        gx, gy = np.meshgrid(grid, grid)  # (G, G) each: row = y, column = x
+        points = torch.from_numpy(np.stack([gx.reshape(-1), gy.reshape(-1)], axis=-1))  # (G*G, 2)
+        rows = [self.row_of[(race, 0)], self.row_of[(race, 1)]]
+        layers = [(w[rows], b[rows]) for w, b in self.layers]  # the grid through this race's two networks only
+        groups = [[i, i + 1, *self.group_of(row)[2:]] for i, row in enumerate(rows)]
+        _, _, logits = self.forward(points.expand(2, -1, -1), layers, groups)
+        records = []
+        for row, logit in zip(rows, logits, strict=True):
+            h = self.history[row]
+            records.append(RunRecord(
+                name=self.names[row], label=get_activation(self.names[row]).label,
+                steps=np.asarray(h["steps"], dtype=np.int64),
+                train_loss=np.asarray(h["train_loss"], dtype=np.float64),
+                test_loss=np.asarray(h["test_loss"], dtype=np.float64),
+                test_accuracy=np.asarray(h["test_accuracy"], dtype=np.float64),
+                dead_units=np.asarray(h["dead"], dtype=np.int64).reshape(len(h["steps"]), -1),
+                grid_probability=torch.sigmoid(logit).reshape(GRID_POINTS, GRID_POINTS).numpy().astype(np.float32),
+            ))
+        return RaceSnapshot(step, self.configs[race], self.datasets[race], grid, tuple(records), self.theta[rows],
+                            time.perf_counter() - started)
+
+
+def _by_group(groups: list, which: int, *tensors: torch.Tensor) -> torch.Tensor:
+    """Apply each group's function (2: the activation, 3: its backward rule) to its rows of ``tensors``."""
+    if len(groups) == 1:
+        return groups[0][which](*tensors)
+    return torch.cat([group[which](*(t[group[0]:group[1]] for t in tensors)) for group in groups])
+
+
+def _shape(config: RaceConfig) -> tuple:
+    """What races must share to be trained stacked: the rest (task, seed, noise, activations, rate) may differ."""
+    return (config.width, config.depth, config.optimizer, config.steps, config.batch_size, config.n_train,
+            config.n_test, config.record_every)
 
 
 @contextlib.contextmanager
@@ -311,49 +479,51 @@ def one_thread():
         torch.set_num_threads(before)
 
 
+def races(configs: list[RaceConfig], yield_every: int | None = None) -> Iterator[list[RaceSnapshot]]:
+    """Train several races of one shape (``_shape``) stacked, yielding every race's snapshot together: before
+    the first step, every ``yield_every`` steps (default: every record) and after the last."""
+    started = time.perf_counter()
+    config = configs[0]
+    yield_every = yield_every or config.record_every
+    with torch.no_grad(), one_thread():
+        stack = _Stack(list(configs))
+        stack.record(0)
+        ready = [stack.snapshot(r, 0, started) for r in range(len(configs))]
+    yield ready
+    for start in range(0, config.steps, yield_every):
+        with torch.no_grad(), one_thread():  # not across the yield: the page's own work runs between snapshots
+            for step in range(start + 1, min(start + yield_every, config.steps) + 1):
+                stack.step()
+                if step % config.record_every == 0 or step == config.steps:
+                    stack.record(step)
+            ready = [stack.snapshot(r, step, started) for r in range(len(configs))]
+        yield ready
+
+
 def race(config: RaceConfig = RaceConfig(), yield_every: int | None = None) -> Iterator[RaceSnapshot]:
     """Train both networks in lockstep and yield a snapshot before the first step, every ``yield_every`` steps
     (default: every record) and after the last; stop iterating to stop training."""
-    started = time.perf_counter()
-    yield_every = yield_every or config.record_every
-    with one_thread():
-        dataset = make_dataset(config.task, config.n_train, config.n_test, config.noise, config.seed)
-        data = {key: torch.from_numpy(getattr(dataset, key)) for key in
-                ("train_points", "train_labels", "test_points", "test_labels")}
-        grid = np.linspace(-dataset.extent, dataset.extent, GRID_POINTS, dtype=np.float32)
-        gx, gy = np.meshgrid(grid, grid)  # (G, G) each: row = y, column = x
-        grid_points = torch.from_numpy(np.stack([gx.reshape(-1), gy.reshape(-1)], axis=-1))  # (G*G, 2)
-        runs = [_Run(net, config) for net in twin_networks(config)]
-        batches = torch.Generator(device="cpu").manual_seed(int(config.seed) + 1)  # the mini-batch order
-
-    def snapshot(step: int) -> RaceSnapshot:
-        records = tuple(run.snapshot(grid_points) for run in runs)
-        networks = tuple(copy.deepcopy(run.net) for run in runs)  # a few hundred numbers: the snapshot stays put
-        return RaceSnapshot(step, config, dataset, grid, records, networks, time.perf_counter() - started)
-
-    with one_thread():
-        for run in runs:
-            run.record(0, data)
-        ready = snapshot(0)
-    yield ready
-    for start in range(0, config.steps, yield_every):
-        with one_thread():  # not across the yield: the page's own work runs between snapshots
-            for step in range(start + 1, min(start + yield_every, config.steps) + 1):
-                index = torch.randint(0, config.n_train, (config.batch_size,), generator=batches)  # same for both
-                points, labels = data["train_points"][index], data["train_labels"][index]  # (batch, 2), (batch,)
-                for run in runs:
-                    run.step(points, labels)
-                if step % config.record_every == 0 or step == config.steps:
-                    for run in runs:
-                        run.record(step, data)
-            ready = snapshot(step)
-        yield ready
+    for (snapshot,) in races([config], yield_every):
+        yield snapshot
 
 
 def train(config: RaceConfig = RaceConfig()) -> RaceSnapshot:
     """The whole race in one call: its final snapshot."""
     *_, last = race(config, yield_every=config.steps)
     return last
+
+
+def train_many(configs: list[RaceConfig]) -> list[RaceSnapshot]:
+    """Several races at once, each one's final snapshot in order; races of one shape are trained stacked."""
+    groups: dict[tuple, list[int]] = {}
+    for i, config in enumerate(configs):
+        groups.setdefault(_shape(config), []).append(i)
+    out: list[RaceSnapshot | None] = [None] * len(configs)
+    for members in groups.values():
+        *_, last = races([configs[i] for i in members], yield_every=configs[members[0]].steps)
+        for i, snapshot in zip(members, last, strict=True):
+            out[i] = snapshot
+    return out
 
 
 # ---------------------------------------------------------------- the verdict

@@ -7,7 +7,9 @@ References and tolerances, per test:
   training point, by torch.autograd through PyTorch's own module, z from torch.nn.functional.linear on the
   network's weights), exact integer counts; and the lesson itself: a dead unit's incoming weights get exactly 0
   gradient from the training loss (torch autograd);
-- curves: bit-identical for the same seed (numpy.array_equal, tolerance 0);
+- curves: bit-identical for the same seed (numpy.array_equal, tolerance 0); the stacked trainer bit-identical
+  (tolerance 0) to each network trained alone by autograd and torch.optim (harness/race_reference.py, the
+  computation as it was before stacking), and several races stacked to each race trained alone;
 - learning: on the gauss and circle tasks the training loss falls by at least a factor 5 (the initial loss is
   about log 2 = 0.69; a network that learns the task ends far below 0.14);
 - the decision grid: P(class 1) at grid cell [row, column] equals sigmoid(net((x[column], y[row]))), computed in
@@ -306,18 +308,73 @@ def test_race_computes_on_one_thread_and_gives_the_count_back(monkeypatch):
     """Reference: torch.get_num_threads() read inside each training step and by the caller between snapshots."""
     from gelu_core import training
 
-    seen, real_step = [], training._Run.step
+    seen, real_step = [], training._Stack.step
 
-    def counted(self, points, labels):
+    def counted(self):
         seen.append(torch.get_num_threads())
-        return real_step(self, points, labels)
+        return real_step(self)
 
-    monkeypatch.setattr(training._Run, "step", counted)
+    monkeypatch.setattr(training._Stack, "step", counted)
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
         between = [torch.get_num_threads() for _ in race(RaceConfig(**{**SMALL, "steps": 40}), yield_every=20)]
-        assert set(seen) == {1} and len(seen) == 2 * 40
+        assert set(seen) == {1} and len(seen) == 40  # one stacked step trains both networks
         assert between == [2, 2, 2] and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+# ---------------------------------------------------------------- stacked training
+
+REFERENCE_CASES = [
+    dict(SMALL),
+    dict(SMALL, task="circle", optimizer="sgd", learning_rate=2.0, width=8, depth=3, seed=1),
+    dict(SMALL, activations=("leaky_relu", "silu"), task="xor"),
+    dict(SMALL, activations=("gelu_tanh", "gelu_sigmoid"), task="gauss"),
+    dict(SMALL, activations=("elu", "softplus"), noise=0.2),
+    dict(SMALL, activations=("sigmoid", "tanh"), optimizer="sgd", learning_rate=0.5),
+    dict(SMALL, activations=("gelu", "gelu"), width=32, depth=6, steps=40),
+]
+
+
+@pytest.mark.parametrize("changes", REFERENCE_CASES, ids=lambda c: "-".join(c.get("activations", ("relu", "gelu"))))
+def test_stacked_training_is_autograd_and_torch_optim_bit_for_bit(changes):
+    """Reference: harness/race_reference.py, each network its own nn.Module trained by loss.backward() and
+    torch.optim (foreach), as the race was computed before stacking.  Tolerance 0."""
+    from harness.race_reference import FIELDS, reference_curves
+
+    config = RaceConfig(**changes)
+    want = reference_curves(config)
+    got = train(config)
+    for field in FIELDS:
+        mine = np.stack([getattr(run, field) for run in got.runs])
+        assert np.array_equal(mine, want[field].reshape(mine.shape)), field
+
+
+def test_races_stacked_give_each_race_alone_bit_for_bit():
+    """Five races of one shape (other tasks, seeds, noise, activations, learning rates) trained as one stack
+    against each trained alone: every curve, grid and weight equal (tolerance 0)."""
+    from gelu_core.training import train_many
+
+    configs = [RaceConfig(**{**SMALL, **c}) for c in (
+        dict(seed=1), dict(seed=2, task="circle"), dict(seed=3, activations=("gelu_tanh", "relu")),
+        dict(seed=4, learning_rate=0.1, noise=0.2), dict(seed=5, task="xor", activations=("silu", "gelu")))]
+    together = train_many(configs)
+    for config, stacked in zip(configs, together, strict=True):
+        alone = train(config)
+        assert stacked.config == config and stacked.step == alone.step
+        assert torch.equal(stacked.weights, alone.weights)
+        for x, y in zip(stacked.runs, alone.runs, strict=True):
+            assert x.name == y.name
+            for field in ("steps", "train_loss", "test_loss", "test_accuracy", "dead_units", "grid_probability"):
+                assert np.array_equal(getattr(x, field), getattr(y, field)), field
+
+
+def test_races_of_other_shapes_are_trained_apart():
+    from gelu_core.training import train_many
+
+    configs = [RaceConfig(**SMALL), RaceConfig(**{**SMALL, "width": 3}), RaceConfig(**{**SMALL, "seed": 9})]
+    out = train_many(configs)
+    assert [s.config for s in out] == configs
+    assert np.array_equal(out[1].runs[0].test_loss, train(configs[1]).runs[0].test_loss)

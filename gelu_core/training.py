@@ -18,7 +18,9 @@ deeper can come back if the layers below it change; a dead unit of layer 1 sees 
 under plain SGD.)
 
 ``race(config)`` is a generator of snapshots for a page that trains live and can stop; ``train(config)`` runs
-to the end.  ``verdict(snapshot)`` reads the two runs' final test accuracy against a stated margin.
+to the end; ``races(configs)`` and ``train_many(configs)`` train several races of one shape as one stack.
+Who trains a class's races, and when, is the server's business (``hosting.races``).  ``verdict(snapshot)``
+reads the two runs' final test accuracy against a stated margin.
 """
 
 from __future__ import annotations
@@ -35,7 +37,6 @@ from torch import nn
 
 from gelu_core.activations import get_activation
 from gelu_core.ffn import activation_module
-from gelu_core.runs import RUN_SLOT, SharedRuns, Waiting
 
 TASKS = ("circle", "xor", "spiral", "gauss")
 OPTIMIZERS = ("sgd", "adam")
@@ -306,7 +307,7 @@ class _Stack:
     def __init__(self, configs: list[RaceConfig]):
         first = configs[0]
         for c in configs:
-            if _shape(c) != _shape(first):
+            if stack_shape(c) != stack_shape(first):
                 raise ValueError("races stacked together share width, depth, optimiser, steps, batch and sizes")
         self.configs, self.depth, self.batch, self.n_train = configs, first.depth, first.batch_size, first.n_train
         # the stack's rows: (race, 0 or 1) sorted by activation name, so that each activation is one slab
@@ -456,7 +457,7 @@ def _by_group(groups: list, which: int, *tensors: torch.Tensor) -> torch.Tensor:
     return torch.cat([group[which](*(t[group[0]:group[1]] for t in tensors)) for group in groups])
 
 
-def _shape(config: RaceConfig) -> tuple:
+def stack_shape(config: RaceConfig) -> tuple:
     """What races must share to be trained stacked: the rest (task, seed, noise, activations, rate) may differ."""
     return (config.width, config.depth, config.optimizer, config.steps, config.batch_size, config.n_train,
             config.n_test, config.record_every)
@@ -517,7 +518,7 @@ def train_many(configs: list[RaceConfig]) -> list[RaceSnapshot]:
     """Several races at once, each one's final snapshot in order; races of one shape are trained stacked."""
     groups: dict[tuple, list[int]] = {}
     for i, config in enumerate(configs):
-        groups.setdefault(_shape(config), []).append(i)
+        groups.setdefault(stack_shape(config), []).append(i)
     out: list[RaceSnapshot | None] = [None] * len(configs)
     for members in groups.values():
         *_, last = races([configs[i] for i in members], yield_every=configs[members[0]].steps)
@@ -560,32 +561,3 @@ def verdict(snapshot: RaceSnapshot, margin: float = ACCURACY_MARGIN) -> Verdict:
     text = (f"About the same: test accuracy {_percent(accuracy[0])} ({a.label}) vs {_percent(accuracy[1])} "
             f"({b.label}), within {100 * margin:.0f} points (test loss {loss[0]:.3f} vs {loss[1]:.3f}).")
     return Verdict(None, accuracy, loss, margin, text)
-
-
-# ---------------------------------------------------------------- a class at the race
-
-# Finished races, shared by every student who asks for the same config (a finished race is small: curves, two
-# 60 x 60 grids, two tiny networks), given back when they have all left; one race or lab run at a time.
-RACES = SharedRuns(max_entries=32)
-
-
-def shared_race(config: RaceConfig, *, yield_every: int | None = None,
-                on_snapshot: Callable[[RaceSnapshot], None] | None = None, on_wait: Waiting | None = None,
-                owner: str | None = None) -> RaceSnapshot:
-    """The final snapshot of ``config``'s race, trained once for everyone who asks for it.
-
-    Whoever trains it sees every snapshot through ``on_snapshot`` (live progress); whoever asks meanwhile for
-    the same config waits for it (``on_wait``), and whoever asks later gets it at once.
-    """
-    what = f"a training race ({config.task}, {config.steps:,} steps)"
-
-    def train_live() -> RaceSnapshot:
-        with RUN_SLOT.hold(what, on_wait=on_wait):
-            last = None
-            for snapshot in race(config, yield_every):
-                last = snapshot
-                if on_snapshot is not None:
-                    on_snapshot(snapshot)
-            return last
-
-    return RACES.get(config, train_live, what=what, on_wait=on_wait, owner=owner)

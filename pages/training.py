@@ -2,15 +2,14 @@
 
 import streamlit as st
 
-import gelu_core
 from gelu_core import training
+from hosting.races import LANE
 from ui import training as view
 from ui.controls import TRAINING
-from ui.frame import chart, require_app_frame, session_owner
+from ui.frame import chart, require_app_frame
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
-OWNER = session_owner()
 PRESET_DYING = {"training_task": "circle", "training_lr": 0.1, "training_seed": 1}  # ReLU's last layer dies
 
 
@@ -80,9 +79,24 @@ def progress(snapshot) -> None:
     draw(snapshot)
 
 
-def tell_waiting(what: str, seconds: float) -> None:
-    status.info(f"Waiting ({seconds:.0f} s): the server trains one race at a time and is now running {what}.",
-                icon=":material/hourglass_top:")
+def tell_waiting(before: int, seconds: float) -> None:
+    races = "race trains" if before == 1 else "races train"
+    status.info(f"Queued: {before} other {races} before yours, about {max(seconds, 1):.0f} s. They train "
+                "together with yours where they can.", icon=":material/hourglass_top:")
+
+
+def follow(job):
+    """Draw the race's snapshots as the lane publishes them; its final snapshot."""
+    seen = 0
+    while True:
+        frames, latest = job.wait(seen, timeout=0.25)
+        if frames > seen:
+            seen = frames
+            if latest.done:
+                return latest
+            progress(latest)
+        elif job.started is None:
+            tell_waiting(*LANE.ahead(job))
 
 
 snapshot = None
@@ -97,14 +111,9 @@ if st.session_state.get("training_stopped") == config:
 else:
     stop_slot = live.empty()
     stop_slot.button("Stop", key="training_stop", on_click=stop, args=(config,), icon=":material/stop:")
-    try:
-        snapshot = training.shared_race(config, yield_every=max(config.steps // 10, config.record_every),
-                                        on_snapshot=progress, on_wait=tell_waiting, owner=OWNER)
-    except gelu_core.Busy as err:
-        status.error(str(err))
-    else:
-        status.empty()
-        draw(snapshot)
+    snapshot = follow(LANE.submit(config))
+    status.empty()
+    draw(snapshot)
     stop_slot.empty()
 
 if snapshot is not None and snapshot.done and snapshot.config == config:

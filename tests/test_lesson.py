@@ -107,7 +107,7 @@ def test_predict_then_reveal(page):
 def test_an_answer_is_computed_once_per_process_and_the_race_is_the_pages():
     """The choice stays on the page, so every later rerun reveals the answer again: it must not be computed
     again (the race's answer is a whole race, about 2 s), and the race is the page's own default race, trained
-    through the shared slot.  References: a counter around a question's truth; training.RACES."""
+    in the server's race lane.  References: a counter around a question's truth; the lane's kept races."""
     from gelu_core import training
 
     calls = []
@@ -116,7 +116,9 @@ def test_an_answer_is_computed_once_per_process_and_the_race_is_the_pages():
     assert question.reveal("a") == (True, "because") and question.reveal("b") == (False, "because")
     assert question.reveal("a") == (True, "because") and len(calls) == 1
     PAGES["training"].question.reveal("GELU")
-    assert training.RaceConfig() in training.RACES._results  # noqa: SLF001
+    from hosting.races import LANE
+
+    assert LANE.kept(training.RaceConfig()) is not None
 
 
 def test_the_sources_are_named():

@@ -63,15 +63,17 @@ def test_the_preset_where_relu_units_die(app):
 def test_the_same_race_is_trained_once_for_the_whole_class(app, monkeypatch):
     """Reference: a count of the races actually trained; a second student opening the same link gets the first
     student's result."""
+    from hosting import races as lane
+
     trained = []
-    real = training.race
+    real = lane.races
 
-    def counted(*args, **kwargs):
-        trained.append(1)
-        yield from real(*args, **kwargs)
+    def counted(configs, *args, **kwargs):
+        trained.extend(configs)
+        yield from real(configs, *args, **kwargs)
 
-    monkeypatch.setattr(training, "race", counted)
-    training.RACES.clear()
+    monkeypatch.setattr(lane, "races", counted)
+    lane.LANE.clear()
     first = open_page(app, PAGE, training_seed="11", **SMALL)
     from streamlit.testing.v1 import AppTest
 
@@ -88,16 +90,16 @@ def test_live_drawings_that_come_out_equal_do_not_collide(app, monkeypatch):
     Reference: the snapshot drawn four times over, as distinct objects, by a race replaced in the test."""
     import dataclasses
 
-    real_race = training.race
+    from hosting import races as lane
 
-    def repeating(config, yield_every=None):
-        *_, last = real_race(config, yield_every=config.steps)
-        for step in (0, 1, 2, config.steps):  # four snapshots with equal figures, the last one done
-            yield dataclasses.replace(last, step=step)
+    def repeating(configs, yield_every=None):
+        last = training.train_many(configs)
+        for step in (0, 1, 2, configs[0].steps):  # four snapshots with equal figures, the last one done
+            yield [dataclasses.replace(s, step=step) for s in last]
 
-    monkeypatch.setattr(training, "race", repeating)
-    training.RACES.clear()
-    at = open_page(app, PAGE, **{**SMALL, "training_seed": "11"})
-    training.RACES.clear()
+    monkeypatch.setattr(lane, "races", repeating)
+    lane.LANE.clear()
+    at = open_page(app, PAGE, **{**SMALL, "training_seed": "12"})
+    lane.LANE.clear()
     assert not at.exception, at.exception
     assert len(at.get("plotly_chart")) == 3

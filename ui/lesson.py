@@ -4,7 +4,7 @@ Streamlit-free.  Each question's answer is computed by gelu_core when it is reve
 ``Question.reveal()`` returns the right choice and a sentence with the numbers.  An answer is computed once per
 process and shared (``ANSWERS``): the choice stays on the page, so every later rerun reveals it again, and the
 race's and the lab's answers are whole runs (the race's is the page's default race, trained once for
-everyone through ``training.shared_race``).  The frame draws the goal
+everyone in the server's race lane, ``hosting.races``).  The frame draws the goal
 above each page and the question, Previous and Next below it (``ui.frame.lesson_top`` / ``lesson_footer``).
 """
 
@@ -81,9 +81,10 @@ def _ffn():
 
 
 def _training():
-    from gelu_core.training import RaceConfig, shared_race, verdict
+    from gelu_core.training import RaceConfig, verdict
+    from hosting.races import LANE
 
-    result = verdict(shared_race(RaceConfig()))
+    result = verdict(LANE.train(RaceConfig()))
     right = {"relu": "ReLU", None: "they do about as well"}.get(result.leader, "GELU")
     return right, f"On the default race (spiral, seed 0): {result.text}"
 

@@ -1,0 +1,189 @@
+"""The race lane: students' training races trained on one worker thread, the races waiting stacked together.
+
+A race is small (two networks of a few hundred weights), so its cost is per operation: thirty races trained
+one after another cost thirty times the operations of thirty races trained as one stack
+(``gelu_core.training.races``).  So the lane trains, each time it is free, every race waiting in its queue at
+once (those of one shape in one stack), and hands each student the snapshots of their own race as they come.
+
+* The lane is its own: it holds neither the lab's run slot nor any lock of the page server, so a lab run never
+  waits behind a race, nor a race behind a lab run.  torch lets go of the GIL inside each operation, so the
+  server's other script runs go on between them.
+* Races are shared by key (the whole ``RaceConfig``): a race already queued, training or finished is the same
+  job for everyone who asks for it.  Finished races are kept, at most ``max_kept`` (least recently asked for
+  first out); their number comes from the memory budget (``gelu_core.budget.cache_entries``).
+* Whoever waits can ask how many races train or wait before theirs and about how long that takes
+  (``RaceLane.ahead``), from the time per race the lane last measured.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from gelu_core import budget
+from gelu_core.training import RaceConfig, RaceSnapshot, races, stack_shape
+
+FRAMES = 25  # snapshots per race: one every 4 % of its steps (at least one per record)
+MAX_STACK = 64  # races trained as one stack at most
+RACE_BYTES = 2**20  # a finished race kept, at its largest (5,000 steps recorded each step): about 1 MB
+
+
+@dataclass(eq=False)
+class RaceJob:
+    """One race in the lane: queued, training or finished; its latest snapshot and how many came so far."""
+
+    config: RaceConfig
+    queued: float = field(default_factory=time.monotonic)
+    started: float | None = None
+    finished: float | None = None
+    latest: RaceSnapshot | None = None
+    frames: int = 0  # snapshots published so far
+    error: BaseException | None = None
+    changed: threading.Condition = field(default_factory=threading.Condition)
+
+    @property
+    def done(self) -> bool:
+        return self.finished is not None
+
+    def publish(self, snapshot: RaceSnapshot | None = None, error: BaseException | None = None) -> None:
+        with self.changed:
+            if snapshot is not None:
+                self.latest, self.frames = snapshot, self.frames + 1
+            if error is not None:
+                self.error = error
+            if error is not None or (snapshot is not None and snapshot.done):
+                self.finished = time.monotonic()
+            self.changed.notify_all()
+
+    def wait(self, seen: int, timeout: float) -> tuple[int, RaceSnapshot | None]:
+        """(frames so far, latest snapshot) once a frame newer than ``seen`` came, the race ended, or ``timeout``
+        seconds passed.  Raises the race's error if it failed."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.frames > seen or self.done, timeout)
+            if self.error is not None:
+                raise self.error
+            return self.frames, self.latest
+
+    def result(self, timeout: float | None = None) -> RaceSnapshot:
+        """The final snapshot, waiting for it (at most ``timeout`` seconds: TimeoutError after)."""
+        with self.changed:
+            if not self.changed.wait_for(lambda: self.done, timeout):
+                raise TimeoutError("the race has not finished")
+            if self.error is not None:
+                raise self.error
+            return self.latest
+
+
+class RaceLane:
+    """A queue of races and one thread that trains what waits in it, stacked; finished races kept by key."""
+
+    def __init__(self, max_kept: int, max_stack: int = MAX_STACK, frames: int = FRAMES):
+        self.max_kept, self.max_stack, self.frames = max_kept, max_stack, frames
+        self._guard = threading.Lock()
+        self._work = threading.Condition(self._guard)
+        self._queue: list[RaceJob] = []
+        self._training: list[RaceJob] = []
+        self._jobs: dict[RaceConfig, RaceJob] = {}  # queued or training
+        self._kept: OrderedDict[RaceConfig, RaceJob] = OrderedDict()  # finished
+        self._seconds_per_race = 0.5  # measured on every stack trained; a guess until the first
+        self._thread: threading.Thread | None = None
+
+    # ---------------------------------------------------------------- what the pages call
+
+    def submit(self, config: RaceConfig) -> RaceJob:
+        """The job of ``config``'s race: finished and kept, queued or training (shared), or queued now."""
+        with self._guard:
+            job = self._kept.get(config)
+            if job is not None:
+                self._kept.move_to_end(config)
+                return job
+            job = self._jobs.get(config)
+            if job is None:
+                job = self._jobs[config] = RaceJob(config)
+                self._queue.append(job)
+                self._start()
+                self._work.notify()
+            return job
+
+    def train(self, config: RaceConfig, timeout: float | None = None) -> RaceSnapshot:
+        """The final snapshot of ``config``'s race, trained in the lane (or kept from before)."""
+        return self.submit(config).result(timeout)
+
+    def ahead(self, job: RaceJob) -> tuple[int, float]:
+        """(races training or queued before ``job``'s, about how many seconds until ``job`` starts)."""
+        with self._guard:
+            if job.started is not None or job.done:
+                return 0, 0.0
+            queued = self._queue.index(job) if job in self._queue else 0
+            before = queued + len(self._training)
+            return before, before * self._seconds_per_race
+
+    def kept(self, config: RaceConfig) -> RaceSnapshot | None:
+        """The finished race of ``config`` if the lane keeps it, without asking for it."""
+        with self._guard:
+            job = self._kept.get(config)
+        return None if job is None else job.result()
+
+    def clear(self) -> None:
+        """Forget the finished races (queued and training ones go on)."""
+        with self._guard:
+            self._kept.clear()
+
+    # ---------------------------------------------------------------- the worker
+
+    def _start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._serve, name="race-lane", daemon=True)
+            self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            with self._guard:
+                self._work.wait_for(lambda: bool(self._queue))
+                self._training, self._queue = self._queue[:self.max_stack], self._queue[self.max_stack:]
+                batch = list(self._training)
+            started = time.monotonic()
+            groups: dict[tuple, list[RaceJob]] = {}
+            for job in batch:
+                groups.setdefault(stack_shape(job.config), []).append(job)
+            for jobs in groups.values():
+                self._train(jobs)
+            with self._guard:
+                self._seconds_per_race = (time.monotonic() - started) / len(batch)
+                self._training = []
+
+    def _train(self, jobs: list[RaceJob]) -> None:
+        now = time.monotonic()
+        for job in jobs:
+            job.started = now
+        config = jobs[0].config
+        every = max(config.record_every, config.steps // self.frames)
+        finals: list = [None] * len(jobs)
+        try:
+            for snapshots in races([job.config for job in jobs], yield_every=every):
+                for i, (job, snapshot) in enumerate(zip(jobs, snapshots, strict=True)):
+                    if snapshot.done:
+                        finals[i] = snapshot  # published once kept, so that a finished race is found kept
+                    else:
+                        job.publish(snapshot)
+        except Exception as err:  # noqa: BLE001  handed to everyone who waits for these races
+            finals = [None] * len(jobs)
+            for job in jobs:
+                job.publish(error=err)
+        with self._guard:
+            for job, final in zip(jobs, finals, strict=True):
+                self._jobs.pop(job.config, None)
+                if final is not None:
+                    self._kept[job.config] = job
+                    job.latest = final
+            while len(self._kept) > self.max_kept:
+                self._kept.popitem(last=False)
+        for job, final in zip(jobs, finals, strict=True):
+            if final is not None:
+                job.publish(final)
+
+
+# The server's one lane: finished races kept within 5 % of the cache budget (about 49 at 1.5 GiB).
+LANE = RaceLane(max_kept=budget.cache_entries(RACE_BYTES, share=0.05))

@@ -28,6 +28,14 @@ vote -> teacher-view latency p50/p95 (the j-th vote stored until the first teach
 answers), lost votes (cast minus shown, target 0, and minus the store's own tally through Redis), the servers'
 memory before and after (VmRSS) and Redis's used_memory.
 
+    python benchmarks/bench_class.py --race --students 30 --explorers 10   # a class racing (one process, x2)
+
+``--race``: each of ``--students`` opens the training race with its own seed (the default race otherwise:
+spiral, 1,000 steps, width 8, depth 3) within ``--arrive`` seconds, while ``--explorers`` students move the
+sliders of the explorer pages; per race the time from the student's arrival to the finished race (the page's
+run over, its verdict drawn) p50/p95/max, the explorers' move p95 meanwhile, errors and peak memory, on one
+process and on two replicas behind HAProxy.  Targets: every race finished within 10 s, explorer p95 < 1 s.
+
 Targets from the issue, printed with each figure (never asserted): 0 errors; one process p95 within 1.5x the
 one-slider app's; behind HAProxy p95 < 1 s with as few replicas as that takes.  Exit status 1 if any student
 saw an error (exception, error box, disconnect, unfinished run), else 0.
@@ -116,6 +124,108 @@ async def student(base_url: str, path: str, rng: random.Random, args) -> Student
         me.exceptions, me.error_boxes = session.exceptions, session.error_boxes
         await session.close()
     return me
+
+
+RACE_TARGET_S = 10.0  # every race finished within 10 s of its start
+EXPLORER_PAGES = ("curves", "gate", "derivative", "approximations")
+
+
+async def racer(base_url: str, seed: int, rng: random.Random, args) -> Student:
+    """A student who opens the race with their own seed: ``first`` is arrival to finished race (verdict drawn)."""
+    from harness.streamlit_client import texts
+
+    me = Student(f"training (seed {seed})")
+    await asyncio.sleep(rng.uniform(0, args.arrive))
+    session = Session(base_url, "training", f"training_seed={seed}", timeout_s=args.timeout)
+    arrived = time.perf_counter()
+    try:
+        await session.open()
+        await session.run()
+        if not any(t.startswith("**") and "test accuracy" in t for t in texts(session.elements)):
+            me.failure = "the run finished without a verdict"
+        me.first = time.perf_counter() - arrived
+    except Exception as err:  # noqa: BLE001  a disconnect or timeout: this student's failure
+        me.failure = f"{type(err).__name__}: {err}"
+    finally:
+        me.exceptions, me.error_boxes = session.exceptions, session.error_boxes
+        await session.close()
+    return me
+
+
+def run_race_class(name: str, base_url: str, pids: dict[str, int], args) -> tuple[Result, Result]:
+    """(the racers, the explorers) of one class run at once."""
+    rng = random.Random(args.seed)
+    explorer_paths = [EXPLORER_PAGES[i % len(EXPLORER_PAGES)] for i in range(args.explorers)]
+    seeds = [rng.random() for _ in range(args.students + args.explorers)]
+    load_before = os.getloadavg()[0]
+    cpu_before = {k: cpu_seconds(p) for k, p in pids.items()}
+    client_before = time.process_time()
+    start = time.perf_counter()
+
+    async def everyone():
+        racers = [racer(base_url, 1000 + i, random.Random(seeds[i]), args) for i in range(args.students)]
+        explorers = [student(base_url, path, random.Random(seeds[args.students + i]), args)
+                     for i, path in enumerate(explorer_paths)]
+        return await asyncio.gather(*racers, *explorers)
+
+    students = asyncio.run(everyone())
+    wall = time.perf_counter() - start
+    server_cpu = sum(cpu_seconds(p) - cpu_before[k] for k, p in pids.items())
+    memory = {k: memory_kib(p) for k, p in pids.items()}
+    load = (load_before, os.getloadavg()[0])
+    client = time.process_time() - client_before
+    return (Result(name, students[:args.students], wall, server_cpu, client, memory, load),
+            Result(name, students[args.students:], wall, server_cpu, client, memory, load))
+
+
+def report_race(racers: Result, explorers: Result, args) -> bool:
+    """Print one race scenario; True if every target was met."""
+    finished = [s.first for s in racers.students if s.first is not None and not s.failure]
+    moves = explorers.moves()
+    errors = {k: racers.errors[k] + explorers.errors[k] for k in racers.errors}
+    worst = max(finished, default=math.nan)
+    p95 = percentile(moves, 95)
+    print(f"\n== {racers.name}: {len(racers.students)} races (each its own seed) arriving within {args.arrive:g} s, "
+          f"{len(explorers.students)} explorers moving sliders ({racers.wall_s:.0f} s)")
+    print(f"  race, arrival to finished: p50 {ms(percentile(finished, 50))} ms, p95 {ms(percentile(finished, 95))} "
+          f"ms, max {ms(worst)} ms over {len(finished)} finished  (target every race <= {RACE_TARGET_S:g} s: "
+          f"{'met' if len(finished) == len(racers.students) and worst <= RACE_TARGET_S else 'NOT met'})")
+    print(f"  explorers meanwhile: {len(moves)} moves, p50 {ms(percentile(moves, 50))} ms, p95 {ms(p95)} ms, "
+          f"max {ms(max(moves, default=math.nan))} ms  (target p95 < {TARGET_P95_S:g} s: "
+          f"{'met' if p95 < TARGET_P95_S else 'NOT met'})")
+    print("  errors: " + ", ".join(f"{k} {v}" for k, v in errors.items())
+          + ("  (target 0: met)" if not any(errors.values()) else "  (target 0: NOT met)"))
+    for s in racers.students + explorers.students:
+        if s.failure:
+            print(f"    /{s.path}: {s.failure}")
+    for proc, kib in racers.memory.items():
+        print(f"  memory {proc:<22} peak VmHWM {kib['VmHWM'] / 1024:6.0f} MiB   "
+              f"now VmRSS {kib['VmRSS'] / 1024:6.0f} MiB")
+    print(f"  CPU: servers {racers.server_cpu_s:.1f} s; machine load average {racers.load[0]:.1f} before, "
+          f"{racers.load[1]:.1f} after ({os.cpu_count()} cores)")
+    return (len(finished) == len(racers.students) and worst <= RACE_TARGET_S and p95 < TARGET_P95_S
+            and not any(errors.values()))
+
+
+def race_class(args) -> int:
+    print(f"A racing class: {args.students} students each open their own default race (spiral, 1,000 steps, "
+          f"width 8, depth 3; seeds 1000...) within {args.arrive:g} s; {args.explorers} explorers on "
+          f"{', '.join(EXPLORER_PAGES)} move {args.moves} times, ~{args.think:g} s apart")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
+    ok = []
+    modes = set(args.modes.split(","))
+    if "single" in modes:
+        with driver.Server() as server:
+            if args.ready:
+                print(f"(the class waits for /readyz: {driver.wait_ready(server.base_url):.1f} s after health)")
+            ok.append(report_race(*run_race_class("one process", server.base_url, {"streamlit": server.proc.pid},
+                                                  args), args))
+    if "haproxy" in modes:
+        with Balancer(2) as lb:
+            if args.ready:
+                print(f"(the class waits for /readyz: {driver.wait_ready(lb.base_url):.1f} s after health)")
+            ok.append(report_race(*run_race_class("haproxy x2", lb.base_url, lb.pids(), args), args))
+    return 0 if all(ok) else 1
 
 
 def run_class(name: str, base_url: str, paths: list[str], pids: dict[str, int], args) -> Result:
@@ -392,9 +502,14 @@ def main() -> int:
     parser.add_argument("--poll", action="store_true", help="the class poll instead of the scenarios above")
     parser.add_argument("--poll-window", type=float, default=5.0, help="students answer within this many seconds")
     parser.add_argument("--poll-replicated", default="60,300", help="class sizes through HAProxy x2 + Redis")
+    parser.add_argument("--race", action="store_true", help="a racing class: --students races, each its own seed, "
+                        "and --explorers students moving sliders meanwhile (modes single and haproxy x2)")
+    parser.add_argument("--explorers", type=int, default=10, help="with --race: students on the explorer pages")
     args = parser.parse_args()
     if args.poll:
         return poll(args)
+    if args.race:
+        return race_class(args)
     if args.sweep:
         return sweep([int(n) for n in args.sweep.split(",")], args)
     modes = set(args.modes.split(","))

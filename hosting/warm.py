@@ -71,6 +71,7 @@ LATER = (  # groups, each imported (and frozen) at once
         "gelu_core.weights",
         "gelu_core.gradients",
         "gelu_core.training",
+        "hosting.races",
     ),
 )
 

@@ -1,5 +1,7 @@
 """Training race: two copies of one small network, ReLU against GELU, trained live on a task a student can see."""
 
+import time
+
 import streamlit as st
 
 from gelu_core import training
@@ -59,16 +61,18 @@ with live:
 drawn = []  # the snapshots drawn in this run
 
 
-def draw(snapshot) -> None:
-    """One snapshot into the live slots (the final one too, unless training just drew it)."""
+def draw(snapshot, live: bool = False) -> None:
+    """One snapshot into the live slots (the final one too, unless training just drew it).  A live frame
+    redraws the border and the loss; the dead units only on the first and the last."""
     if drawn and drawn[-1] is snapshot:
         return
     with regions_slot.container():
         chart(view.decision_regions_figure(snapshot), "training-regions", frame=len(drawn))
     with curves_slot.container():
         chart(view.loss_figure(snapshot), "training-loss", frame=len(drawn))
-    with dead_slot.container():
-        chart(view.dead_units_figure(snapshot), "training-dead", frame=len(drawn))
+    if not (live and drawn):
+        with dead_slot.container():
+            chart(view.dead_units_figure(snapshot), "training-dead", frame=len(drawn))
     drawn.append(snapshot)
     st.session_state["training_last"] = snapshot
 
@@ -76,7 +80,7 @@ def draw(snapshot) -> None:
 def progress(snapshot) -> None:
     status.progress(snapshot.step / config.steps,
                     text=f"Training: step {snapshot.step:,} of {config.steps:,} ({snapshot.seconds:.1f} s)")
-    draw(snapshot)
+    draw(snapshot, live=True)
 
 
 def tell_waiting(before: int, seconds: float) -> None:
@@ -85,18 +89,24 @@ def tell_waiting(before: int, seconds: float) -> None:
                 "together with yours where they can.", icon=":material/hourglass_top:")
 
 
+FRAME_S = 0.1  # live frames at most ten a second: the newest snapshot each time, the others skipped
+
+
 def follow(job):
-    """Draw the race's snapshots as the lane publishes them; its final snapshot."""
-    seen = 0
+    """Draw the race's snapshots as the lane publishes them, the newest at most every FRAME_S; its final one."""
+    seen, last_drawn, waiting = 0, -FRAME_S, None
     while True:
-        frames, latest = job.wait(seen, timeout=0.25)
+        wait = 0.25 if waiting is None else max(0.0, last_drawn + FRAME_S - time.monotonic())
+        frames, latest = job.wait(seen, timeout=wait)
         if frames > seen:
-            seen = frames
+            seen, waiting = frames, latest
             if latest.done:
                 return latest
-            progress(latest)
         elif job.started is None:
             tell_waiting(*LANE.ahead(job))
+        if waiting is not None and time.monotonic() - last_drawn >= FRAME_S:
+            progress(waiting)
+            last_drawn, waiting = time.monotonic(), None
 
 
 snapshot = None

@@ -12,7 +12,7 @@ once (those of one shape in one stack), and hands each student the snapshots of 
   job for everyone who asks for it.  Finished races are kept, at most ``max_kept`` (least recently asked for
   first out); their number comes from the memory budget (``gelu_core.budget.cache_entries``).
 * Whoever waits can ask how many races train or wait before theirs and about how long that takes
-  (``RaceLane.ahead``), from the time per race the lane last measured.
+  (``RaceLane.ahead``), from the time per race and step the lane last measured.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from gelu_core import budget
 from gelu_core.training import RaceConfig, RaceSnapshot, races, stack_shape
 
-FRAMES = 25  # snapshots per race: one every 4 % of its steps (at least one per record)
+FRAMES = 25  # snapshots per race at most: one every 4 % of its steps (at least one per record)
+FRAME_S = 0.1  # and about one every 0.1 s of training, from the time per race the lane last measured
 MAX_STACK = 64  # races trained as one stack at most
 RACE_BYTES = 2**20  # a finished race kept, at its largest (5,000 steps recorded each step): about 1 MB
 
@@ -87,7 +88,7 @@ class RaceLane:
         self._training: list[RaceJob] = []
         self._jobs: dict[RaceConfig, RaceJob] = {}  # queued or training
         self._kept: OrderedDict[RaceConfig, RaceJob] = OrderedDict()  # finished
-        self._seconds_per_race = 0.5  # measured on every stack trained; a guess until the first
+        self._seconds_per_step = 0.0005  # per race and step, measured on every batch trained; a guess until the first
         self._thread: threading.Thread | None = None
 
     # ---------------------------------------------------------------- what the pages call
@@ -117,8 +118,8 @@ class RaceLane:
             if job.started is not None or job.done:
                 return 0, 0.0
             queued = self._queue.index(job) if job in self._queue else 0
-            before = queued + len(self._training)
-            return before, before * self._seconds_per_race
+            ahead = self._training + self._queue[:queued]
+            return len(ahead), sum(j.config.steps for j in ahead) * self._seconds_per_step
 
     def kept(self, config: RaceConfig) -> RaceSnapshot | None:
         """The finished race of ``config`` if the lane keeps it, without asking for it."""
@@ -151,7 +152,8 @@ class RaceLane:
             for jobs in groups.values():
                 self._train(jobs)
             with self._guard:
-                self._seconds_per_race = (time.monotonic() - started) / len(batch)
+                steps = sum(job.config.steps for job in batch)
+                self._seconds_per_step = (time.monotonic() - started) / steps
                 self._training = []
 
     def _train(self, jobs: list[RaceJob]) -> None:
@@ -159,7 +161,9 @@ class RaceLane:
         for job in jobs:
             job.started = now
         config = jobs[0].config
-        every = max(config.record_every, config.steps // self.frames)
+        seconds = self._seconds_per_step * config.steps * len(jobs)  # about how long this stack trains
+        frames = min(self.frames, max(2, round(seconds / FRAME_S)))
+        every = max(config.record_every, config.steps // frames)
         finals: list = [None] * len(jobs)
         try:
             for snapshots in races([job.config for job in jobs], yield_every=every):

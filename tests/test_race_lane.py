@@ -42,7 +42,7 @@ def test_races_that_wait_are_trained_as_one_stack_and_each_gets_its_own(monkeypa
     while not stacks:
         time.sleep(0.01)
     jobs += [lane.submit(c) for c in configs[1:]]
-    assert lane.ahead(jobs[3]) == (3, pytest.approx(3 * 0.5))  # one training, two queued before it
+    assert lane.ahead(jobs[3]) == (3, pytest.approx(3 * 120 * 0.0005))  # one training, two queued before it
     gate.set()
     results = [job.result(timeout=60) for job in jobs]
     assert stacks == [1, 5]  # the five that waited: one stack

@@ -28,6 +28,7 @@ from gelu_core.training import RaceConfig, RaceSnapshot, races, stack_shape
 FRAMES = 25  # snapshots per race at most: one every 4 % of its steps (at least one per record)
 FRAME_S = 0.1  # and about one every 0.1 s of training, from the time per race the lane last measured
 MAX_STACK = 64  # races trained as one stack at most
+CROWD = 10  # races training at once up to which each page draws ten frames a second
 RACE_BYTES = 2**20  # a finished race kept, at its largest (5,000 steps recorded each step): about 1 MB
 
 
@@ -120,6 +121,14 @@ class RaceLane:
             queued = self._queue.index(job) if job in self._queue else 0
             ahead = self._training + self._queue[:queued]
             return len(ahead), sum(j.config.steps for j in ahead) * self._seconds_per_step
+
+    def frame_seconds(self) -> float:
+        """How often a page should draw a live frame: every 0.1 s, slower when many races train at once (each
+        frame costs the server a redraw per student; 30 students at ten frames a second would cost it more than
+        their training)."""
+        with self._guard:
+            crowd = len(self._training)
+        return FRAME_S * max(1.0, crowd / CROWD)
 
     def kept(self, config: RaceConfig) -> RaceSnapshot | None:
         """The finished race of ``config`` if the lane keeps it, without asking for it."""

@@ -89,14 +89,13 @@ def tell_waiting(before: int, seconds: float) -> None:
                 "together with yours where they can.", icon=":material/hourglass_top:")
 
 
-FRAME_S = 0.1  # live frames at most ten a second: the newest snapshot each time, the others skipped
-
-
 def follow(job):
-    """Draw the race's snapshots as the lane publishes them, the newest at most every FRAME_S; its final one."""
-    seen, last_drawn, waiting = 0, -FRAME_S, None
+    """Draw the race's snapshots as the lane publishes them, the newest at most every LANE.frame_seconds()
+    (0.1 s, longer in a crowd), the others skipped; its final one."""
+    seen, last_drawn, waiting = 0, float("-inf"), None
     while True:
-        wait = 0.25 if waiting is None else max(0.0, last_drawn + FRAME_S - time.monotonic())
+        every = LANE.frame_seconds()
+        wait = 0.25 if waiting is None else max(0.0, last_drawn + every - time.monotonic())
         frames, latest = job.wait(seen, timeout=wait)
         if frames > seen:
             seen, waiting = frames, latest
@@ -104,7 +103,7 @@ def follow(job):
                 return latest
         elif job.started is None:
             tell_waiting(*LANE.ahead(job))
-        if waiting is not None and time.monotonic() - last_drawn >= FRAME_S:
+        if waiting is not None and time.monotonic() - last_drawn >= every:
             progress(waiting)
             last_drawn, waiting = time.monotonic(), None
 

@@ -52,7 +52,7 @@ def one_race(browser, base_url: str, steps: int, seed: int) -> dict:
     page.context.add_init_script(OBSERVER_JS)
     started = time.perf_counter()
     page.goto(f"{base_url}/training?training_steps={steps}&training_seed={seed}", wait_until="commit")
-    page.wait_for_function("() => document.body.innerText.includes('test accuracy (test loss')", timeout=180_000)
+    page.wait_for_function("() => document.body.innerText.includes('hidden units dead')", timeout=180_000)
     verdict_s = time.perf_counter() - started
     frames = page.evaluate("window.__frames || []")
     charts = page.evaluate("window.__charts || []")

@@ -80,10 +80,10 @@ class _Pending:
     error: BaseException | None = None
 
 
-# One heavy run at a time per server process: the lab's forward and backward runs and the training race.  torch
-# already spreads one run over every core it may use, so running two at once only stacks their memory: an
-# (8, 1024, 768) batch peaks near 270 MB, and a class pressing "run" together would otherwise hold one peak per
-# student.  Small runs take milliseconds in line.
+# One heavy run at a time per server process: the lab's forward and backward runs (races train apart, in
+# hosting.races, so neither waits for the other).  torch already spreads one run over every core it may use, so
+# running two at once only stacks their memory: an (8, 1024, 768) batch peaks near 270 MB, and a class pressing
+# "run" together would otherwise hold one peak per student.  Small runs take milliseconds in line.
 RUN_SLOT = RunSlot()
 
 

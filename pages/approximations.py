@@ -152,7 +152,9 @@ def what_pytorch_computes(shown: bool):
     st.caption(
         f"Between “{every}” and “{some}”, 1 + erf(x/√2) (or 1 + tanh) is only a few units in the last place, so "
         f"some inputs give 0 and their neighbours do not. “{holds}” is where even a perfect kernel must return "
-        "0, because the dtype holds nothing that small. " + cliff_words(limits)
+        "0, because the dtype holds nothing that small. " + cliff_words(limits) + " These edges are what PyTorch "
+        "computes on this server's CPU: another processor (another vector width or kernel path) can move them a "
+        "little, and may give +0 where this one gives −0."
     )
     st.markdown("**A few inputs, digit by digit**")
     tables = framework_tables(table_runs, ours=table_runs[order.index(ours.dtype)])

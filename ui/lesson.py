@@ -101,17 +101,23 @@ def _approximations():
 ANSWERS = SharedRuns(max_entries=16)  # question text -> (right choice, why): a few short strings
 
 # one question per page (ui.pages names each page's), beside the function that answers it
-HOME = Question("ReLU turns -1 into 0. What does GELU (tanh form, as in GPT-2) turn -1 into?",
-                ("0, like ReLU", "a small negative number", "-1, unchanged"), _home)
-GATE = Question("How open is GELU's gate at x = 0?", ("closed (0%)", "half open (50%)", "fully open (100%)"), _gate)
-CURVES = Question("What is GELU(3)?", ("well below 3", "almost exactly 3", "above 3"), _curves)
-DERIVATIVE = Question("At x = -2 ReLU's slope is exactly 0. What is GELU's slope there?",
-                      ("exactly 0, like ReLU", "small, but not 0", "larger than 1"), _derivative)
-STEPS = Question("At x = 1, which gives the larger GELU?",
-                 ("the tanh form", "the exact form", "they agree to 6 decimals"), _steps)
-FFN = Question("On standard-normal tokens, what share of the hidden values does ReLU set to exactly 0?",
-               ("about a tenth", "about half", "nearly all"), _ffn)
-TRAINING = Question("Two copies of one network learn the spiral from the same start. Which ends ahead?",
-                    ("ReLU", "GELU", "they do about as well"), _training)
-APPROXIMATIONS = Question("How far is the tanh form from exact GELU, at worst?",
-                          ("more than 0.01", "between 0.0001 and 0.01", "less than 0.0001"), _approximations)
+HOME_QUESTION = Question(
+    "ReLU turns -1 into 0. What does GELU (tanh form, as in GPT-2) turn -1 into?",
+    ("0, like ReLU", "a small negative number", "-1, unchanged"), _home)
+GATE_QUESTION = Question(
+    "How open is GELU's gate at x = 0?", ("closed (0%)", "half open (50%)", "fully open (100%)"), _gate)
+CURVES_QUESTION = Question("What is GELU(3)?", ("well below 3", "almost exactly 3", "above 3"), _curves)
+DERIVATIVE_QUESTION = Question(
+    "At x = -2 ReLU's slope is exactly 0. What is GELU's slope there?",
+    ("exactly 0, like ReLU", "small, but not 0", "larger than 1"), _derivative)
+STEPS_QUESTION = Question(
+    "At x = 1, which gives the larger GELU?", ("the tanh form", "the exact form", "they agree to 6 decimals"), _steps)
+FFN_QUESTION = Question(
+    "On standard-normal tokens, what share of the hidden values does ReLU set to exactly 0?",
+    ("about a tenth", "about half", "nearly all"), _ffn)
+TRAINING_QUESTION = Question(
+    "Two copies of one network learn the spiral from the same start. Which ends ahead?",
+    ("ReLU", "GELU", "they do about as well"), _training)
+APPROXIMATIONS_QUESTION = Question(
+    "How far is the tanh form from exact GELU, at worst?",
+    ("more than 0.01", "between 0.0001 and 0.01", "less than 0.0001"), _approximations)

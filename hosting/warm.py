@@ -1,40 +1,25 @@
 """Heavy imports, once per server process, one after another, by one thread, before page code needs them.
 
-Several sessions arriving together used to import pandas, plotly and torch lazily in parallel threads.  Some
-code peeks into ``sys.modules`` instead of importing (Plotly reads ``sys.modules["pandas"]`` and
-``["numpy"]``; gelu_core's backend read ``sys.modules["torch"].Tensor``), so a session could meet a module
-that another session's thread had only half imported: ``partially initialized module 'pandas' has no
-attribute 'Series'``.  Here the heavy modules are imported by one thread, in a fixed order, in two parts:
+Why: some code peeks into ``sys.modules`` instead of importing (Plotly reads ``sys.modules["pandas"]``), so
+sessions arriving together and importing lazily in their own threads could meet a half-imported module
+(``partially initialized module 'pandas' has no attribute 'Series'``).  Two parts:
 
-* ``PAGES``, what every page draws with (numpy, scipy, pandas, pyarrow, PIL, Plotly, and Plotly's validators,
-  loaded by building one figure), and the app's own frame.  ``warm()`` returns once they are complete, and
-  every script run calls it before anything else (app.py, through ``script_run()``): no page code runs beside
-  a half-imported one of these.
-* ``LATER``, scipy's root finder (the landmarks some pages mark), then torch with the modules built on it
-  (the lab, the race, the PyTorch tab), in two groups.  Only those pages need them, and importing them takes
-  over a CPU-second that the first page would otherwise share (on a small server with the browser beside it,
-  half a second of the first page's 3 s).  So each group is imported in the background once the server has
-  run no script for ``QUIET_S`` seconds: after the first page is drawn, or before any student arrives.  A page
-  that needs one earlier imports it itself and so waits for it (or for the import under way: Python's own
-  module lock), and at that run's end the group is completed here and frozen (below).  What runs meanwhile
-  never reads torch from ``sys.modules`` (gelu_core's backend checks for a complete ``torch.Tensor``; Plotly,
-  pandas and Streamlit only ask whether "torch" is there).  ``ready()`` is True once every group is done
-  (``/readyz``).
+* ``PAGES``: what every page draws with, and the app's frame.  ``warm()`` returns once they are complete;
+  every script run calls it first (app.py, through ``script_run()``), so no page code runs beside a
+  half-imported one of these.
+* ``LATER``: groups only some pages need (scipy's root finder; torch and what is built on it).  Each is
+  imported in the background once no script has run for ``QUIET_S`` seconds, so it does not share the CPU
+  with the first page.  A page that needs a group earlier imports it itself (Python's module lock makes it
+  wait for an import under way), and the group is completed here at that run's end.  ``ready()`` is True
+  once every group is done (``/readyz``).
 
-Before torch can be imported, its threads are set for the whole process (every script thread runs torch on
-its own OpenMP team): one per CPU the process may really use, its affinity set lowered by a cgroup CPU quota.
-A container that sees 16 cores but may use 1 would otherwise run 16 threads on one core.
+Before torch is imported its threads are set for the process: one per CPU it may really use (its affinity
+set, lowered by a cgroup CPU quota), not one per core it sees.  ``start()`` runs in the background at
+start-up (``hosting.lifespan``); without a server (AppTest, a script) the first ``warm()`` imports ``PAGES``.
 
-The server starts ``start()`` in the background at start-up (``hosting.lifespan``), so the imports overlap the
-browser loading Streamlit's frontend.  Without a server (AppTest, a script), the first ``warm()`` imports
-``PAGES`` itself.
-
-After each part and group, ``gc.freeze()``: Streamlit runs a full garbage collection after every script run
-(``runner.postScriptGC``), holding the GIL, and with torch, pandas and Plotly loaded that walks ~280,000
-objects, about 110 ms on this machine, during which no other session's message goes out.  The modules'
-objects live as long as the process anyway; frozen, the collection after a run only looks at what the runs
-themselves made (well under 1 ms), and still frees their cycles.  (A later freeze may also freeze the
-objects of a run under way: they stay, a few kilobytes, which is the price of not blocking it.)
+After each part and group, ``gc.freeze()``: Streamlit collects garbage after every script run, holding the
+GIL, and the imported modules' objects (which live as long as the process) would be walked every time; frozen,
+a collection only looks at what the runs made.  The cost measured: README, "Speed".
 """
 
 from __future__ import annotations

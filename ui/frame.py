@@ -1,16 +1,15 @@
 """The furniture every page shares, drawn with Streamlit: the page guard, the link check, the share link,
-the presenter view, and one way to draw a chart.  The rest of ui/ is Streamlit-free.
+the presenter view, the lesson around each page, the code for each view, and one way to draw a chart.  The
+rest of ui/ is Streamlit-free.
 
-* ``require_app_frame()``: Streamlit keeps a process-wide flag, ``PagesManager.uses_pages_directory``, that is
-  True whenever a folder named ``pages/`` sits beside the main script, until some session has run
-  ``st.navigation``.  Until then a deep link such as ``/curves?curves_x=2`` runs ``pages/curves.py`` alone:
-  no page config, a sidebar of raw file names, no share link.  The server clears the flag at start-up
-  (``hosting.lifespan``); AppTest and any other runner meet it, so every page calls this first: it clears
-  the flag and reruns through app.py, which routes to the same page with the same URL parameters.
-* ``check_link(controls)``: a link is anyone's to type.  A URL value a control cannot take is dropped before
-  the widget reads it, and the page says which and shows the default.
-* ``share_link()``: the page's URL already holds every bound control, so the link is copied from the
-  browser's address bar when the button is pressed: never stale, no rerun needed.
+* ``require_app_frame()``: while a folder named ``pages/`` sits beside the main script, Streamlit runs a deep
+  link's page on its own (no page config, no frame) until some session has run ``st.navigation``
+  (``PagesManager.uses_pages_directory``).  Every page calls this first: it clears the flag and reruns
+  through app.py, which routes to the same page with the same URL parameters.
+* ``check_link(controls)``: a URL value a control cannot take is dropped before the widget reads it, and the
+  page says which and shows the default.
+* ``share_link()``: the page's URL holds every bound control, so the link is copied from the browser's
+  address bar when the button is pressed.
 * ``presenting()``: ``?present=true`` hides the sidebar and the lesson around the page and enlarges the type;
   ``&hide=<key>`` (repeatable) also hides those controls, which still hold their URL values.
 """
@@ -37,14 +36,12 @@ _LINK_TARGETS: dict[str, object] = {}  # url path -> an st.Page used only as a l
 def page_link(url_path: str, **kwargs) -> None:
     """st.page_link to one of the app's pages by its url path.
 
-    st.page_link given a file path resolves it on the disk on every run, and a class's sessions running
-    together would each make those system calls, every one a wait for Python's GIL.  So each target is an
-    st.Page built once per process and used only as a link (a link reads its url path and hash; the pages
-    st.navigation routes to are built afresh in every run, since navigation marks the one it returns)."""
+    Each target is an st.Page built once per process, used only as a link: st.page_link given a file path
+    looks it up on the disk in every run, system calls that a class's sessions would each wait on."""
     target = _LINK_TARGETS.get(url_path)
     if target is None:
-        target = _LINK_TARGETS[url_path] = st.Page(f"pages/{url_path}.py", url_path=url_path,
-                                                   default=url_path == "home")
+        row = table.PAGES[url_path]
+        target = _LINK_TARGETS[url_path] = st.Page(row.file, url_path=url_path, default=row.default)
     st.page_link(target, **kwargs)
 
 

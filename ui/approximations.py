@@ -202,11 +202,13 @@ def limits_table(limits: Mapping[str, Mapping[str, float]]) -> dict[str, list]:
 
 
 def cliff_words(limits: Mapping[str, Mapping[str, float]]) -> str:
-    """How far left of torch's cliff the true GELU itself rounds to 0, per dtype, in words judged from the numbers
+    r"""How far left of torch's cliff the true GELU itself rounds to 0, per dtype, in words judged from the numbers
     (1 or more: far; less: only that much; none: torch loses nothing a perfect kernel could keep).
 
-    >>> cliff_words({"float32": {"every": -5.54, "holds": -14.36}, "float16": {"every": -5.54, "holds": -5.73}})
-    "For float32 it lies far to the left of torch's cliff (8.82 further); for float16 only 0.19 to the left."
+    >>> import re; words = cliff_words({"float32": {"every": -5.54, "holds": -14.36},
+    ...                                 "float16": {"every": -5.54, "holds": -5.73}})
+    >>> re.findall(r"\d+\.\d+", words), [w.split()[0] for w in re.findall(r"(?:far|only) [^;]*", words)]
+    (['8.82', '0.19'], ['far', 'only'])
     """
     far = {d: v["every"] - v["holds"] for d, v in limits.items() if v["every"] - v["holds"] >= 1}
     near = {d: v["every"] - v["holds"] for d, v in limits.items() if 0 < v["every"] - v["holds"] < 1}
@@ -262,12 +264,12 @@ def how_far(approx: float, exact: float) -> str:
 
 
 def overlap_words(values: Mapping[str, np.ndarray]) -> str:
-    """Whether the three forms can be told apart on the forms chart: the largest gap between an approximation and
+    r"""Whether the three forms can be told apart on the forms chart: the largest gap between an approximation and
     exact GELU against the chart's height (1 % or less: on top of each other).
 
-    >>> x = np.linspace(-6, 6, 5); overlap_words({"none": x, "tanh": x + 1e-4, "sigmoid": x + 0.02})
-    "At this scale the three curves lie on top of each other (at most 2.000e-02 apart, 0.17% of the chart's \
-height); the error charts zoom in."
+    >>> import re; x = np.linspace(-6, 6, 5); words = overlap_words({"none": x, "tanh": x + 1e-4, "sigmoid": x + 0.02})
+    >>> re.findall(r"\d+\.\d+(?:e-\d+)?", words), "on top of each other" in words
+    (['2.000e-02', '0.17'], True)
     """
     exact = np.asarray(values["none"], dtype=np.float64)
     gap = max(float(np.max(np.abs(np.asarray(v, dtype=np.float64) - exact))) for a, v in values.items() if a != "none")
@@ -289,10 +291,11 @@ def tail_words(x: float, exact: float, tanh: float, sigmoid: float) -> str:
 
 
 def digits_words(roundoff: Mapping[str, float]) -> str:
-    """How many significant decimal digits each dtype keeps: -log10 of its unit roundoff, to the nearest whole.
+    r"""How many significant decimal digits each dtype keeps: -log10 of its unit roundoff, to the nearest whole.
 
-    >>> digits_words({"float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11})
-    'float32 keeps about 7 significant digits, bfloat16 about 2 and float16 about 3'
+    >>> import re; re.findall(r"(\w+) (?:keeps )?about (\d+)", digits_words({"float32": 2.0**-24, "bfloat16": 2.0**-8,
+    ...                                                                  "float16": 2.0**-11}))
+    [('float32', '7'), ('bfloat16', '2'), ('float16', '3')]
     """
     said = [f"{d} about {round(-math.log10(u))}" for d, u in roundoff.items()]
     first = said[0].replace(" about ", " keeps about ", 1) + " significant digits"

@@ -259,6 +259,15 @@ def test_csv_with_and_without_header():
     assert same(tensors["tensor"], torch.from_numpy(table)) and any("column names" in n for n in notes)
 
 
+@pytest.mark.parametrize("text, where", [(b"1,2,three\n4,5,6\n", "Line 1, column 3"),
+                                         (b"# made here\n\nx,7\n1,2\n", "Line 3, column 1"),
+                                         (b"1,2\n3,x\n", "Line 2, column 2")])
+def test_csv_a_first_row_with_a_number_is_data_and_a_word_in_it_is_refused_where_it_stands(text, where):
+    """Reference: the files made here. Only a first row without a single number is a header (column names);
+    a word beside numbers, in the first row or a later one, is refused with its line and column."""
+    assert f"{where} of this .csv file is not a number" in refused(text, "t.csv")
+
+
 @pytest.mark.parametrize("delimiter,newline", [("\t", "\n"), (";", "\r\n"), (",", "\r")])
 def test_csv_delimiters_and_line_endings(delimiter, newline):
     table = np.arange(12, dtype=np.float64).reshape(4, 3) / 7

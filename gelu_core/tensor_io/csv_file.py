@@ -1,4 +1,4 @@
-"""CSV text: a table of numbers (comma, tab or semicolon), a first row that is not numbers read as a header.
+"""CSV text: a table of numbers (comma, tab or semicolon), a first row without a single number read as a header.
 
 Its size is judged from the bytes, at C speed, before any text is decoded or
 split: the first data row's width against MAX_CSV_COLUMNS, lines times that
@@ -94,7 +94,7 @@ def _check_cells(rows: int, columns: int, label: str) -> None:
 
 
 def read_csv(data: bytes, label: str, notes: list[str]) -> np.ndarray:
-    """A 2-D float64 array from a CSV table of numbers; a first row that is not numbers is a header."""
+    """A 2-D float64 array from a CSV table of numbers; a first row with no number in it is a header."""
     not_text = TensorFileError(f"This {label}file is neither a tensor format nor UTF-8 text.")
     if b"\x00" in data:
         raise not_text
@@ -111,7 +111,10 @@ def read_csv(data: bytes, label: str, notes: list[str]) -> np.ndarray:
     delimiter = next((d for d in _DELIMITERS if d in first), ",")
     columns = first.count(delimiter) + 1
     _check_cells(rows, columns, label)  # again: where blanks are any Unicode space, odd files may differ
-    header = not all(_is_number(cell) for cell in first.split(delimiter))
+    numbers = [_is_number(cell) for cell in first.split(delimiter)]
+    header = not any(numbers)  # a row that mixes numbers and words is a bad row, not column names
+    if not header and not all(numbers):
+        raise TensorFileError(_not_a_number(skip, numbers.index(False), label))
     if header and second is None:
         raise TensorFileError(f"This {label}file has a header but no rows of numbers.")
     try:
@@ -140,6 +143,11 @@ def _is_number(cell: str) -> bool:
     return True
 
 
+def _not_a_number(index: int, cell: int, label: str) -> str:
+    """The message for a cell that is not a number (0-based line and cell, counted in words from 1)."""
+    return f"Line {index + 1:,}, column {cell + 1:,} of this {label}file is not a number."
+
+
 def _problem(data: bytes, skip: int, delimiter: str, columns: int, label: str) -> str:
     """Where a CSV stops being a table of numbers, in words (lines counted from the file's first).
 
@@ -156,7 +164,7 @@ def _problem(data: bytes, skip: int, delimiter: str, columns: int, label: str) -
         try:
             list(map(float, cells))  # the quick test; quoted cells fall through to the careful one
         except ValueError:
-            for column, cell in enumerate(cells, start=1):
+            for column, cell in enumerate(cells):
                 if not _is_number(cell):
-                    return f"Line {index + 1:,}, column {column:,} of this {label}file is not a number."
+                    return _not_a_number(index, column, label)
     return f"This {label}file is not a table of numbers."

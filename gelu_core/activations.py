@@ -382,7 +382,7 @@ ACTIVATIONS: dict[str, Activation] = {
     )
 }
 
-GELU_FORMS = {"none": "gelu", "tanh": "gelu_tanh", "sigmoid": "gelu_sigmoid"}
+GELU_FORMS = {a.approximate: a.name for a in ACTIVATIONS.values() if a.approximate}  # "tanh" -> "gelu_tanh"
 
 
 def get_activation(name: str) -> Activation:

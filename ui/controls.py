@@ -212,6 +212,12 @@ def _short_label(name: str) -> str:
     return ACTIVATIONS[name].short
 
 
+def _param_range(activation: str, param: str) -> dict[str, float]:
+    """A slider's bounds for an activation's parameter, as the registry declares them."""
+    lo, hi = ACTIVATIONS[activation].param_ranges[param]
+    return dict(min_value=lo, max_value=hi)
+
+
 GELU_FORM = dict(options=APPROXIMATIONS, format_func=form_word, required=True)  # the URL holds exact|tanh|sigmoid
 OVERLAYS = tuple(name for name in ACTIVATIONS if name != "relu")  # Curves draws ReLU always
 LAB_ACTIVATIONS = ("gelu_tanh", "gelu", "gelu_sigmoid", "relu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
@@ -238,9 +244,9 @@ CURVES = PageControls("curves", (
     Control("multiselect", "curves_more", "Overlay other activations", [],
             dict(options=OVERLAYS, format_func=_short_label, placeholder="Sigmoid, Tanh, SiLU, ...")),
     Control("slider", "curves_slope", "Leaky ReLU slope a", 0.01,
-            dict(min_value=0.0, max_value=0.5, step=0.01, format="%.2f")),
+            dict(_param_range("leaky_relu", "negative_slope"), step=0.01, format="%.2f")),
     Control("slider", "curves_alpha", "ELU α", 1.0,
-            dict(min_value=0.1, max_value=3.0, step=0.1, format="%.1f")),
+            dict(_param_range("elu", "alpha"), step=0.1, format="%.1f")),
     Control("text_input", "curves_points", "Values at these x", "-2, -1, 0, 1, 2",
             dict(max_chars=200, help="Numbers separated by commas, at most 25.")),
 ))

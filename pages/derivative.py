@@ -1,4 +1,4 @@
-"""Slopes: the gradient each activation passes back, GELU′ against ReLU's jump, and where GELU bottoms out."""
+"""Derivative: the gradient each activation passes back, GELU′ against ReLU's jump, and where GELU bottoms out."""
 
 import streamlit as st
 
@@ -19,7 +19,7 @@ from ui.frame import chart, require_app_frame
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
-st.title("Slopes")
+st.title("Derivative")
 intro = st.empty()  # written once the GELU form is read: it quotes that form's slopes
 
 st.latex(r"\frac{\partial L}{\partial x} = \frac{\partial L}{\partial y}\cdot \mathrm{act}'(x)")

@@ -221,7 +221,7 @@ def test_curves_prints_the_probe_and_the_values_table(tmp_path):
         assert rows == shown_table(frame)
 
 
-# ---------------------------------------------------------------- Slopes
+# ---------------------------------------------------------------- Derivative
 
 DERIVATIVE_CASES = [{}, {"derivative_form": "tanh", "derivative_x": "0.3", "derivative_nudge": "0.7"},
                     {"derivative_form": "sigmoid", "derivative_x": "-4", "derivative_nudge": "0.001"},

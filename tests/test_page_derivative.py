@@ -1,4 +1,4 @@
-"""AppTest of the Slopes page: the nudge, GELU's minimum and slope extremes, the form switch.
+"""AppTest of the Derivative page: the nudge, GELU's minimum and slope extremes, the form switch.
 
 References: mpmath at 50 digits (mp.diff of each GELU form, findroot); readouts compared as the 4-decimal
 rounding of the mpmath value.

@@ -1,4 +1,4 @@
-"""Builders of the Home, Curves, Gate and Slopes pages and the controls registry, without Streamlit.
+"""Builders of the Home, Curves, Gate and Derivative pages and the controls registry, without Streamlit.
 
 References: mpmath at 50 digits for every number a builder puts on screen (compared in float64 with a
 relative tolerance of 1e-13, far wider than gelu_core's 8(1 + x²) ulp bound and far tighter than any digit

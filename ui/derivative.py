@@ -1,4 +1,4 @@
-"""The Slopes page: GELU' against ReLU's step, GELU's minimum, the slope's extremes, the smoothness nudge, and
+"""The Derivative page: GELU' against ReLU's step, GELU's minimum, the slope's extremes, the smoothness nudge, and
 the sentences that quote them."""
 
 from __future__ import annotations

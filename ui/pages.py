@@ -53,7 +53,7 @@ PAGES: dict[str, Page] = {p.url_path: p for p in (
          "compare the two curves over a range: where they agree, and where they part.",
          "both curves on one range: probe any x, overlay sigmoid, SiLU and friends.",
          lesson.CURVES_QUESTION, controls.CURVES, code_export.curves.script),
-    Page("derivative", "Slopes", ":material/trending_up:",
+    Page("derivative", "Derivative", ":material/trending_up:",
          "see the gradient, the slope that training follows back, and why a slope of 0 stops a unit from "
          "learning.",
          "the gradient: ReLU passes back nothing for a negative input, GELU a little.",

@@ -1,4 +1,4 @@
-"""The Slopes script: the gradient each activation passes back at x, the nudge across 0, GELU's minimum and the
+"""The Derivative script: the gradient each activation passes back at x, the nudge across 0, GELU's minimum and the
 extremes of its slope (scipy's root finder and minimiser)."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def gate_slope(x):
 }
 
 TEMPLATE = '''
-"""GELU Explorer, Slopes: the gradient ReLU and GELU ($form form) pass back, GELU's minimum and slope extremes."""
+"""GELU Explorer, Derivative: the gradient ReLU and GELU ($form form) pass back, GELU's minimum and slope extremes."""
 
 import math
 

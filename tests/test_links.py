@@ -14,11 +14,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT
 from ui.controls import Control
-from ui.pages import PAGE_CONTROLS
+from ui.pages import PAGE_CONTROLS, PAGES
 
-PAGE_FILES = {"home": None, "curves": "pages/curves.py", "gate": "pages/gate.py", "derivative": "pages/derivative.py",
-              "approximations": "pages/approximations.py", "steps": "pages/steps.py", "ffn": "pages/ffn.py",
-              "training": "pages/training.py"}
+PAGE_FILES = {p.url_path: None if p.default else p.file for p in PAGES.values()}
 ALWAYS_SHOWN = {  # controls drawn only once another one is set: the parameter that shows them
     "curves_slope": {"curves_more": ["Leaky ReLU"]},
     "curves_alpha": {"curves_more": ["ELU"]},

@@ -22,12 +22,11 @@ import math
 import pytest
 
 from tests.conftest import ROOT, chart_spec
+from ui import pages as table
 from ui.controls import Control
 from ui.pages import PAGE_CONTROLS
 
-PAGES = {"home": None, "curves": "pages/curves.py", "gate": "pages/gate.py", "derivative": "pages/derivative.py",
-         "approximations": "pages/approximations.py", "steps": "pages/steps.py", "ffn": "pages/ffn.py",
-         "training": "pages/training.py"}
+PAGES = {p.url_path: None if p.default else p.file for p in table.PAGES.values()}
 
 
 def url_values(control: Control, value) -> list[str]:

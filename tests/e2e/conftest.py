@@ -1,4 +1,5 @@
-"""Browser-test fixtures: one `streamlit run app.py` and one headless Chromium for the whole session.
+"""Browser-test fixtures: one `streamlit run app.py` and one headless Chromium for the whole session (under
+pytest-xdist, one of each per worker, started when the worker meets its first browser test).
 
 Where Chromium (or Playwright) is missing the browser tests are skipped, unless GELU_E2E_REQUIRED=1
 (set by .ci/run), where that is a failure.

@@ -1,7 +1,8 @@
 """Every page in a real browser: it loads clean, its first control moves by keyboard, the URL keeps the view.
 
-Pages are read from app.py's navigation, so a new page is covered without touching this file.  The
-control is the page's first slider (its first number input where a page has no slider: home, the lab).
+Pages are read from ui/pages.py (the table app.py's navigation is built from), so a new page is covered
+without touching this file.  The control is the page's first slider (its first number input where a page has
+no slider: home, the lab).
 Reference for "the same view": the control's own value (the input's value and the number drawn on the
 slider's thumb) before sharing and after opening the shared URL in a fresh browser context; compared
 exactly, as strings.  The teacher's view is a light desktop (1400x900); the student opens the link on a

@@ -65,6 +65,16 @@ def test_loss_figure_carries_both_runs_on_a_log_axis(snapshot):
         assert run.label in test["name"] and "test" in test["name"] and "training" in training["name"]
 
 
+def test_the_loss_axis_labels_one_two_five_per_decade_and_spans_the_losses(snapshot):
+    """Reference: the snapshot's own losses. Plotly's default labels every minor tick of a short log axis."""
+    ticks = np.asarray(valid(loss_figure(snapshot))["layout"]["yaxis"]["tickvals"])
+    losses = np.concatenate([np.r_[run.test_loss, run.train_loss] for run in snapshot.runs])
+    mantissas = {round(t / 10 ** np.floor(np.log10(t)), 9) for t in ticks}
+    assert mantissas <= {1.0, 2.0, 5.0}, mantissas
+    assert np.all(np.diff(ticks) > 0) and ticks[0] <= losses.min() and ticks[-1] >= losses.max()
+    assert ticks[1] > losses.min() and ticks[-2] < losses.max()  # no label beyond the first past each end
+
+
 def test_accuracy_figure_carries_the_test_accuracy(snapshot):
     fig = accuracy_figure(snapshot)
     for run in snapshot.runs:

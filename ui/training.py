@@ -29,6 +29,28 @@ def _curve(x, y, *, name: str, key: str, group: str, width: float = 3, opacity: 
     return trace
 
 
+def log_ticks(series) -> list[float]:
+    """Labels for a log axis over these values: 1, 2 and 5 times each power of ten between their ends.
+
+    Plotly's own ticks on a log axis spanning a decade or two label every minor step (0.1, 9, 8, 7, ...).
+
+    >>> log_ticks([[0.9, 0.3], [0.04]])
+    [0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
+    >>> log_ticks([[0.62, 0.7]])
+    [0.5, 1.0]
+    """
+    values = np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in series])
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.size == 0:
+        return []
+    low, high = float(values.min()), float(values.max())
+    powers = range(int(np.floor(np.log10(low))) - 1, int(np.ceil(np.log10(high))) + 1)
+    steps = [float(f"{digit}e{power}") for power in powers for digit in (1, 2, 5)]
+    first = max(i for i, t in enumerate(steps) if t <= low)  # one label at or below the lowest value,
+    last = min(i for i, t in enumerate(steps) if t >= high)  # one at or above the highest
+    return steps[first:last + 1]
+
+
 def loss_figure(snapshot, *, height: int = 340) -> go.Figure:
     """Cross-entropy of both runs over training, log scale: test loss thick, training loss thin."""
     traces = []
@@ -37,7 +59,8 @@ def loss_figure(snapshot, *, height: int = 340) -> go.Figure:
         traces.append(_curve(run.steps, run.train_loss, name=f"{run.label}: training", key=run.name,
                              group="train", width=1.5, opacity=0.6, dash="dot"))
     layout = base_layout("training step", "loss (cross-entropy, log scale)", height=height)
-    layout["yaxis"]["type"] = "log"
+    layout["yaxis"].update(type="log", tickvals=log_ticks([run.test_loss for run in snapshot.runs]
+                                                          + [run.train_loss for run in snapshot.runs]))
     layout["xaxis"]["range"] = [0, snapshot.config.steps]  # the whole race: a live run fills the chart
     return quick_figure(traces, layout)
 

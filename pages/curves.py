@@ -4,9 +4,10 @@ import streamlit as st
 
 import gelu_core
 from ui.controls import CURVES, ordered_range, parse_points
-from ui.curves import curves_figure, probe_readout, shape_words, values_tables
+from ui.curves import READOUT, curves_figure, probe_live_table, readout_texts, shape_words, values_tables
 from ui.format import fixed
 from ui.frame import chart, require_app_frame
+from ui.live import follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -19,7 +20,6 @@ probe_col, chart_col = st.columns([1, 2.4], gap="large")
 with probe_col:
     x = st.slider(**CURVES["x"].kwargs())
     approximate = st.segmented_control(**CURVES["form"].kwargs())
-    form = gelu_core.form_word(approximate)
 intro.markdown(shape_words(approximate))
 with st.expander("Range, points and other activations", expanded=True):
     r1, r2 = st.columns(2)
@@ -38,13 +38,12 @@ with chart_col:
         st.info(f"The range is a single point, so the chart shows {fixed(lo - 1, 1)} … {fixed(hi + 1, 1)}.")
     lo, hi = ordered_range(lo, hi)
     chart(curves_figure(lo, hi, n, approximate, x, overlays, params), "curves")
-    r = probe_readout(x, approximate)
-    c1, c2, c3 = st.columns(3)
-    c1.metric(f"ReLU({fixed(x, 2)})", fixed(r["relu"]))
-    c2.metric(f"GELU({fixed(x, 2)}), {form}", fixed(r["gelu"]), help="GELU(x) = x · gate(x)")
-    c3.metric(f"gate({fixed(x, 2)}), {form}", fixed(r["gate"]), help="How open GELU's door is at this x, from 0 to 1.")
-    if not lo <= x <= hi:
-        st.caption(f"The probe x = {fixed(x, 2)} lies outside the plotted range: widen the range to see it.")
+    t = readout_texts(x, approximate)
+    c1, c2, c3 = st.container(key=READOUT).columns(3)
+    c1.metric(t["relu_label"], t["relu"])
+    c2.metric(t["gelu_label"], t["gelu"], help="GELU(x) = x · gate(x)")
+    c3.metric(t["gate_label"], t["gate"], help="How open GELU's door is at this x, from 0 to 1.")
+    follow(probe_live_table(approximate, lo, hi), "curves_x_live")  # the above, moved by the thumb as it goes
 
 f1, f2 = st.columns(2)
 f1.latex(gelu_core.get_activation("relu").latex)

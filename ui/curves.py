@@ -3,6 +3,7 @@ chosen points as tables a phone can show, and the opening sentence with the chos
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -54,6 +55,65 @@ def probe_readout(x: float, approximate: str) -> dict[str, float]:
         "gelu": gelu_core.gelu(float(x), approximate=approximate),
         "gate": gelu_core.gelu_gate(float(x), approximate=approximate),
     }
+
+
+READOUT = "curves_readout"  # the container of the three metrics: the live layer writes into it
+
+
+def readout_texts(x: float, approximate: str) -> dict[str, str]:
+    """The three metrics' labels and values at one x, as the page shows them."""
+    form = gelu_core.form_word(approximate)
+    r = probe_readout(x, approximate)
+    at = fixed(x, 2)
+    return {"relu_label": f"ReLU({at})", "relu": fixed(r["relu"]),
+            "gelu_label": f"GELU({at}), {form}", "gelu": fixed(r["gelu"]),
+            "gate_label": f"gate({at}), {form}", "gate": fixed(r["gate"])}
+
+
+def outside_note(x: float, lo: float, hi: float) -> str:
+    """The sentence under the readouts when the probe is off the chart ("" when it is on it)."""
+    if lo <= x <= hi:
+        return ""
+    return f"The probe x = {fixed(x, 2)} lies outside the plotted range: widen the range to see it."
+
+
+@functools.lru_cache(maxsize=len(gelu_core.GELU_FORMS))
+def _probe_columns(approximate: str) -> dict[str, tuple]:
+    """Every readout string and marker height at every position of the probe's slider, for one form."""
+    from ui.controls import CURVES
+    from ui.live import grid
+
+    o = CURVES["x"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    rows = [readout_texts(x, approximate) for x in xs]
+    out = {k: tuple(r[k] for r in rows) for k in rows[0]}
+    readouts = [probe_readout(x, approximate) for x in xs]
+    out["x"] = tuple(xs)
+    out["y_relu"] = tuple(r["relu"] for r in readouts)
+    out["y_gelu"] = tuple(r["gelu"] for r in readouts)
+    return out
+
+
+def probe_live_table(approximate: str, lo: float, hi: float) -> dict:
+    """The live layer's table for the probe slider: the metrics, the two markers, the dotted line and the note at
+    every step of the slider's grid, from the same functions the page draws with."""
+    from ui.controls import CURVES
+    from ui.live import live_table
+
+    c = _probe_columns(approximate)
+    key = gelu_core.GELU_FORMS[approximate]
+    labels = f".st-key-{READOUT} [data-testid='stMetricLabel'] p"
+    values = f".st-key-{READOUT} [data-testid='stMetricValue'] p"
+    texts = [(labels, 0, c["relu_label"]), (values, 0, c["relu"]), (labels, 1, c["gelu_label"]),
+             (values, 1, c["gelu"]), (labels, 2, c["gate_label"]), (values, 2, c["gate"])]
+    names = {"relu": tuple(f"ReLU({fixed(x, 2)})" for x in c["x"]),
+             "gelu": tuple(f"GELU({fixed(x, 2)})" for x in c["x"])}
+    traces = {"marker:relu": {"x": c["x"], "y": c["y_relu"], "name": names["relu"]},
+              f"marker:{key}": {"x": c["x"], "y": c["y_gelu"], "name": names["gelu"]}}
+    layout = {"shapes[0].x0": c["x"], "shapes[0].x1": c["x"]}
+    note = [outside_note(x, lo, hi) for x in c["x"]]
+    return live_table({"key": CURVES["x"].key, **CURVES["x"].options}, texts=texts, chart_key="chart_curves",
+                      traces=traces, layout=layout, note=note)
 
 
 def curves_figure(lo: float, hi: float, n: int, approximate: str, probe: float, overlays: Sequence[str] = (),

@@ -106,14 +106,10 @@ def probe_live_table(approximate: str, lo: float, hi: float) -> dict:
     values = f".st-key-{READOUT} [data-testid='stMetricValue'] p"
     texts = [(labels, 0, c["relu_label"]), (values, 0, c["relu"]), (labels, 1, c["gelu_label"]),
              (values, 1, c["gelu"]), (labels, 2, c["gate_label"]), (values, 2, c["gate"])]
-    names = {"relu": tuple(f"ReLU({fixed(x, 2)})" for x in c["x"]),
-             "gelu": tuple(f"GELU({fixed(x, 2)})" for x in c["x"])}
-    traces = {"marker:relu": {"x": c["x"], "y": c["y_relu"], "name": names["relu"]},
-              f"marker:{key}": {"x": c["x"], "y": c["y_gelu"], "name": names["gelu"]}}
-    layout = {"shapes[0].x0": c["x"], "shapes[0].x1": c["x"]}
+    traces = {"marker:relu": {"x": c["x"], "y": c["y_relu"]}, f"marker:{key}": {"x": c["x"], "y": c["y_gelu"]}}
     note = [outside_note(x, lo, hi) for x in c["x"]]
     return live_table({"key": CURVES["x"].key, **CURVES["x"].options}, texts=texts, chart_key="chart_curves",
-                      traces=traces, layout=layout, note=note)
+                      traces=traces, lines={0: c["x"]}, note=note)
 
 
 def curves_figure(lo: float, hi: float, n: int, approximate: str, probe: float, overlays: Sequence[str] = (),
@@ -139,9 +135,25 @@ def curves_figure(lo: float, hi: float, n: int, approximate: str, probe: float, 
     ]
     # each overlay adds a legend entry, a line of its own on a phone: the chart grows by one such line per overlay
     layout = base_layout("x", "activation(x)", height=420 + 22 * (len(traces) - 4))
+    # Fixed axes: the range of x the student chose, and y over every curve there and both markers at every probe
+    # position inside it, so that moving the probe (live, in the browser, or by a rerun) moves nothing else.
+    layout["xaxis"]["range"] = [float(lo), float(hi)]
+    layout["yaxis"]["range"] = _y_range([t["y"] for t in traces[:-2]], approximate, lo, hi)
     layout["shapes"] = [dict(type="line", x0=probe, x1=probe, yref="paper", y0=0, y1=1,
                              line=dict(color=NEUTRAL, width=1, dash="dot"))]
     return quick_figure(traces, layout)
+
+
+def _y_range(curves: Sequence[np.ndarray], approximate: str, lo: float, hi: float) -> list[float]:
+    """The y axis's range: every drawn curve, and the markers at every probe position in [lo, hi], 5 % apart."""
+    c = _probe_columns(approximate)
+    inside = [i for i, x in enumerate(c["x"]) if lo <= x <= hi]
+    marks = [c["y_relu"][i] for i in inside] + [c["y_gelu"][i] for i in inside]
+    ys = np.concatenate([np.asarray(y, dtype=np.float64).ravel() for y in curves] + [np.asarray(marks, dtype=float)])
+    ys = ys[np.isfinite(ys)]
+    bottom, top = (float(ys.min()), float(ys.max())) if ys.size else (-1.0, 1.0)
+    pad = 0.05 * (top - bottom) or 0.5
+    return [bottom - pad, top + pad]
 
 
 def values_tables(points: Sequence[float], approximate: str, overlays: Sequence[str] = (),

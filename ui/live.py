@@ -7,9 +7,9 @@ custom component (``st.components.v2``, drawn in the page, no iframe) that sends
 the page's numbers at every step of the slider's grid, already formatted by ``ui/format`` (the browser selects a
 row, it neither computes nor formats), and the component's script watches the slider's thumb.  On each move it
 writes the row's strings into the readouts the page drew (the text nodes of ``st.metric`` and the like, so the
-next rerun writes the same strings over them) and moves the chart's probe traces with the Plotly the app already
-ships (``window.Plotly``: ``Plotly.update`` on the marker traces and the layout paths named, so the axes
-autorange exactly as the server's figure will).
+next rerun writes the same strings over them) and moves the chart's probe traces in the SVG Plotly drew, as
+Plotly places them (the axes' ``c2p``; a figure with live probes fixes its axes' ranges, so nothing else
+moves).
 
 A ``Live`` table is a plain dict (JSON): see ``live_table``.
 """
@@ -31,6 +31,32 @@ export default function (component) {
     return Math.max(0, Math.min(data.count - 1, k));
   };
   const chart = () => document.querySelector(`.st-key-${data.chart.key} .js-plotly-plot`);
+  // Plotly drew the figure; move its probe markers and lines the way it places them (an axis's c2p, points in
+  // the subplot's frame, shapes in the page's), without a redraw.  The axes' ranges are fixed by the figure, so
+  // a moved probe changes nothing else; the next rerun's figure has them where they are now.
+  const moveChart = (k) => {
+    const gd = chart(), fl = gd && gd._fullLayout;
+    if (!fl || !fl.xaxis || !fl.yaxis || !fl.xaxis.c2p) return;
+    const xa = fl.xaxis, ya = fl.yaxis, [x0, x1] = [Math.min(...xa.range), Math.max(...xa.range)];
+    for (const g of gd.querySelectorAll(".scatterlayer .trace")) {
+      const trace = g.__data__ && g.__data__[0] && g.__data__[0].trace;
+      const spec = trace && data.chart.traces[trace.meta];
+      if (!spec) continue;
+      const x = spec.x[k], y = spec.y[k];
+      for (const point of g.querySelectorAll("path.point")) {
+        point.setAttribute("transform", `translate(${xa.c2p(x)},${ya.c2p(y)})`);
+        point.style.display = x0 <= x && x <= x1 ? "" : "none";
+      }
+    }
+    for (const [index, column] of Object.entries(data.chart.lines || {})) {
+      const line = gd.querySelector(`.shapelayer path[data-index="${index}"]`);
+      const m = line && /^M[^,]+,([^L]+)L[^,]+,(.+)$/.exec(line.getAttribute("d"));
+      if (!m) continue;
+      const at = xa._offset + xa.c2p(column[k]);
+      line.setAttribute("d", `M${at},${m[1]}L${at},${m[2]}`);
+      line.style.display = x0 <= column[k] && column[k] <= x1 ? "" : "none";
+    }
+  };
   const apply = (k) => {
     for (const [selector, nth, column] of data.texts) {
       const el = document.querySelectorAll(selector)[nth];
@@ -40,20 +66,7 @@ export default function (component) {
       else if (el.textContent !== column[k]) el.textContent = column[k];
     }
     if (note) note.textContent = data.note ? data.note[k] : "";
-    const gd = chart();
-    if (gd && gd._fullData && window.Plotly) {
-      const idx = [], upd = {};
-      const metas = Object.keys(data.chart.traces);
-      gd._fullData.forEach((t, i) => { if (metas.includes(t.meta)) idx.push([i, t.meta]); });
-      for (const [i, meta] of idx) {
-        for (const [attr, column] of Object.entries(data.chart.traces[meta])) {
-          (upd[attr] = upd[attr] || []).push(attr === "name" ? column[k] : [column[k]]);
-        }
-      }
-      const layout = {};
-      for (const [path, column] of Object.entries(data.chart.layout || {})) layout[path] = column[k];
-      if (idx.length) window.Plotly.update(gd, upd, layout, idx.map(([i]) => i));
-    }
+    moveChart(k);
     shown = k;
     window.__geluLive = { key: data.control, k, at: performance.now() };
   };
@@ -109,12 +122,13 @@ def grid(lo: float, hi: float, step: float) -> np.ndarray:
 
 def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple[str, int, Sequence[str]]],
                chart_key: str, traces: Mapping[str, Mapping[str, Sequence]],
-               layout: Mapping[str, Sequence] | None = None, note: Sequence[str] | None = None) -> dict:
+               lines: Mapping[int, Sequence[float]] | None = None, note: Sequence[str] | None = None) -> dict:
     """What the component needs for one slider (``control``: a ``Control``'s ``options`` plus its ``key``).
 
     ``texts``: (CSS selector, which match, one string per grid step) for each readout; ``traces``: for each
-    trace of the chart (by its ``meta``), attribute -> one value per step (``x`` and ``y`` of a one-point marker
-    trace, its ``name``); ``layout``: Plotly layout path ("shapes[0].x0") -> one value per step; ``note``: a
+    one-point marker trace of the chart (by its ``meta``), its ``x`` and ``y`` at each step; ``lines``: the
+    index of a vertical line among the layout's shapes -> its x at each step (the figure must fix its axes'
+    ranges: the moved probe must not change them); ``note``: a
     sentence per step shown under the readouts ("" for none).
     """
     def column(values: Sequence) -> list:
@@ -125,7 +139,7 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple[str, int, Se
         "count": len(grid(control["min_value"], control["max_value"], control["step"])),
         "texts": [[sel, nth, column(col)] for sel, nth, col in texts],
         "chart": {"key": chart_key, "traces": {m: {a: column(v) for a, v in t.items()} for m, t in traces.items()},
-                  "layout": {p: column(v) for p, v in (layout or {}).items()}},
+                  "lines": {str(i): column(v) for i, v in (lines or {}).items()}},
         "note": column(note) if note is not None else None,
     }
 

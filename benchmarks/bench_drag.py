@@ -1,0 +1,160 @@
+"""A drag as a student feels it: each pointer, finger or key event to the frame that shows its value in the
+readouts and the chart, on every live control, against a bare ``st.slider`` + ``st.plotly_chart`` page in the
+same run.
+
+    python benchmarks/bench_drag.py [--pages curves] [--moves 36] [--seconds 1.5]
+
+Per page and gesture (mouse: ``--moves`` moves over ``--seconds``, out to the track's right and half way back;
+touch: the same with one finger, through Chrome DevTools' touch events; key: an arrow key held, 30 auto-repeats
+over 1 s), with harness/drag.py's in-page recorder (a ``requestAnimationFrame`` loop that reads the thumb, the
+readouts' text and the chart's probe markers each frame):
+
+- event -> drawn, median and p95 in ms: from each event that moved the thumb (its ``timeStamp``) to the first
+  frame whose readouts and chart markers had changed and agree with the thumb; "never" counts the moves whose
+  value was not shown before the release (the reference page shows nothing until it reruns);
+- fps through the gesture (frames the page drew per second) and its longest frame;
+- websocket frames the page sent and received during the gesture (the target: none);
+- release -> settled: from the release to the rerun drawn, the reruns it caused and the URL's value after it;
+- KB: what the page's live layer is sent once (its table of strings, as JSON) and the whole first load over the
+  websocket.
+
+Needs Debian's Chromium.  The machine's 2 cores run the server, the browser and this script, and other work may
+run beside it: compare the live page with the reference of the same run, not with another run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness import browser as driver  # noqa: E402
+from harness import drag as hand  # noqa: E402
+
+REFERENCE_APP = """
+import plotly.graph_objects as go
+import streamlit as st
+
+x = st.slider("Probe x", -10.0, 10.0, -1.0, 0.1, key="ref_x", format="%.2f")
+grid = [i / 20 for i in range(-60, 61)]
+with st.container(key="ref_readout"):
+    st.metric(f"ReLU({x:.2f})", f"{max(x, 0.0):.4f}")
+fig = go.Figure([go.Scatter(x=grid, y=[max(g, 0.0) for g in grid], mode="lines"),
+                 go.Scatter(x=[x], y=[max(x, 0.0)], mode="markers", meta="marker:x")])
+st.plotly_chart(fig, key="chart_ref")
+"""
+
+
+def live_pages() -> dict[str, dict]:
+    """page -> its live control, the readouts the recorder reads, the chart, the table the page sends."""
+    from ui import curves
+
+    return {
+        "curves": dict(path="curves", control="curves_x", chart="chart_curves",
+                       readout=f".st-key-{curves.READOUT} [data-testid='stMetricValue'] p",
+                       table=lambda: curves.probe_live_table("tanh", -3.0, 3.0)),
+    }
+
+
+REFERENCE = dict(path="", control="ref_x", chart="chart_ref", table=None,
+                 readout=".st-key-ref_readout [data-testid='stMetricValue'] p")
+
+
+class Bytes:
+    """Websocket bytes a page receives."""
+
+    def __init__(self, page):
+        self.received = 0
+        page.on("websocket", lambda ws: ws.on("framereceived", self._add))
+
+    def _add(self, payload) -> None:
+        self.received += len(payload)
+
+
+def gesture(browser, base_url: str, spec: dict, kind: str, moves: int, seconds: float) -> dict:
+    """One fresh tab, one gesture on ``spec``'s control, then its release; the figures for one row."""
+    page = hand.new_page(browser, touch=kind == "touch")
+    try:
+        recorder, wire = hand.Recorder(page), Bytes(page)
+        driver.open_app(page, f"{base_url}/{spec['path']}")
+        first_kb = wire.received / 1024
+        watch = (spec["readout"], spec["chart"])
+        _, _, left, right = hand.thumb_centre(page, spec["control"])
+        to_x = left + 0.85 * (right - left)
+        before = driver.runs(page)
+        if kind == "mouse":
+            drag = hand.mouse_drag(page, recorder, spec["control"], to_x, moves=moves, seconds=seconds, watch=watch)
+            release = page.mouse.up
+        elif kind == "touch":
+            drag, lift = hand.touch_drag(page, recorder, spec["control"], to_x, moves=moves, seconds=seconds,
+                                         watch=watch)
+            release = lift
+        else:
+            drag = hand.held_key(page, recorder, spec["control"], watch=watch)
+            release = lambda: page.keyboard.up("ArrowRight")  # noqa: E731
+        t0 = time.perf_counter()
+        release()
+        driver.wait_idle(page, after=before)
+        settled_ms = (time.perf_counter() - t0) * 1000
+        page.wait_for_timeout(400)  # a second rerun would show by now
+        reruns = driver.runs(page) - before
+        value = parse_qs(urlsplit(page.url).query).get(spec["control"], ["-"])[0]
+        med, p95 = hand.summary(drag.latencies)
+        return dict(kind=kind, events=len(drag.events), moved=len(drag.latencies) + drag.unshown, med=med, p95=p95,
+                    never=drag.unshown, fps=drag.fps, worst=drag.worst_gap_ms, sent=drag.sent,
+                    received=drag.received, settled=settled_ms, reruns=reruns, url=value, first_kb=first_kb)
+    finally:
+        page.context.close()
+
+
+def row(name: str, r: dict, table_kb: float | None) -> str:
+    def ms(v: float) -> str:
+        return "   -" if v != v else f"{v:5.1f}"
+
+    kb = "   -" if table_kb is None else f"{table_kb:5.1f}"
+    return (f"{name:<12} {r['kind']:<6} {r['moved']:>3}/{r['events']:<3} {ms(r['med'])} {ms(r['p95'])} {r['never']:>5}"
+            f" {r['fps']:5.1f} {r['worst']:6.1f} {r['sent']:>4} {r['received']:>4} {r['settled']:7.0f} {r['reruns']:>3}"
+            f" {r['url']:>6} {kb} {r['first_kb']:7.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pages", nargs="*", default=None, help="live pages to drag (default: all)")
+    parser.add_argument("--moves", type=int, default=36)
+    parser.add_argument("--seconds", type=float, default=1.5)
+    parser.add_argument("--gestures", nargs="*", default=["mouse", "touch", "key"])
+    args = parser.parse_args()
+    pages = live_pages()
+    chosen = args.pages or list(pages)
+    from playwright.sync_api import sync_playwright
+
+    from ui.live import CSS, JS
+
+    print(f"live layer's script and style: {(len(JS) + len(CSS)) / 1024:.1f} KB (sent once per page)")
+    print("event -> drawn in ms (median, p95) over the events that moved the thumb; never: moves not shown before "
+          "the release;\nfps and the longest frame (ms) during the gesture; ws sent/recv: websocket frames during it; "
+          "settled: release -> rerun drawn (ms);\nruns: reruns after the release; url: the value the address holds; "
+          "table: live data KB; first: KB over the websocket on opening\n")
+    print(f"{'page':<12} {'input':<6} {'moved':>7} {'med':>5} {'p95':>5} {'never':>5} {'fps':>5} {'worst':>6}"
+          f" {'sent':>4} {'recv':>4} {'settled':>7} {'runs':>3} {'url':>6} {'table':>5} {'first':>7}")
+    with driver.one_file_app(REFERENCE_APP) as ref_dir, driver.Server() as app, \
+            driver.Server(app_dir=ref_dir) as ref, sync_playwright() as pw:
+        browser = driver.launch(pw)
+        driver.wait_ready(app.base_url)
+        for kind in args.gestures:
+            print(row("bare slider", gesture(browser, ref.base_url, REFERENCE, kind, args.moves, args.seconds), None))
+            for name in chosen:
+                spec = pages[name]
+                kb = len(json.dumps(spec["table"]())) / 1024
+                print(row(name, gesture(browser, app.base_url, spec, kind, args.moves, args.seconds), kb))
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()

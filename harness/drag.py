@@ -22,18 +22,26 @@ window.__drag = { on: false, events: [], frames: [] };
   const note = (e) => { if (d.on) d.events.push(e.timeStamp); };
   for (const type of ["pointermove", "pointerdown", "touchmove", "keydown"])
     window.addEventListener(type, note, { capture: true, passive: true });
-  const state = () => {
-    const input = d.control && document.querySelector(`.st-key-${d.control} input[type=range]`);
-    const texts = d.readout ? [...document.querySelectorAll(d.readout)].map((e) => e.textContent).join("|") : "";
-    const gd = d.chart && document.querySelector(`.st-key-${d.chart} .js-plotly-plot`);
+  // the chart's probe markers (traces whose meta starts with "marker:") where they are drawn, in data units
+  window.__dragMarks = (chart) => {
+    const gd = document.querySelector(`.st-key-${chart} .js-plotly-plot`);
     const xa = gd && gd._fullLayout && gd._fullLayout.xaxis, marks = [];
     for (const g of gd && xa && xa.p2c ? gd.querySelectorAll(".scatterlayer .trace") : []) {
       const trace = g.__data__ && g.__data__[0] && g.__data__[0].trace;
-      const point = g.querySelector("path.point");  // where the marker is drawn, back in data units
-      const at = point && /translate\(([^,]+),/.exec(point.getAttribute("transform") || "");
-      if (trace && String(trace.meta || "").startsWith("marker:") && at) marks.push(xa.p2c(Number(at[1])));
+      const point = g.querySelector("path.point");
+      const at = point && /translate\(([^,]+),([^)]+)\)/.exec(point.getAttribute("transform") || "");
+      if (trace && String(trace.meta || "").startsWith("marker:") && at)
+        marks.push({ meta: trace.meta, x: xa.p2c(Number(at[1])), px: [Number(at[1]), Number(at[2])],
+                     visible: point.style.display !== "none", tol: 0.01 / Math.abs(xa._m) });  // 0.01 px: Plotly's
     }
-    return { thumb: input ? Number(input.value) : NaN, texts, marks };
+    return marks;
+  };
+  const state = () => {
+    const input = d.control && document.querySelector(`.st-key-${d.control} input[type=range]`);
+    const texts = d.readout ? [...document.querySelectorAll(d.readout)].map((e) => e.textContent).join("|") : "";
+    const thumb = input ? Number(input.value) : NaN;
+    const marks = d.chart ? window.__dragMarks(d.chart).map((m) => (Math.abs(m.x - thumb) <= m.tol ? thumb : m.x)) : [];
+    return { thumb, texts, marks };
   };
   const loop = () => {
     if (d.on) d.frames.push({ t: performance.now(), ...state() });
@@ -73,7 +81,7 @@ class Drag:
 
 
 def _agrees(frame: dict) -> bool:
-    return bool(frame["marks"]) and all(math.isclose(m, frame["thumb"], abs_tol=1e-6) for m in frame["marks"])
+    return bool(frame["marks"]) and all(m == frame["thumb"] for m in frame["marks"])
 
 
 def latencies(events: list[float], frames: list[dict]) -> tuple[list[float], int]:

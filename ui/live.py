@@ -57,7 +57,7 @@ export default function (component) {
       line.style.display = x0 <= column[k] && column[k] <= x1 ? "" : "none";
     }
   };
-  const apply = (k) => {
+  const writeTexts = (k) => {
     for (const [selector, nth, column] of data.texts) {
       const el = document.querySelectorAll(selector)[nth];
       if (!el) continue;
@@ -65,28 +65,50 @@ export default function (component) {
       if (node && node.nodeType === 3) { if (node.nodeValue !== column[k]) node.nodeValue = column[k]; }
       else if (el.textContent !== column[k]) el.textContent = column[k];
     }
-    if (note) note.textContent = data.note ? data.note[k] : "";
+    const sentence = data.note ? data.note[k] : "";
+    if (note && note.textContent !== sentence) note.textContent = sentence;
+  };
+  const apply = (k) => {
+    writeTexts(k);
     moveChart(k);
     shown = k;
-    window.__geluLive = { key: data.control, k, at: performance.now() };
   };
   const onChange = () => { if (input && !stopped) { const k = gridIndex(); if (k !== shown) apply(k); } };
+  // A rerun for an earlier position (a key press is sent at once, and the thumb may have moved on since) draws
+  // that position's numbers: the thumb wins, so whatever the page redraws is set back to the thumb's row.
+  let hooked = null;
+  const afterPlot = () => { if (input && !stopped) moveChart(gridIndex()); };
+  const hookChart = () => {
+    const gd = chart();
+    if (gd && gd !== hooked && gd.on) {
+      if (hooked && hooked.removeListener) hooked.removeListener("plotly_afterplot", afterPlot);
+      gd.on("plotly_afterplot", afterPlot);
+      hooked = gd;
+    }
+  };
   const watch = new MutationObserver(onChange);
   const find = () => {
-    if (stopped) return;
     const found = document.querySelector(`.st-key-${data.control} input[type=range]`);
     if (found && found !== input) {
       input = found;
       watch.disconnect();
       watch.observe(input, { attributes: true, attributeFilter: ["aria-valuetext", "value"] });
-      shown = gridIndex();  // the page was drawn by the server for this value
-      if (note) note.textContent = data.note ? data.note[shown] : "";
+      apply(gridIndex());
     }
   };
+  const again = new MutationObserver(() => {
+    if (stopped) return;
+    if (!input || !input.isConnected) find();
+    hookChart();
+    if (input) writeTexts(gridIndex());
+  });
   find();
-  const again = new MutationObserver(() => { if (!input || !input.isConnected) find(); });
-  again.observe(document.body, { childList: true, subtree: true });
-  return () => { stopped = true; watch.disconnect(); again.disconnect(); };
+  hookChart();
+  again.observe(document.body, { childList: true, subtree: true, characterData: true });
+  return () => {
+    stopped = true; watch.disconnect(); again.disconnect();
+    if (hooked && hooked.removeListener) hooked.removeListener("plotly_afterplot", afterPlot);
+  };
 }
 """
 

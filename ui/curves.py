@@ -79,19 +79,22 @@ def outside_note(x: float, lo: float, hi: float) -> str:
 
 @functools.lru_cache(maxsize=len(gelu_core.GELU_FORMS))
 def _probe_columns(approximate: str) -> dict[str, tuple]:
-    """Every readout string and marker height at every position of the probe's slider, for one form."""
+    """Every readout string and marker height at every position of the probe's slider, for one form: the
+    functions of ``probe_readout`` on the whole grid at once (bit for bit the same numbers, tests/test_live_tables),
+    written as ``readout_texts`` writes them."""
     from ui.controls import CURVES
     from ui.live import grid
 
     o = CURVES["x"].options
-    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
-    rows = [readout_texts(x, approximate) for x in xs]
-    out = {k: tuple(r[k] for r in rows) for k in rows[0]}
-    readouts = [probe_readout(x, approximate) for x in xs]
-    out["x"] = tuple(xs)
-    out["y_relu"] = tuple(r["relu"] for r in readouts)
-    out["y_gelu"] = tuple(r["gelu"] for r in readouts)
-    return out
+    xs = grid(o["min_value"], o["max_value"], o["step"])
+    relu, gelu = gelu_core.relu(xs), gelu_core.gelu(xs, approximate=approximate)
+    gate = gelu_core.gelu_gate(xs, approximate=approximate)
+    form = gelu_core.form_word(approximate)
+    at = [fixed(float(x), 2) for x in xs]
+    return {"x": tuple(xs.tolist()), "y_relu": tuple(relu.tolist()), "y_gelu": tuple(gelu.tolist()),
+            "relu_label": tuple(f"ReLU({a})" for a in at), "relu": tuple(fixed(float(v)) for v in relu),
+            "gelu_label": tuple(f"GELU({a}), {form}" for a in at), "gelu": tuple(fixed(float(v)) for v in gelu),
+            "gate_label": tuple(f"gate({a}), {form}" for a in at), "gate": tuple(fixed(float(v)) for v in gate)}
 
 
 def probe_live_table(approximate: str, lo: float, hi: float) -> dict:

@@ -1,0 +1,83 @@
+"""The live layer's tables (ui/live, ui/curves.probe_live_table): what the browser shows while a slider is dragged is
+what the page itself writes after the rerun at that position.
+
+Reference: the page's own scalar path (ui.curves.readout_texts and probe_readout, whose numbers
+tests/test_page_curves.py checks against mpmath at 50 digits), at every position of the slider's grid, compared
+exactly (strings equal, floats bit for bit).  The grid's positions: decimal literals (Python's float of the
+shortest decimal text), what the slider and the URL hold.  tests/e2e/test_live.py checks the same in a browser.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import gelu_core
+from ui import curves
+from ui.controls import CURVES
+from ui.live import grid
+
+
+def test_the_grid_is_the_sliders_own_values():
+    o = CURVES["x"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"])
+    want = [float(f"{k / 10:.1f}") for k in range(-100, 101)]  # -10.0, -9.9, ..., 10.0 as decimal literals
+    assert xs.tolist() == want and not any(np.signbit(xs[xs == 0]))
+
+
+@pytest.mark.parametrize("form", gelu_core.APPROXIMATIONS)
+def test_every_row_is_what_the_page_writes_there(form):
+    lo, hi = -2.5, 4.0
+    table = curves.probe_live_table(form, lo, hi)
+    o = CURVES["x"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    assert (table["control"], table["min"], table["step"], table["count"]) == ("curves_x", -10.0, 0.1, len(xs))
+    columns = {(sel, nth): col for sel, nth, col in table["texts"]}
+    labels, values = (f".st-key-{curves.READOUT} [data-testid='{t}'] p" for t in ("stMetricLabel", "stMetricValue"))
+    key = gelu_core.GELU_FORMS[form]
+    markers = table["chart"]["traces"]
+    for i, x in enumerate(xs):
+        t = curves.readout_texts(x, form)
+        r = curves.probe_readout(x, form)
+        assert [columns[(labels, n)][i] for n in range(3)] == [t["relu_label"], t["gelu_label"], t["gate_label"]]
+        assert [columns[(values, n)][i] for n in range(3)] == [t["relu"], t["gelu"], t["gate"]]
+        assert markers["marker:relu"]["x"][i] == x and markers["marker:relu"]["y"][i] == r["relu"]
+        assert markers[f"marker:{key}"]["y"][i] == r["gelu"] and table["chart"]["lines"]["0"][i] == x
+        assert table["note"][i] == curves.outside_note(x, lo, hi)
+    assert sum(n == "" for n in table["note"]) == 66  # -2.5 ... 4.0: the probes on the chart have no note
+    json.dumps(table, allow_nan=False)  # plain JSON for the component
+
+
+def test_the_markers_and_line_are_the_figures_own():
+    """The traces and the line the table moves are the figure's (by meta and shape index), and where the table puts
+    them for x is where the figure for x draws them."""
+    for x in (-1.0, 2.3):
+        fig = curves.curves_figure(-3.0, 3.0, 100, "tanh", x).to_plotly_json()
+        table = curves.probe_live_table("tanh", -3.0, 3.0)
+        i = round((x + 10) / 0.1)
+        metas = {t["meta"]: t for t in fig["data"]}
+        for meta, spec in table["chart"]["traces"].items():
+            drawn = metas[meta]
+            assert (spec["x"][i], spec["y"][i]) == (float(np.ravel(drawn["x"])[0]), float(np.ravel(drawn["y"])[0]))
+        assert fig["layout"]["shapes"][0]["x0"] == table["chart"]["lines"]["0"][i] == x
+
+
+@pytest.mark.parametrize("lo, hi, n", [(-3.0, 3.0, 100), (-10.0, 10.0, 2), (0.5, 1.0, 1000), (-10.0, -9.5, 7)])
+def test_the_axes_do_not_move_with_the_probe(lo, hi, n):
+    """Fixed ranges: x is the chosen range; y holds every curve and both markers at every probe position inside it
+    (so the live markers never leave the chart), and is the same wherever the probe is."""
+    ranges = set()
+    for probe in (-10.0, -1.0, 0.0, 3.7, 10.0):
+        layout = curves.curves_figure(lo, hi, n, "none", probe, ["silu"]).to_plotly_json()["layout"]
+        assert layout["xaxis"]["range"] == [lo, hi]
+        ranges.add(tuple(layout["yaxis"]["range"]))
+    assert len(ranges) == 1
+    bottom, top = ranges.pop()
+    xs = grid(-10.0, 10.0, 0.1)
+    inside = xs[(xs >= lo) & (xs <= hi)]
+    dense = np.linspace(lo, hi, n)
+    for y in (gelu_core.relu(inside), gelu_core.gelu(inside), gelu_core.relu(dense), gelu_core.gelu(dense),
+              gelu_core.get_activation("silu")(dense)):
+        assert bottom < float(np.min(y)) and float(np.max(y)) < top

@@ -10,8 +10,9 @@ over 1 s), with harness/drag.py's in-page recorder (a ``requestAnimationFrame`` 
 readouts' text and the chart's probe markers each frame):
 
 - event -> drawn, median and p95 in ms: from each event that moved the thumb (its ``timeStamp``) to the first
-  frame whose readouts and chart markers had changed and agree with the thumb; "never" counts the moves whose
-  value was not shown before the release (the reference page shows nothing until it reruns);
+  frame in which both the readouts and the chart's markers had changed; "never" counts the moves whose value was
+  not shown before the release (the reference page shows nothing until it reruns); "end": the gesture's last
+  frame has the markers at the thumb's value;
 - fps through the gesture (frames the page drew per second) and its longest frame;
 - websocket frames the page sent and received during the gesture (the target: none);
 - release -> settled: from the release to the rerun drawn, the reruns it caused and the URL's value after it;
@@ -108,7 +109,8 @@ def gesture(browser, base_url: str, spec: dict, kind: str, moves: int, seconds: 
         med, p95 = hand.summary(drag.latencies)
         return dict(kind=kind, events=len(drag.events), moved=len(drag.latencies) + drag.unshown, med=med, p95=p95,
                     never=drag.unshown, fps=drag.fps, worst=drag.worst_gap_ms, sent=drag.sent,
-                    received=drag.received, settled=settled_ms, reruns=reruns, url=value, first_kb=first_kb)
+                    received=drag.received, settled=settled_ms, agrees=hand.settled_agrees(drag.frames),
+                    reruns=reruns, url=value, first_kb=first_kb)
     finally:
         page.context.close()
 
@@ -120,7 +122,7 @@ def row(name: str, r: dict, table_kb: float | None) -> str:
     kb = "   -" if table_kb is None else f"{table_kb:5.1f}"
     return (f"{name:<12} {r['kind']:<6} {r['moved']:>3}/{r['events']:<3} {ms(r['med'])} {ms(r['p95'])} {r['never']:>5}"
             f" {r['fps']:5.1f} {r['worst']:6.1f} {r['sent']:>4} {r['received']:>4} {r['settled']:7.0f} {r['reruns']:>3}"
-            f" {r['url']:>6} {kb} {r['first_kb']:7.1f}")
+            f" {r['url']:>6} {'yes' if r['agrees'] else 'no':>4} {kb} {r['first_kb']:7.1f}")
 
 
 def main() -> None:
@@ -140,9 +142,10 @@ def main() -> None:
     print("event -> drawn in ms (median, p95) over the events that moved the thumb; never: moves not shown before "
           "the release;\nfps and the longest frame (ms) during the gesture; ws sent/recv: websocket frames during it; "
           "settled: release -> rerun drawn (ms);\nruns: reruns after the release; url: the value the address holds; "
+          "end: the last frame of the gesture has the chart's markers at the thumb; "
           "table: live data KB; first: KB over the websocket on opening\n")
     print(f"{'page':<12} {'input':<6} {'moved':>7} {'med':>5} {'p95':>5} {'never':>5} {'fps':>5} {'worst':>6}"
-          f" {'sent':>4} {'recv':>4} {'settled':>7} {'runs':>3} {'url':>6} {'table':>5} {'first':>7}")
+          f" {'sent':>4} {'recv':>4} {'settled':>7} {'runs':>3} {'url':>6} {'end':>4} {'table':>5} {'first':>7}")
     with driver.one_file_app(REFERENCE_APP) as ref_dir, driver.Server() as app, \
             driver.Server(app_dir=ref_dir) as ref, sync_playwright() as pw:
         browser = driver.launch(pw)

@@ -80,13 +80,12 @@ class Drag:
         return sorted({f["thumb"] for f in self.frames})
 
 
-def _agrees(frame: dict) -> bool:
-    return bool(frame["marks"]) and all(m == frame["thumb"] for m in frame["marks"])
-
-
 def latencies(events: list[float], frames: list[dict]) -> tuple[list[float], int]:
-    """(event -> first frame showing the move, in ms, for each event that moved the thumb; how many such events
-    were never shown during the gesture)."""
+    """(event -> the first frame in which both the readouts and the chart's markers had moved, in ms, for each
+    event that moved the thumb; how many such events were never shown during the gesture).
+
+    The live layer may show a pointer's value a frame before React draws the thumb there, so the frame is not
+    required to agree with the thumb; ``settled_agrees`` checks that the gesture ends where the thumb is."""
     out, unshown = [], 0
     for te in events:
         before = [f for f in frames if f["t"] < te]
@@ -94,15 +93,20 @@ def latencies(events: list[float], frames: list[dict]) -> tuple[list[float], int
         if not before or not after:
             continue
         prev = before[-1]
-        if all(f["thumb"] == prev["thumb"] for f in after[:3]):
+        if all(f["thumb"] == prev["thumb"] for f in after[:4]):
             continue  # this event did not move the thumb (less than a step, or at an end)
-        shown = next((f for f in after if f["thumb"] != prev["thumb"] and _agrees(f)
-                      and (f["texts"], f["marks"]) != (prev["texts"], prev["marks"])), None)
+        shown = next((f for f in after if f["texts"] != prev["texts"] and f["marks"] != prev["marks"]), None)
         if shown is None:
             unshown += 1
         else:
             out.append(shown["t"] - te)
     return out, unshown
+
+
+def settled_agrees(frames: list[dict]) -> bool:
+    """The gesture's last frame shows the thumb's value on the chart (markers at the thumb's x)."""
+    last = frames[-1] if frames else None
+    return bool(last and last["marks"]) and all(m == last["thumb"] for m in last["marks"])
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -68,16 +68,21 @@ export default function (component) {
     const sentence = data.note ? data.note[k] : "";
     if (note && note.textContent !== sentence) note.textContent = sentence;
   };
+  const cost = (window.__geluLiveMs = window.__geluLiveMs || []);  // for benchmarks/bench_drag.py
   const apply = (k) => {
+    const t0 = performance.now();
     writeTexts(k);
     moveChart(k);
     shown = k;
+    if (cost.length < 5000) cost.push([t0, performance.now() - t0]);
   };
-  const onChange = () => { if (input && !stopped) { const k = gridIndex(); if (k !== shown) apply(k); } };
+  let press = null;  // a pointer held on the slider (below): while it is, the pointer's value leads
+  const current = () => (press ? shown : gridIndex());
+  const onChange = () => { if (input && !stopped && !press) { const k = gridIndex(); if (k !== shown) apply(k); } };
   // A rerun for an earlier position (a key press is sent at once, and the thumb may have moved on since) draws
   // that position's numbers: the thumb wins, so whatever the page redraws is set back to the thumb's row.
   let hooked = null;
-  const afterPlot = () => { if (input && !stopped) moveChart(gridIndex()); };
+  const afterPlot = () => { if (input && !stopped) moveChart(current()); };
   const hookChart = () => {
     const gd = chart();
     if (gd && gd !== hooked && gd.on) {
@@ -86,6 +91,42 @@ export default function (component) {
       hooked = gd;
     }
   };
+  // A pointer (mouse or finger) on the slider: the value it will give, computed as react-aria's slider computes
+  // it (a press on the track jumps there; then the thumb moves by the pointer's travel over the track's width,
+  // snapped to the step), and shown in the same event, not when React next draws the thumb (a frame or two
+  // later).  The thumb's own value, when React sets it, is watched as well and has the last word.
+  const span = () => data.step * (data.count - 1);
+  const track = () => input && input.closest("[role=group]")?.querySelector(":scope > [data-orientation]");
+  const fromPointer = (e) => {
+    const v = press.v0 + ((e.pageX - press.x0) / press.size) * span();
+    return Math.max(0, Math.min(data.count - 1, Math.round((v - data.min) / data.step)));
+  };
+  const onDown = (e) => {
+    const t = track();
+    if (stopped || !t || !t.contains(e.target) || e.button > 0) return;
+    const box = t.getBoundingClientRect();
+    const onThumb = input.parentElement.parentElement.contains(e.target);
+    const v0 = onThumb ? Number(input.value) : data.min + ((e.clientX - box.left) / box.width) * span();
+    const snapped = data.min + Math.round((v0 - data.min) / data.step) * data.step;
+    press = { id: e.pointerId, x0: e.pageX, size: box.width, v0: snapped };  // the fractional width, as react-aria
+    const k = fromPointer(e);
+    if (k !== shown) apply(k);
+  };
+  const onMove = (e) => {
+    if (!press || e.pointerId !== press.id || stopped) return;
+    const k = fromPointer(e);
+    if (k !== shown) apply(k);
+  };
+  const onUp = (e) => {  // from here the thumb leads again (React draws its last value a frame or two later)
+    if (press && e.pointerId === press.id) {
+      press = null;
+      requestAnimationFrame(() => requestAnimationFrame(onChange));
+    }
+  };
+  window.addEventListener("pointerdown", onDown, true);
+  window.addEventListener("pointermove", onMove, true);
+  window.addEventListener("pointerup", onUp, true);
+  window.addEventListener("pointercancel", onUp, true);
   const watch = new MutationObserver(onChange);
   const find = () => {
     const found = document.querySelector(`.st-key-${data.control} input[type=range]`);
@@ -100,13 +141,17 @@ export default function (component) {
     if (stopped) return;
     if (!input || !input.isConnected) find();
     hookChart();
-    if (input) writeTexts(gridIndex());
+    if (input) writeTexts(current());
   });
   find();
   hookChart();
   again.observe(document.body, { childList: true, subtree: true, characterData: true });
   return () => {
     stopped = true; watch.disconnect(); again.disconnect();
+    window.removeEventListener("pointerdown", onDown, true);
+    window.removeEventListener("pointermove", onMove, true);
+    window.removeEventListener("pointerup", onUp, true);
+    window.removeEventListener("pointercancel", onUp, true);
     if (hooked && hooked.removeListener) hooked.removeListener("plotly_afterplot", afterPlot);
   };
 }

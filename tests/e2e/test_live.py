@@ -45,12 +45,13 @@ def curves_expected(x: float, form: str = "tanh", lo: float = -3.0, hi: float = 
 
 
 def read(page) -> dict:
-    """What the page shows two frames from now; a chart that a rerun is redrawing (no markers for a frame or
-    two, when keys send each step to the server) is read again, up to 20 frames later."""
+    """What the page shows two frames from now; read again, up to 20 frames later, while the chart has no markers
+    (a rerun redrawing it: keys send each step to the server) or they are not at the thumb (the layer shows a
+    pointer's value before React draws the thumb there)."""
     for _ in range(10):
         page.evaluate(FRAMES_2)
         state = page.evaluate(READ_JS, ["curves_x", READOUT, "chart_curves"])
-        if len(state["marks"]) == 2:
+        if len(state["marks"]) == 2 and all(abs(m["x"] - state["thumb"]) <= m["tol"] for m in state["marks"]):
             break
     state["note"] = page.locator(".st-key-curves_x_live .gelu-live-note").text_content()  # in the shadow root
     return state
@@ -138,6 +139,7 @@ def test_a_finger_drag_follows_without_the_server(tab):
     check(read(page))
     assert len(drag.thumb_values) >= 5 and drag.sent == 0 and driver.runs(page) == before_runs
     assert drag.unshown == 0 and drag.latencies, "a move of the thumb never reached the readouts and the chart"
+    assert hand.settled_agrees(drag.frames)
     driver.act(page, lift)
     check(read(page))
 

@@ -54,12 +54,15 @@ st.plotly_chart(fig, key="chart_ref")
 
 def live_pages() -> dict[str, dict]:
     """page -> its live control, the readouts the recorder reads, the chart, the table the page sends."""
-    from ui import curves
+    from ui import curves, derivative
 
     return {
         "curves": dict(path="curves", control="curves_x", chart="chart_curves",
                        readout=f".st-key-{curves.READOUT} [data-testid='stMetricValue'] p",
                        table=lambda: curves.probe_live_table("tanh", -3.0, 3.0)),
+        "derivative": dict(path="derivative", control="derivative_x", chart="",
+                           readout=f".st-key-{derivative.READOUT} [data-testid='stMetricValue'] p",
+                           table=lambda: derivative.gradient_live_table("none")),
     }
 
 

@@ -95,7 +95,8 @@ def latencies(events: list[float], frames: list[dict]) -> tuple[list[float], int
         prev = before[-1]
         if all(f["thumb"] == prev["thumb"] for f in after[:4]):
             continue  # this event did not move the thumb (less than a step, or at an end)
-        shown = next((f for f in after if f["texts"] != prev["texts"] and f["marks"] != prev["marks"]), None)
+        shown = next((f for f in after if f["texts"] != prev["texts"]
+                      and (f["marks"] != prev["marks"] or not prev["marks"])), None)  # a page with no chart: texts
         if shown is None:
             unshown += 1
         else:
@@ -104,9 +105,10 @@ def latencies(events: list[float], frames: list[dict]) -> tuple[list[float], int
 
 
 def settled_agrees(frames: list[dict]) -> bool:
-    """The gesture's last frame shows the thumb's value on the chart (markers at the thumb's x)."""
+    """The gesture's last frame shows the thumb's value on the chart (markers at the thumb's x; True with no
+    markers to check)."""
     last = frames[-1] if frames else None
-    return bool(last and last["marks"]) and all(m == last["thumb"] for m in last["marks"])
+    return bool(last) and all(m == last["thumb"] for m in last["marks"])
 
 
 def percentile(values: list[float], q: float) -> float:

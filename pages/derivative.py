@@ -5,8 +5,11 @@ import streamlit as st
 import gelu_core
 from ui.controls import DERIVATIVE
 from ui.derivative import (
+    READOUT,
     extremes_words,
     gelu_minimum_figure,
+    gradient_live_table,
+    gradient_sentence_tail,
     gradient_words,
     landmarks,
     negative_slope_words,
@@ -16,6 +19,7 @@ from ui.derivative import (
 )
 from ui.format import fixed
 from ui.frame import chart, require_app_frame
+from ui.live import follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -38,14 +42,14 @@ intro.markdown(
 settings, readout = st.columns([1, 1.4], gap="medium")
 with settings:
     x = st.slider(**DERIVATIVE["x"].kwargs())
-with readout:
+with readout, st.container(key=READOUT):
     relu_slope, gelu_slope = gelu_core.relu_grad(x), gelu_core.gelu_grad(x, approximate)
-    st.markdown(f"**The gradient flowing back** through one unit whose input is x = {fixed(x, 2)}, "
-                "when the gradient arriving from the layer above is 1:")
+    st.markdown(f"**The gradient flowing back**{gradient_sentence_tail(x)}")
     a, b = st.columns(2)
     a.metric("passed back by ReLU", fixed(relu_slope), help="1 × ReLU′(x)")
     b.metric(f"passed back by GELU ({form})", fixed(gelu_slope), help="1 × GELU′(x)")
     st.caption(gradient_words(relu_slope, gelu_slope))
+    follow(gradient_live_table(approximate), "derivative_x_live")  # the above, moved by the thumb as it goes
 
 st.markdown("**Smoothness.** Nudge x to either side of 0 and compare how much each slope changes.")
 left, right = st.columns(2)

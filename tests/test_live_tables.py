@@ -17,6 +17,7 @@ import pytest
 import gelu_core
 from ui import curves
 from ui.controls import CURVES
+from ui.format import fixed
 from ui.live import grid
 
 
@@ -81,3 +82,22 @@ def test_the_axes_do_not_move_with_the_probe(lo, hi, n):
     for y in (gelu_core.relu(inside), gelu_core.gelu(inside), gelu_core.relu(dense), gelu_core.gelu(dense),
               gelu_core.get_activation("silu")(dense)):
         assert bottom < float(np.min(y)) and float(np.max(y)) < top
+
+
+@pytest.mark.parametrize("form", gelu_core.APPROXIMATIONS)
+def test_every_slopes_row_is_what_the_page_writes_there(form):
+    """Slopes' x: the sentence after its bold words, both gradients and the caption at every step."""
+    from ui import derivative
+    from ui.controls import DERIVATIVE
+
+    table = derivative.gradient_live_table(form)
+    o = DERIVATIVE["x"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    assert (table["control"], table["count"], table["chart"]["traces"]) == ("derivative_x", len(xs), {})
+    (sentence, relu, gelu, caption) = table["texts"]
+    assert sentence[3] == 1  # the text node after the bold words
+    for i, x in enumerate(xs):
+        r, g = gelu_core.relu_grad(x), gelu_core.gelu_grad(x, form)
+        assert sentence[2][i] == derivative.gradient_sentence_tail(x) and f"x = {x:.2f}".replace("-0.00", "0.00") \
+            in sentence[2][i]
+        assert (relu[2][i], gelu[2][i], caption[2][i]) == (fixed(r), fixed(g), derivative.gradient_words(r, g))

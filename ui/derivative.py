@@ -179,3 +179,32 @@ def gelu_minimum_figure(approximate: str, *, points: int = 401) -> go.Figure:
                                    f"minimum {fixed(marks.minimum.value)}<br>at x = {fixed(marks.minimum.x)}",
                                    at=(-0.4, -0.45), xanchor="right", size=12)]
     return quick_figure(traces, layout)
+
+
+READOUT = "derivative_readout"  # the container of the sentence, the two metrics and the caption the x slider moves
+
+
+def gradient_sentence_tail(x: float) -> str:
+    """The readout's sentence after its bold opening, at x."""
+    return (f" through one unit whose input is x = {fixed(x, 2)}, "
+            "when the gradient arriving from the layer above is 1:")
+
+
+@functools.lru_cache(maxsize=3)
+def gradient_live_table(approximate: str) -> dict:
+    """The live layer's table for the x slider: the sentence, the two gradients and the caption at every step of
+    the slider's grid, by the page's own calls (relu_grad, gelu_grad, fixed, gradient_words)."""
+    from ui.controls import DERIVATIVE
+    from ui.live import grid, live_table
+
+    o = DERIVATIVE["x"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    relu = [gelu_core.relu_grad(x) for x in xs]
+    gelu = [gelu_core.gelu_grad(x, approximate) for x in xs]
+    at = f".st-key-{READOUT}"
+    texts = [(f"{at} [data-testid='stMarkdownContainer'] p", 0, [gradient_sentence_tail(x) for x in xs], 1),
+             (f"{at} [data-testid='stMetricValue'] p", 0, [fixed(v) for v in relu]),
+             (f"{at} [data-testid='stMetricValue'] p", 1, [fixed(v) for v in gelu]),
+             (f"{at} [data-testid='stCaptionContainer'] p", 0,
+              [gradient_words(r, g) for r, g in zip(relu, gelu, strict=True)])]
+    return live_table({"key": DERIVATIVE["x"].key, **o}, texts=texts)

@@ -30,7 +30,7 @@ export default function (component) {
     const k = Math.round((Number(input.value) - data.min) / data.step);
     return Math.max(0, Math.min(data.count - 1, k));
   };
-  const chart = () => document.querySelector(`.st-key-${data.chart.key} .js-plotly-plot`);
+  const chart = () => data.chart.key && document.querySelector(`.st-key-${data.chart.key} .js-plotly-plot`);
   // Plotly drew the figure; move its probe markers and lines the way it places them (an axis's c2p, points in
   // the subplot's frame, shapes in the page's), without a redraw.  The axes' ranges are fixed by the figure, so
   // a moved probe changes nothing else; the next rerun's figure has them where they are now.
@@ -58,10 +58,10 @@ export default function (component) {
     }
   };
   const writeTexts = (k) => {
-    for (const [selector, nth, column] of data.texts) {
+    for (const [selector, nth, column, child] of data.texts) {
       const el = document.querySelectorAll(selector)[nth];
       if (!el) continue;
-      const node = el.firstChild;  // the text node React owns: change it in place, so a rerun updates it
+      const node = el.childNodes[child || 0];  // the text node React owns: change it in place, so a rerun updates it
       if (node && node.nodeType === 3) { if (node.nodeValue !== column[k]) node.nodeValue = column[k]; }
       else if (el.textContent !== column[k]) el.textContent = column[k];
     }
@@ -187,12 +187,13 @@ def grid(lo: float, hi: float, step: float) -> np.ndarray:
     return np.round(lo + step * np.arange(count), 12) + 0.0  # + 0.0: no -0.0
 
 
-def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple[str, int, Sequence[str]]],
-               chart_key: str, traces: Mapping[str, Mapping[str, Sequence]],
+def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
+               chart_key: str | None = None, traces: Mapping[str, Mapping[str, Sequence]] | None = None,
                lines: Mapping[int, Sequence[float]] | None = None, note: Sequence[str] | None = None) -> dict:
     """What the component needs for one slider (``control``: a ``Control``'s ``options`` plus its ``key``).
 
-    ``texts``: (CSS selector, which match, one string per grid step) for each readout; ``traces``: for each
+    ``texts``: (CSS selector, which match, one string per grid step[, which child node]) for each readout (the
+    child, 0 unless given, must be a text node: the part of a sentence that follows a bold word); ``traces``: for each
     one-point marker trace of the chart (by its ``meta``), its ``x`` and ``y`` at each step; ``lines``: the
     index of a vertical line among the layout's shapes -> its x at each step (the figure must fix its axes'
     ranges: the moved probe must not change them); ``note``: a
@@ -204,8 +205,9 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple[str, int, Se
     return {
         "control": control["key"], "min": float(control["min_value"]), "step": float(control["step"]),
         "count": len(grid(control["min_value"], control["max_value"], control["step"])),
-        "texts": [[sel, nth, column(col)] for sel, nth, col in texts],
-        "chart": {"key": chart_key, "traces": {m: {a: column(v) for a, v in t.items()} for m, t in traces.items()},
+        "texts": [[t[0], t[1], column(t[2]), *t[3:]] for t in texts],
+        "chart": {"key": chart_key,
+                  "traces": {m: {a: column(v) for a, v in t.items()} for m, t in (traces or {}).items()},
                   "lines": {str(i): column(v) for i, v in (lines or {}).items()}},
         "note": column(note) if note is not None else None,
     }

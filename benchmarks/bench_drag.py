@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -102,6 +103,7 @@ def gesture(browser, base_url: str, spec: dict, kind: str, moves: int, seconds: 
         else:
             drag = hand.held_key(page, recorder, spec["control"], watch=watch)
             release = lambda: page.keyboard.up("ArrowRight")  # noqa: E731
+        work = page.evaluate("(window.__geluLiveMs || []).map((c) => c[1])")  # the layer's own time per move
         t0 = time.perf_counter()
         release()
         driver.wait_idle(page, after=before)
@@ -113,7 +115,7 @@ def gesture(browser, base_url: str, spec: dict, kind: str, moves: int, seconds: 
         return dict(kind=kind, events=len(drag.events), moved=len(drag.latencies) + drag.unshown, med=med, p95=p95,
                     never=drag.unshown, fps=drag.fps, worst=drag.worst_gap_ms, sent=drag.sent,
                     received=drag.received, settled=settled_ms, agrees=hand.settled_agrees(drag.frames),
-                    reruns=reruns, url=value, first_kb=first_kb)
+                    reruns=reruns, url=value, first_kb=first_kb, work=work)
     finally:
         page.context.close()
 
@@ -153,13 +155,19 @@ def main() -> None:
             driver.Server(app_dir=ref_dir) as ref, sync_playwright() as pw:
         browser = driver.launch(pw)
         driver.wait_ready(app.base_url)
+        work: list[float] = []
         for kind in args.gestures:
             print(row("bare slider", gesture(browser, ref.base_url, REFERENCE, kind, args.moves, args.seconds), None))
             for name in chosen:
                 spec = pages[name]
                 kb = len(json.dumps(spec["table"]())) / 1024
-                print(row(name, gesture(browser, app.base_url, spec, kind, args.moves, args.seconds), kb))
+                result = gesture(browser, app.base_url, spec, kind, args.moves, args.seconds)
+                print(row(name, result, kb))
+                work.extend(result["work"])
         browser.close()
+    if work:
+        print(f"\nthe live layer's own work per shown step (readouts and markers written): median "
+              f"{statistics.median(work):.2f} ms, max {max(work):.2f} ms over {len(work)} steps")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_rerun.py [--moves 30] [--page steps ...]
 
-For each page listed in app.py's st.navigation, AppTest opens the page and moves
+For each page in ui/pages.py's table (app.py's navigation), AppTest opens the page and moves
 one slider back and forth (the key in ``SLIDER`` or, for a page not listed there,
 its first slider; on a page with no slider, its first number input), timing each
 ``set_value(v).run()``.  Two figures per page:
@@ -23,7 +23,6 @@ A page with neither is listed as such and skipped.
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import sys
 import tempfile
@@ -52,10 +51,11 @@ st.slider("x", -3.0, 3.0, 1.0, 0.01, key="bench_x")
 
 
 def pages_of_app() -> list[tuple[str, str]]:
-    """(url_path, script path) of every st.Page in app.py, in menu order."""
-    text = (ROOT / "app.py").read_text()
-    found = re.findall(r'st\.Page\(\s*"([^"]+)"[^)]*?url_path="([^"]+)"', text)
-    return [(url, path) for path, url in found]
+    """(url_path, script path) of every page in ui/pages.py's table, in menu order."""
+    sys.path.insert(0, str(ROOT))
+    from ui.pages import PAGES
+
+    return [(url, page.file) for url, page in PAGES.items()]
 
 
 def _page_timer():

@@ -6,7 +6,8 @@ app.py holds an ``st.App`` (Streamlit's ASGI application) built from the two thi
   old ``pages/``-folder mode is switched off for the process, so even the first deep link on a fresh server
   runs through app.py, the janitor starts giving back what departed sessions held (``hosting.janitor``), and
   every connection the server accepts sends small writes at once (``hosting.nodelay``);
-* ``MIDDLEWARE``: guards in front of Streamlit's own routes (``hosting.guard``).
+* ``MIDDLEWARE``: the frontend's files gzipped, each once (``hosting.compress``), and guards in front of
+  Streamlit's own routes (``hosting.guard``).
 
 Nothing here runs inside a student's script run except ``hosting.warm.script_run()``, around it.
 """
@@ -19,10 +20,11 @@ import contextlib
 from starlette.middleware import Middleware
 
 from hosting import nodelay, warm
+from hosting.compress import Compress
 from hosting.guard import Guard
 from hosting.janitor import Janitor, tune_allocator
 
-MIDDLEWARE = [Middleware(Guard)]
+MIDDLEWARE = [Middleware(Compress), Middleware(Guard)]
 
 
 @contextlib.asynccontextmanager

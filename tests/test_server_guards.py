@@ -278,3 +278,148 @@ def test_a_group_a_page_imported_itself_is_completed_and_frozen_at_that_runs_end
         assert later.freezes == [["gelu_later_b"]] and "gelu_later_b" in later.warm.seconds
         assert "gelu_later_a" not in sys.modules and not later.warm.ready()
     assert later.warm._done.wait(5) and "gelu_later_a" in sys.modules
+
+
+# ---------------------------------------------------------------- hosting.compress
+
+JS = b"export const answer = 42;\n" * 400  # 10 KB of script, compressible
+
+
+class FileApp:
+    """A stand-in for Streamlit's static route: one file, its headers as Streamlit sends them, in two body chunks
+    (Starlette's FileResponse streams); counts how often it was asked."""
+
+    def __init__(self, body=JS, kind=b"text/javascript; charset=utf-8", cache=b"public, immutable, max-age=31536000",
+                 status=200, extra=()):
+        self.body, self.kind, self.cache, self.status, self.extra = body, kind, cache, status, list(extra)
+        self.calls = 0
+
+    async def __call__(self, scope, receive, send):
+        self.calls += 1
+        headers = [(b"content-type", self.kind), (b"content-length", str(len(self.body)).encode()),
+                   (b"cache-control", self.cache), (b"etag", b'"abc"'), *self.extra]
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        half = len(self.body) // 2
+        await send({"type": "http.response.body", "body": self.body[:half], "more_body": True})
+        await send({"type": "http.response.body", "body": self.body[half:], "more_body": False})
+
+
+def fetch(app, path="/static/js/index.abc123.js", method="GET", headers=((b"accept-encoding", b"gzip, deflate"),)):
+    """(status, headers as a dict, body) of one request through an ASGI app."""
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    async def send(message):
+        sent.append(message)
+
+    run_sync(app(http(path, method, headers), receive, send))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    return start["status"], dict(start["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
+
+
+def test_a_hashed_file_is_gzipped_once_and_decodes_to_itself():
+    """Reference: gzip.decompress (the stdlib) of the body must give the file's bytes back."""
+    import gzip
+
+    from hosting.compress import Compress
+
+    app = Compress(FileApp())
+    status, headers, body = fetch(app)
+    assert status == 200 and headers[b"content-encoding"] == b"gzip" and headers[b"vary"] == b"Accept-Encoding"
+    assert gzip.decompress(body) == JS and int(headers[b"content-length"]) == len(body) < len(JS) // 10
+    assert headers[b"cache-control"] == b"public, immutable, max-age=31536000" and headers[b"etag"] == b'W/"abc"'
+    assert fetch(app)[2] == body and len(app._cache) == 1  # the second visit gets the kept bytes
+
+
+def test_thirty_browsers_at_once_compress_a_file_once(monkeypatch):
+    import asyncio
+
+    from hosting import compress
+
+    calls = []
+    monkeypatch.setattr(compress, "compress", lambda data: calls.append(1) or compress.gzip.compress(data))
+    app = compress.Compress(FileApp())
+
+    async def many():
+        async def one():
+            sent = []
+
+            async def send(message):
+                sent.append(message)
+
+            async def receive():
+                return {"type": "http.request", "body": b""}
+
+            await app(http("/static/js/x.js", headers=[(b"accept-encoding", b"gzip")]), receive, send)
+            return b"".join(m.get("body", b"") for m in sent[1:])
+
+        return await asyncio.gather(*(one() for _ in range(30)))
+
+    bodies = run_sync(many())
+    assert len(calls) == 1 and len(set(bodies)) == 1 and compress.gzip.decompress(bodies[0]) == JS
+
+
+@pytest.mark.parametrize("request_kwargs, app_kwargs", [
+    (dict(headers=()), {}),  # the client asks for no encoding
+    (dict(headers=[(b"accept-encoding", b"gzip;q=0")]), {}),
+    (dict(headers=[(b"accept-encoding", b"gzip"), (b"range", b"bytes=0-99")]), {}),  # a range stays a range
+    (dict(method="PUT"), {}),  # an upload
+    (dict(method="HEAD"), {}),
+    (dict(path="/_stcore/upload_file/s/f"), {}),
+    (dict(path="/media/abc.npy"), dict(kind=b"application/octet-stream", cache=b"no-cache")),  # a download
+    ({}, dict(kind=b"font/woff2")),  # compressed already
+    ({}, dict(extra=[(b"content-encoding", b"gzip")])),
+    ({}, dict(status=304)),
+    ({}, dict(body=b"x" * 500)),  # too small to gain
+])
+def test_what_is_not_the_frontends_text_passes_untouched(request_kwargs, app_kwargs):
+    from hosting.compress import Compress
+
+    inner = FileApp(**app_kwargs)
+    status, headers, body = fetch(Compress(inner), **request_kwargs)
+    assert body == inner.body and b"vary" not in headers and status == inner.status
+    assert headers.get(b"content-encoding") == dict(inner.extra).get(b"content-encoding")
+
+
+def test_the_page_document_is_gzipped_each_time_and_not_kept():
+    import gzip
+
+    from hosting.compress import Compress
+
+    page = b"<!doctype html><html>" + b"<div></div>" * 300 + b"</html>"
+    app = Compress(FileApp(body=page, kind=b"text/html; charset=utf-8", cache=b"no-cache"))
+    status, headers, body = fetch(app, path="/ffn")
+    assert headers[b"content-encoding"] == b"gzip" and gzip.decompress(body) == page and not app._cache
+
+
+def test_the_kept_bytes_stay_within_their_cap():
+    from hosting.compress import Compress, compress
+
+    app = Compress(FileApp(), cache_bytes=2 * len(compress(JS)))
+    for i in range(5):
+        fetch(app, path=f"/static/js/f{i}.js")
+    assert list(app._cache) == ["/static/js/f3.js", "/static/js/f4.js"] and app._held <= app.cache_bytes
+
+
+def test_a_websocket_passes_through_untouched():
+    from hosting.compress import Compress
+
+    seen = []
+
+    async def inner(scope, receive, send):
+        seen.append(scope["type"])
+        await send({"type": "websocket.send", "bytes": b"\x00" * 5000})
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "websocket.connect"}
+
+    scope = {"type": "websocket", "path": "/_stcore/stream", "headers": [(b"accept-encoding", b"gzip")]}
+    run_sync(Compress(inner)(scope, receive, send))
+    assert seen == ["websocket"] and sent == [{"type": "websocket.send", "bytes": b"\x00" * 5000}]

@@ -13,6 +13,8 @@
 - toolbarMode = "viewer": the app menu offers the theme, print and screen recording, but no rerun,
   cache clearing or deploy.
 - the agent API (Streamlit's HTTP/MCP interface for driving an app without a browser) is off.
+- the frontend's files reach the browser gzipped (hosting/compress.py), decoding to Streamlit's own files, still
+  cached for a year by their hashed names, and the lab still loads.
 
 And the app's own guards (hosting/guard.py), on the real app: /_stcore/metrics is not served, no websocket
 message carries the server's path of app.py, a script's path typed as a URL (/pages/ffn.py) lands on its
@@ -25,6 +27,7 @@ import shutil
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -191,3 +194,35 @@ def test_a_file_name_too_long_is_cut_not_refused(new_tab):
     assert "AxiosError" not in text and "Request failed" not in text
     assert page.locator(driver.ERROR_BOX).count() == 0
     assert "(2, 8)" in text  # the file was read and run
+
+
+def test_the_frontend_arrives_gzipped_and_the_app_still_loads(new_tab, server):
+    """Reference: Streamlit's own files on disk (streamlit/static); gzip.decompress of what the server sends must
+    give them byte for byte, with the hashed files' one-year cache kept."""
+    import gzip
+
+    from streamlit.file_util import get_static_dir
+
+    tab = new_tab()
+    responses = []
+    tab.page.on("response", lambda r: "/static/" in r.url and responses.append(r))
+    tab.open("ffn")
+    tab.assert_clean()
+    assert tab.page.locator(f"{driver.MAIN} [data-testid='stPlotlyChart']").count() >= 1  # drawn, Plotly and all
+    scripts = [r for r in responses if r.url.endswith((".js", ".css"))]
+    assert scripts and all(r.headers.get("content-encoding") == "gzip" for r in scripts if r.status == 200), [
+        (r.url, r.headers.get("content-encoding")) for r in scripts]
+
+    largest = max(scripts, key=lambda r: (Path(get_static_dir()) / r.url.split("/", 3)[3]).stat().st_size)
+    path = largest.url.split("/", 3)[3]  # "static/js/PlotlyChart....js"
+    on_disk = (Path(get_static_dir()) / path).read_bytes()
+    status, headers, body = request(f"{server.base_url}/{path}", headers={"Accept-Encoding": "gzip"})
+    assert status == 200 and headers["Content-Encoding"] == "gzip" and "Accept-Encoding" in headers["Vary"]
+    assert "immutable" in headers["Cache-Control"] and "max-age=31536000" in headers["Cache-Control"]
+    assert len(body) < len(on_disk) / 2, (len(body), len(on_disk))
+    assert gzip.decompress(body) == on_disk
+    status, headers, body = request(f"{server.base_url}/{path}")  # a client that asks for no encoding
+    assert status == 200 and headers.get("Content-Encoding") is None and body == on_disk
+    status, headers, body = request(f"{server.base_url}/ffn", headers={"Accept-Encoding": "gzip"})
+    assert status == 200 and headers["Content-Encoding"] == "gzip"
+    assert gzip.decompress(body) == (Path(get_static_dir()) / "index.html").read_bytes()

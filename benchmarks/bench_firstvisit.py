@@ -1,0 +1,145 @@
+"""A student's first visit: what each page moves on the wire, and thirty first visits at once on a school's link.
+
+    python benchmarks/bench_firstvisit.py [--students 30] [--link-mbit 30] [--pages home ffn]
+
+1. Per page, a fresh browser context (empty cache) opens the page on ``streamlit run app.py`` (the repository's
+   config, nothing in front) until it is drawn, then waits a second for late chunks.  Chromium's own Network
+   events count every response: bytes on the wire (``encodedDataLength``: headers and body as sent), the
+   bodies as the browser decoded them (what the same visit would move uncompressed), requests, and how many
+   of the frontend's files came gzipped.  Target: at most 3.5 MB on the wire for every page.
+2. ``--students`` fresh contexts open the home page at the same moment, each throttled (CDP
+   ``Network.emulateNetworkConditions``) to its share of a ``--link-mbit`` link, 20 ms latency: seconds from
+   the start to each page drawn, p50 / p95 / max.  Every student's browser runs on this machine's cores, and
+   the server beside them: a school's thirty laptops would each have their own.
+
+Needs Debian's Chromium.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness import browser as driver  # noqa: E402
+
+TARGET_BYTES = 3.5e6
+LATENCY_MS = 20
+DRAWN_JS = (
+    "() => window.__geluRuns > 0 && !!document.querySelector(\"" + driver.IDLE.replace('"', '\\"') + "\")"
+    " && !document.querySelector(\"[data-testid='stSkeleton'], [data-stale='true']\")"
+)
+
+
+def watch(page):
+    """Start counting the page's responses through CDP: returns the dict the events fill."""
+    seen = {"wire": {}, "decoded": {}, "encoding": {}, "url": {}}
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+
+    def response(event):
+        headers = {k.lower(): v for k, v in event["response"]["headers"].items()}
+        seen["url"][event["requestId"]] = event["response"]["url"]
+        seen["encoding"][event["requestId"]] = headers.get("content-encoding", "")
+
+    def data(event):
+        seen["decoded"][event["requestId"]] = seen["decoded"].get(event["requestId"], 0) + event["dataLength"]
+
+    cdp.on("Network.responseReceived", response)
+    cdp.on("Network.dataReceived", data)
+    cdp.on("Network.loadingFinished", lambda e: seen["wire"].__setitem__(e["requestId"], e["encodedDataLength"]))
+    return seen
+
+
+def page_weight(browser, base_url: str, path: str) -> dict:
+    page = driver.new_page(browser)
+    seen = watch(page)
+    driver.open_app(page, f"{base_url}/{path}")
+    page.wait_for_timeout(1000)  # chunks a drawn page still fetches (fonts, lazy elements)
+    page.context.close()
+    static = [r for r, u in seen["url"].items() if "/static/" in u and seen["decoded"].get(r, 0) >= 1024]
+    largest = max(seen["wire"], key=seen["wire"].get)
+    return dict(
+        requests=len(seen["wire"]),
+        wire=sum(seen["wire"].values()),
+        decoded=sum(seen["decoded"].values()),
+        static=len(static),
+        gzipped=sum(1 for r in static if seen["encoding"].get(r) == "gzip"),
+        fonts=sum(1 for r in static if seen["url"][r].endswith(".woff2")),
+        largest=(seen["url"][largest].rsplit("/", 1)[-1], seen["wire"][largest]),
+    )
+
+
+async def class_arrives(base_url: str, students: int, link_mbit: float) -> list[float]:
+    """Seconds from one start to each of ``students`` throttled first visits drawn (home page)."""
+    from playwright.async_api import async_playwright
+
+    share = link_mbit * 1e6 / 8 / students  # bytes per second each
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=driver.CHROMIUM, args=driver.LAUNCH_ARGS)
+        pages = []
+        for _ in range(students):
+            context = await browser.new_context(viewport=driver.DESKTOP)
+            context.set_default_timeout(600_000)
+            await context.add_init_script(driver.RUN_COUNTER_JS)
+            page = await context.new_page()
+            cdp = await context.new_cdp_session(page)
+            await cdp.send("Network.enable")
+            await cdp.send("Network.emulateNetworkConditions", {
+                "offline": False, "latency": LATENCY_MS, "downloadThroughput": share, "uploadThroughput": share})
+            pages.append(page)
+        start = time.perf_counter()
+
+        async def visit(page) -> float:
+            await page.goto(base_url, wait_until="commit", timeout=600_000)
+            await page.wait_for_function(DRAWN_JS, polling=100, timeout=600_000)
+            return time.perf_counter() - start
+
+        times = await asyncio.gather(*(visit(p) for p in pages))
+        await browser.close()
+    return sorted(times)
+
+
+def pct(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--link-mbit", type=float, default=30.0)
+    parser.add_argument("--pages", nargs="*", default=None, help="url paths (default: every page of app.py)")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    paths = args.pages or [p.url_path for p in driver.app_pages()]
+    with driver.Server() as server:
+        driver.wait_ready(server.base_url)
+        with sync_playwright() as pw:
+            browser = driver.launch(pw)
+            print(f"{'page':<16}{'requests':>9}{'on the wire':>13}{'uncompressed':>14}{'gzipped':>12}  largest")
+            worst = 0
+            for path in paths:
+                w = page_weight(browser, server.base_url, "" if path == "home" else path)
+                worst = max(worst, w["wire"])
+                print(f"{path:<16}{w['requests']:>9}{w['wire'] / 1e6:>10.2f} MB{w['decoded'] / 1e6:>11.2f} MB"
+                      f"{w['gzipped']:>6}/{w['static'] - w['fonts']:<5}  {w['largest'][0]} "
+                      f"{w['largest'][1] / 1e6:.2f} MB")
+            browser.close()
+        print("(gzipped: the frontend's files of 1 KB or more that came gzipped / all of them but the .woff2 fonts, "
+              "compressed already)")
+        print(f"heaviest page {worst / 1e6:.2f} MB = {worst / TARGET_BYTES:.2f} of the {TARGET_BYTES / 1e6} MB "
+              f"target: {'met' if worst <= TARGET_BYTES else 'MISSED'}")
+        if args.students:
+            times = asyncio.run(class_arrives(server.base_url, args.students, args.link_mbit))
+            print(f"{args.students} first visits at once (home), each at 1/{args.students} of {args.link_mbit:g} "
+                  f"Mbit/s, {LATENCY_MS} ms: drawn p50 {pct(times, .5):.1f} s, p95 {pct(times, .95):.1f} s, "
+                  f"max {times[-1]:.1f} s (server peak {server.rss_kib()['VmHWM'] / 1024:.0f} MB)")
+
+if __name__ == "__main__":
+    main()

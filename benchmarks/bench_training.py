@@ -5,9 +5,9 @@
    (harness/race_reference.py: each network an nn.Module, autograd, torch.optim) against the stacked trainer
    (gelu_core.training.train: target <= 0.3 s of CPU), the page's way (``race`` yielding a snapshot every 100
    steps), and 30 different default races trained as one stack (``train_many``), per race.
-2. The lab on GPT-2 small's batch (8, 1024, 768): ``run_gradients`` (backward, two activations) against
-   ``run_lab`` (forward, two activations): time, and peak growth of resident memory (VmHWM, from /proc) over
-   what the input and the block already hold.
+2. The lab on GPT-2 small's batch (8, 1024, 768): ``run_lab(..., backward=True)`` (forward and backward, two
+   activations) against ``run_lab`` (forward, two activations): time, and peak growth of resident memory
+   (VmHWM, from /proc) over what the input and the block already hold.
 
     python benchmarks/bench_training.py [--repeats 5] [--skip-lab]
 
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from gelu_core import FeedForward, as_tokens, demo_input, run_gradients, run_lab  # noqa: E402
+from gelu_core import FeedForward, as_tokens, demo_input, run_lab  # noqa: E402
 from gelu_core.training import RaceConfig, _Stack, race, train, train_many, verdict  # noqa: E402
 from harness.memory import reset_peak, status_kib  # noqa: E402
 from harness.race_reference import reference_curves  # noqa: E402
@@ -162,7 +162,7 @@ def bench_lab(repeats: int) -> None:
     hidden_mib = SHAPE[0] * SHAPE[1] * 4 * SHAPE[2] * 4 / 2**20
     runs = interleaved({
         "run_lab (forward)": lambda: run_lab(block, x, "gelu_tanh", "relu"),
-        "run_gradients (backward)": lambda: run_gradients(block, x, "gelu_tanh", "relu"),
+        "run_lab (and backward)": lambda: run_lab(block, x, "gelu_tanh", "relu", backward=True),
     }, repeats)
     print(f"lab on {SHAPE} float32, 2 threads (one (8, 1024, 3072) float32 tensor: {hidden_mib:.0f} MiB), "
           f"{repeats} interleaved repeats")

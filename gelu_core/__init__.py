@@ -46,16 +46,16 @@ _LAZY = {
     "as_tokens": "gelu_core.lab",
     "check_run_size": "gelu_core.lab",
     "demo_input": "gelu_core.lab",
-    "run_lab": "gelu_core.lab",
+    "demo_tokens": "gelu_core.lab",
+    "file_tokens": "gelu_core.lab",
+    "Tokens": "gelu_core.lab",
+    "run_lab": "gelu_core.lab",  # forward, and with backward=True the backward pass from it (gelu_core.gradients)
     "shared_run_lab": "gelu_core.lab",
     "shared_seeded_block": "gelu_core.lab",
     "shared_file": "gelu_core.lab",
     "shared_file_block": "gelu_core.lab",
     "Busy": "gelu_core.runs",
-    "shared_run_gradients": "gelu_core.gradients",
     "array_bytes": "gelu_core.lab",
-    "run_gradients": "gelu_core.gradients",  # the lab's backward pass: dL/dh under two activations
-    "hidden_gradient": "gelu_core.gradients",
     "RaceConfig": "gelu_core.training",  # the training race: ReLU vs GELU on a 2-D task, live
     "race": "gelu_core.training",
     "verdict": "gelu_core.training",

@@ -16,10 +16,11 @@ ReLU'(h) = 0 for every h ≤ 0 (relu'(0) = 0, as PyTorch), so about half of ReLU
 unit whose h ≤ 0 for every token of the input gets no gradient at all: it is dead for this input, and its
 row of dL/dW_fc is all zeros.  GELU'(h) is small there but not 0.
 
-The loss is a sum over tokens, so the backward runs in row chunks of 2**20 hidden values: an (8, 1024, 768)
-input never holds more than a few (341, 3072) float32 tensors (4 MB each) beside the input itself and the
-(3072, 768) gradient of W_fc.  dL/dh for each chunk comes from torch autograd through PyTorch's own activation
-module; dL/dW_fc is the matmul above, accumulated over chunks.
+This is the second half of one lab run (``gelu_core.lab.run_lab(..., backward=True)``): it starts from the
+forward pass's own h and y, so c_fc and c_proj's forward are not computed again.  The loss is a sum over
+tokens, so ``backward_chunk`` takes the rows in the lab's row chunks: dL/dy @ W_proj is a matmul, act'(h)
+comes from torch autograd through PyTorch's own activation module on those rows alone, and dL/dW_fc is
+accumulated over chunks.
 """
 
 from __future__ import annotations
@@ -31,12 +32,9 @@ import numpy as np
 import torch
 
 from gelu_core.activations import get_activation
-from gelu_core.ffn import FeedForward, activation_module
-from gelu_core.lab import HIST_BINS, LAB_RESULTS, LabInputError, describe_run
-from gelu_core.runs import RUN_SLOT, Waiting
+from gelu_core.ffn import FeedForward
 
 LOSS = "L = ½ · mean(y²)"  # the loss as the page prints it
-_CHUNK = 1 << 20  # hidden values per row chunk: (341, 3072) float32 tensors of 4 MB, a third of one (1024, 3072)
 BINS_PER_DECADE = 10  # finest log bins of |dL/dh|: edges at 10^(k/10), merged to at most HIST_BINS bars
 _MERGES = (1, 2, 5, 10, 20, 50, 100)  # bins merged per bar: edges stay at 10^(k/10) for k a multiple of this
 # every nonzero float32 |dL/dh| (2**-149 to 2**128) has its bin k = floor(10 · log10 |g|) in [_K_LOW, _K_HIGH)
@@ -91,44 +89,20 @@ class GradientLabResult:
     b: GradientResult  # the comparison
 
 
-def _check(block: FeedForward, x: torch.Tensor) -> torch.Tensor:
-    if x.dim() != 3 or x.shape[-1] != block.d_model:
-        raise LabInputError(f"the gradient lab wants (batch, tokens, {block.d_model}); got {tuple(x.shape)}.")
-    return x.to(block.c_fc.weight.dtype)
+def backward_chunk(block: FeedForward, act: torch.nn.Module, h: torch.Tensor, y: torch.Tensor,
+                   n_outputs: int) -> tuple[float, torch.Tensor]:
+    """(these rows' share of L, dL/dh) from the forward pass's h (rows, hidden) and output y (rows, d_model).
 
-
-def _chunk_rows(hidden: int) -> int:
-    return max(1, _CHUNK // hidden)
-
-
-def _backward_chunk(block: FeedForward, act: torch.nn.Module, h: torch.Tensor, n_outputs: int):
-    """(loss of these rows, dL/dh) for h (rows, hidden): torch autograd through c_proj and the activation."""
-    with torch.enable_grad():
-        h = h.detach().requires_grad_()
-        y = block.c_proj(act(h))  # (rows, hidden) -> (rows, d_model)
-        loss = 0.5 * y.square().sum() / n_outputs  # these rows' share of ½ · mean(y²)
-        (grad_h,) = torch.autograd.grad(loss, h)  # (rows, hidden)
-    return float(loss), grad_h
-
-
-def hidden_gradient(block: FeedForward, x: torch.Tensor, activation: str = "gelu_tanh") -> tuple[float, torch.Tensor]:
-    """(L, dL/dh) for L = ½ · mean(y²): the whole (batch, tokens, hidden) gradient, for small inputs and downloads.
-
-    >>> block = FeedForward(4, seed=0)
-    >>> loss, grad = hidden_gradient(block, torch.ones(1, 2, 4), "relu")
-    >>> tuple(grad.shape), bool((grad[..., block.hidden_pre(torch.ones(4)) <= 0] == 0).all())
-    ((1, 2, 16), True)
+    dL/dy = y / N and dL/d act(h) = dL/dy @ W_proj are written out; act'(h) comes from autograd through the
+    activation module on these rows only.
     """
-    x = _check(block, x)
-    act = activation_module(activation)
-    rows = x.reshape(-1, block.d_model)
-    grads, loss = [], 0.0
     with torch.no_grad():
-        for x_rows in rows.split(_chunk_rows(block.hidden)):
-            chunk_loss, grad_h = _backward_chunk(block, act, block.hidden_pre(x_rows), x.numel())
-            loss += chunk_loss
-            grads.append(grad_h)
-    return loss, torch.cat(grads).reshape(*x.shape[:-1], block.hidden)
+        upstream = (y / n_outputs) @ block.c_proj.weight  # (rows, d_model) @ (d_model, hidden) -> (rows, hidden)
+    with torch.enable_grad():
+        h = h.detach().clone().requires_grad_()  # a plain tensor, whatever mode the forward ran in
+        (grad_h,) = torch.autograd.grad(act(h), h, grad_outputs=upstream)  # (rows, hidden)
+    loss = 0.5 * float(y.square().sum(dim=-1).sum(dtype=torch.float64)) / n_outputs
+    return loss, grad_h
 
 
 class _Tally:
@@ -152,10 +126,9 @@ class _Tally:
         self.abs_max = max(self.abs_max, float(magnitude.max()))
         self.alive |= nonzero.any(dim=0)
         self.fc_weight_grad += grad_h.T @ x_rows  # (hidden, rows) @ (rows, d_model) -> (hidden, d_model)
-        for part in magnitude[nonzero].split(_CHUNK // 2):  # float64 temporaries of at most 4 MB
-            k = torch.floor(BINS_PER_DECADE * torch.log10(part.to(torch.float64))).to(torch.int64)
-            k = k.clamp_(_K_LOW, _K_HIGH - 1)  # a no-op in float32; a float64 block's extremes go to the end bins
-            self.bins += torch.bincount(k - _K_LOW, minlength=self.bins.numel())
+        k = torch.floor(BINS_PER_DECADE * torch.log10(magnitude[nonzero].to(torch.float64))).to(torch.int64)
+        k = k.clamp_(_K_LOW, _K_HIGH - 1)  # a no-op in float32; a float64 block's extremes go to the end bins
+        self.bins += torch.bincount(k - _K_LOW, minlength=self.bins.numel())
 
 
 def _shared_bins(tallies: list[_Tally], bins: int) -> tuple[int, int, int]:
@@ -177,74 +150,49 @@ def _log_histogram(tally: _Tally, first: int, last: int, merge: int) -> LogHisto
     return LogHistogram(edges, counts.numpy().astype(np.int64), tally.zeros)
 
 
-def run_gradients(
-    block: FeedForward,
-    x: torch.Tensor,  # (batch, tokens, d_model), finite (see lab.as_tokens)
-    activation: str = "gelu_tanh",
-    compare: str = "relu",
-    bins: int = HIST_BINS,
-    *,
-    on_wait: Waiting | None = None,
-    timeout: float | None = None,
-) -> GradientLabResult:
-    """Backpropagate L = ½ · mean(y²) through the block with ``activation`` and with ``compare`` (same weights,
-    same input) and measure dL/dh for each; row chunk by row chunk, one run at a time per process (the lab's
-    ``RUN_SLOT``, shared with run_lab).
-    """
-    with RUN_SLOT.hold("the backward pass of " + describe_run(tuple(x.shape), block), on_wait=on_wait,
-                       timeout=timeout):
-        return _run_gradients(block, x, activation, compare, bins)
+class Backward:
+    """The backward pass of one lab run, fed the forward's row chunks (``add``) and read once (``result``)."""
 
+    def __init__(self, block: FeedForward, modules: dict[str, torch.nn.Module], dtype: torch.dtype, n_outputs: int):
+        self.block, self.modules, self.n_outputs = block, modules, n_outputs
+        self.tallies = {name: _Tally(block.hidden, dtype, block.d_model) for name in modules}
+        self.nonpositive = 0
+        self.hidden_numel = 0
 
-def _run_gradients(block: FeedForward, x: torch.Tensor, activation: str, compare: str, bins: int):
-    x = _check(block, x)
-    names = list(dict.fromkeys((activation, compare)))  # one pass when both are the same
-    modules = {name: activation_module(name) for name in names}
-    tallies = {name: _Tally(block.hidden, x.dtype, block.d_model) for name in names}
-    nonpositive = 0
-    with torch.no_grad():
-        for x_rows in x.reshape(-1, block.d_model).split(_chunk_rows(block.hidden)):
-            h = block.hidden_pre(x_rows)  # (rows, d_model) -> (rows, hidden), shared by both activations
-            if not bool(torch.isfinite(h).all()):
-                raise LabInputError("The hidden pre-activations overflowed float32: scale the input down.")
-            nonpositive += int(torch.count_nonzero(h <= 0))
-            for name in names:
-                loss, grad_h = _backward_chunk(block, modules[name], h, x.numel())
-                tallies[name].add(loss, grad_h, x_rows)
-                del grad_h
-    first, last, merge = _shared_bins(list(tallies.values()), bins)
-    hidden_numel = x.numel() // block.d_model * block.hidden
-    results = {}
-    for name, tally in tallies.items():
-        if not (math.isfinite(tally.loss) and math.isfinite(tally.abs_sum)):
-            raise LabInputError("The loss overflowed float32 for this input: it is too large. Scale it down.")
-        results[name] = GradientResult(
-            name=name,
-            label=get_activation(name).label,
-            loss=tally.loss,
-            zero_count=tally.zeros,
-            zero_share=tally.zeros / hidden_numel,
-            dead_units=torch.nonzero(~tally.alive).reshape(-1).numpy().astype(np.int64),
-            mean_abs_grad=tally.abs_sum / hidden_numel,
-            max_abs_grad=tally.abs_max,
-            fc_weight_grad_norm=float(torch.linalg.vector_norm(tally.fc_weight_grad.to(torch.float64))),
-            grad_hist=_log_histogram(tally, first, last, merge),
+    def add(self, x_rows: torch.Tensor, h_rows: torch.Tensor, outputs: dict[str, torch.Tensor]) -> None:
+        """One row chunk: the input, h and each activation's output y for the same rows."""
+        self.nonpositive += int(torch.count_nonzero(h_rows <= 0))
+        self.hidden_numel += h_rows.numel()
+        for name, act in self.modules.items():
+            loss, grad_h = backward_chunk(self.block, act, h_rows, outputs[name], self.n_outputs)
+            self.tallies[name].add(loss, grad_h, x_rows)
+            del grad_h
+
+    def result(self, input_shape: tuple[int, ...], activation: str, compare: str, bins: int) -> GradientLabResult:
+        first, last, merge = _shared_bins(list(self.tallies.values()), bins)
+        results = {}
+        for name, tally in self.tallies.items():
+            if not (math.isfinite(tally.loss) and math.isfinite(tally.abs_sum)):
+                from gelu_core.lab import LabInputError  # here: the lab imports this module
+
+                raise LabInputError("The loss overflowed float32 for this input: it is too large. Scale it down.")
+            results[name] = GradientResult(
+                name=name,
+                label=get_activation(name).label,
+                loss=tally.loss,
+                zero_count=tally.zeros,
+                zero_share=tally.zeros / self.hidden_numel,
+                dead_units=torch.nonzero(~tally.alive).reshape(-1).numpy().astype(np.int64),
+                mean_abs_grad=tally.abs_sum / self.hidden_numel,
+                max_abs_grad=tally.abs_max,
+                fc_weight_grad_norm=float(torch.linalg.vector_norm(tally.fc_weight_grad.to(torch.float64))),
+                grad_hist=_log_histogram(tally, first, last, merge),
+            )
+        return GradientLabResult(
+            input_shape=tuple(input_shape),
+            hidden_numel=self.hidden_numel,
+            nonpositive_count=self.nonpositive,
+            loss_formula=LOSS,
+            a=results[activation],
+            b=results[compare],
         )
-    return GradientLabResult(
-        input_shape=tuple(x.shape),
-        hidden_numel=hidden_numel,
-        nonpositive_count=nonpositive,
-        loss_formula=LOSS,
-        a=results[activation],
-        b=results[compare],
-    )
-
-
-def shared_run_gradients(key, block: FeedForward, x: torch.Tensor, activation: str, compare: str, *,
-                         on_wait: Waiting | None = None, timeout: float | None = None,
-                         owner: str | None = None) -> GradientLabResult:
-    """run_gradients, computed once for everyone who asks with the same ``key`` (as lab.shared_run_lab)."""
-    what = "the backward pass of " + describe_run(tuple(x.shape), block)
-    return LAB_RESULTS.get(("backward", key),
-                           lambda: run_gradients(block, x, activation, compare, on_wait=on_wait, timeout=timeout),
-                           what=what, on_wait=on_wait, owner=owner)

@@ -2,14 +2,23 @@
 
 The block is ``c_proj(act(c_fc(x)))``.  ``c_fc`` runs once; each activation
 then gets the same hidden pre-activations ``h``, so every difference between
-the two outputs comes from the activation alone.  All sums are accumulated in
-float64; histogram counts are exact integers (torch.histc in chunks of 2**22
-elements, below float32's 2**24 limit for exact counting).
+the two outputs comes from the activation alone.  With ``backward=True`` the
+same run goes on backwards from that forward's h and outputs
+(``gelu_core.gradients``).  All sums are accumulated in float64; histogram
+counts are exact integers (torch.histc in row chunks of 2**20 elements, below
+float32's 2**24 limit for exact counting).
+
+One run, one check: an input from ``demo_tokens`` or ``file_tokens`` is checked
+once, there (shape, values, the run's size for its block), and carries the key
+it is shared under; ``shared_run_lab`` builds the run's key from the block's and
+the input's, so no caller writes one.
 """
 
 from __future__ import annotations
 
 import io
+import weakref
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +27,7 @@ import torch
 from gelu_core import budget
 from gelu_core.activations import get_activation
 from gelu_core.ffn import FeedForward, activation_module, parameter_count
+from gelu_core.gradients import Backward, GradientLabResult
 from gelu_core.runs import RUN_SLOT, SharedRuns, Waiting
 from gelu_core.weights import check_block_shapes, load_block
 
@@ -28,13 +38,14 @@ MAX_D_MODEL, MAX_HIDDEN = budget.MAX_D_MODEL, budget.MAX_HIDDEN  # GPT-2 XL's bl
 MAX_HIDDEN_ELEMENTS = budget.HIDDEN_ELEMENTS
 MAX_INPUT_ELEMENTS = budget.INPUT_ELEMENTS
 HIST_BINS = 60  # bars per histogram: enough to see the shape, light to send
-_CHUNK = 1 << 22  # histc counts in float32: exact below 2**24 per call
+_CHUNK = 1 << 20  # values per row chunk: (341, 3072) float32 temporaries of 4 MB; histc exact below 2**24 a call
 
 _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 # What the lab keeps between runs, shared by every student who asks for the same thing and given back when they
 # have all left (gelu_core.runs): each a quarter of the budget's cache bytes, in entries of the largest size.
 RESULT_BYTES = 3 * MAX_INPUT_ELEMENTS * 4  # a LabResult at the largest run: two outputs, their norms, histograms
+# (the backward adds two (hidden,) masks and numbers)
 BLOCK_BYTES = 2 * MAX_D_MODEL * MAX_HIDDEN * 4  # the widest block's weights, float32: 82 MB
 LAB_RESULTS = SharedRuns(budget.cache_entries(RESULT_BYTES, 0.25))
 BLOCKS = SharedRuns(budget.cache_entries(BLOCK_BYTES, 0.25))
@@ -97,10 +108,14 @@ def demo_input(d_model: int, seed: int, batch: int = 2, tokens: int = 3) -> torc
     """A seeded (batch, tokens, d_model) standard-normal tensor: what LayerNorm hands GPT-2's MLP, roughly.
 
     Drawn from its own generator seeded with ``seed + 1`` so it never repeats the weights' stream.
-    Refuses (LabInputError) a shape over the lab's input cap before drawing it; a page checks the whole
-    run first with ``check_run_size(batch, tokens, block.d_model, block.hidden)``.
+    Refuses (LabInputError) a shape over the lab's input cap before drawing it; ``demo_tokens`` checks the
+    whole run for a block instead.
     """
     check_run_size(batch, tokens, d_model)
+    return _demo(d_model, seed, batch, tokens)
+
+
+def _demo(d_model: int, seed: int, batch: int, tokens: int) -> torch.Tensor:
     generator = torch.Generator(device="cpu").manual_seed(int(seed) + 1)
     return torch.randn((batch, tokens, d_model), generator=generator, dtype=torch.float32)
 
@@ -134,6 +149,33 @@ def as_tokens(x: torch.Tensor, d_model: int, hidden: int | None = None) -> torch
     if not bool(torch.isfinite(x32).all()):
         raise LabInputError("Some values are beyond float32's range (about ±3.4e38), where the block runs.")
     return x32
+
+
+@dataclass(frozen=True, eq=False)
+class Tokens:
+    """An input the lab has checked for one block width: ``x`` is (batch, tokens, d_model) float32, finite,
+    within the run's caps at ``hidden``; ``key`` names where it came from, for sharing the run."""
+
+    x: torch.Tensor
+    key: Hashable
+    hidden: int
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.x.shape)
+
+
+def demo_tokens(block: FeedForward, seed: int, batch: int, tokens: int) -> Tokens:
+    """The demo input for this block, its whole run's size checked first (before it is drawn)."""
+    check_run_size(batch, tokens, block.d_model, block.hidden)
+    x = _demo(block.d_model, seed, batch, tokens)
+    return Tokens(x, ("demo", block.d_model, int(seed), batch, tokens), block.hidden)
+
+
+def file_tokens(x: torch.Tensor, block: FeedForward, digest: str, name: str) -> Tokens:
+    """A tensor from an uploaded file (its content hash and its name in the file) as the lab's input for this
+    block: as_tokens's checks, once."""
+    return Tokens(as_tokens(x, block.d_model, block.hidden), ("file", digest, name), block.hidden)
 
 
 def nonfinite_report(x: torch.Tensor) -> str | None:
@@ -238,6 +280,7 @@ class LabResult:
     max_abs_diff: float  # max |out_a - out_b|
     mean_abs_diff: float  # mean |out_a - out_b|
     mean_abs_output: float  # mean |out_a|: the scale the differences are read against
+    backward: GradientLabResult | None = None  # the same run backwards (run_lab(..., backward=True))
 
 
 def shape_flow(block: FeedForward, input_shape: tuple[int, ...], activation: str) -> tuple[FlowStep, ...]:
@@ -263,11 +306,10 @@ def _total(t: torch.Tensor) -> float:
 
 
 def _row_chunks(*tensors: torch.Tensor):
-    """Matching slices of about _CHUNK elements of (..., hidden) tensors, as (rows, hidden) views: the masks and
-    temporaries of the statistics stay small, whatever the batch."""
-    hidden = tensors[0].shape[-1]
-    flat = [t.reshape(-1, hidden) for t in tensors]
-    step = max(1, _CHUNK // hidden)
+    """Matching slices of about _CHUNK elements of (..., width) tensors with the same rows, as (rows, width) views:
+    the masks and temporaries of the statistics and of the backward pass stay small, whatever the batch."""
+    flat = [t.reshape(-1, t.shape[-1]) for t in tensors]
+    step = max(1, _CHUNK // max(t.shape[-1] for t in tensors))
     for start in range(0, flat[0].shape[0], step):
         yield [f[start:start + step] for f in flat]
 
@@ -296,36 +338,55 @@ def _output_sides(h: torch.Tensor, y: torch.Tensor) -> tuple[int, float, float]:
 
 def run_lab(
     block: FeedForward,
-    x: torch.Tensor,  # (batch, tokens, d_model), finite (see as_tokens)
+    x: torch.Tensor | Tokens,  # (batch, tokens, d_model), finite (see as_tokens), or Tokens checked for this block
     activation: str = "gelu_tanh",
     compare: str = "relu",
     bins: int = HIST_BINS,
     *,
+    backward: bool = False,
     on_wait: Waiting | None = None,
     timeout: float | None = None,
 ) -> LabResult:
-    """Run x through the block with ``activation`` and with ``compare`` on the same weights, and measure both.
+    """Run x through the block with ``activation`` and with ``compare`` on the same weights, and measure both;
+    ``backward``: then backwards from that forward (``LabResult.backward``).
 
     Runs one at a time in the process (``RUN_SLOT``): a second caller waits its turn, told what runs through
     ``on_wait``, and gives up with ``runs.Busy`` after ``timeout`` seconds.
     """
-    with RUN_SLOT.hold(describe_run(tuple(x.shape), block), on_wait=on_wait, timeout=timeout):
-        return _run_lab(block, x, activation, compare, bins)
+    with RUN_SLOT.hold(describe_run(_shape(x), block, backward), on_wait=on_wait, timeout=timeout):
+        return _run_lab(block, x, activation, compare, bins, backward)
 
 
-def shared_run_lab(key, block: FeedForward, x: torch.Tensor, activation: str, compare: str, *,
+def shared_run_lab(block: FeedForward, tokens: Tokens, activation: str, compare: str, *, backward: bool = False,
                    on_wait: Waiting | None = None, timeout: float | None = None, owner: str | None = None) -> LabResult:
-    """run_lab, computed once for everyone who asks with the same ``key`` (the run's whole identity: weights,
-    input, both activations; a file by the hash of its bytes) and kept in ``LAB_RESULTS``."""
-    what = describe_run(tuple(x.shape), block)
-    return LAB_RESULTS.get(key, lambda: run_lab(block, x, activation, compare, on_wait=on_wait, timeout=timeout),
-                           what=what, on_wait=on_wait, owner=owner)
+    """run_lab, computed once for everyone who asks for the same run, and kept in ``LAB_RESULTS``: the key is
+    the block's (``shared_seeded_block``, ``shared_file_block``), the input's (``Tokens.key``: a file by the hash
+    of its bytes), both activations and the direction.  A block built elsewhere is run, not shared."""
+    block_key = _BLOCK_KEYS.get(block)
+
+    def compute() -> LabResult:
+        return run_lab(block, tokens, activation, compare, backward=backward, on_wait=on_wait, timeout=timeout)
+
+    if block_key is None:
+        return compute()
+    key = (block_key, tokens.key, activation, compare, backward)
+    return LAB_RESULTS.get(key, compute, what=describe_run(tokens.shape, block, backward), on_wait=on_wait,
+                           owner=owner)
+
+
+def _keyed(block, key: Hashable):
+    _BLOCK_KEYS[block if isinstance(block, FeedForward) else block.block] = key
+    return block
+
+
+_BLOCK_KEYS: weakref.WeakKeyDictionary[FeedForward, Hashable] = weakref.WeakKeyDictionary()  # a shared block's key
 
 
 def shared_seeded_block(d_model: int, seed: int, *, owner: str | None = None) -> FeedForward:
     """FeedForward(d_model, seed=seed), built once for everyone who asks; never mutated."""
     check_run_size(1, 1, d_model, 4 * d_model)
-    return BLOCKS.get(("seeded", d_model, seed), lambda: FeedForward(d_model, seed=seed), owner=owner)
+    key = ("seeded", d_model, seed)
+    return BLOCKS.get(key, lambda: _keyed(FeedForward(d_model, seed=seed), key), owner=owner)
 
 
 def shared_file(digest: str, filename: str, data: bytes, uploader: str = "input", *, owner: str | None = None):
@@ -344,25 +405,35 @@ def shared_file(digest: str, filename: str, data: bytes, uploader: str = "input"
 def shared_file_block(digest: str, tensors, candidate, *, owner: str | None = None):
     """A LoadedBlock from a file's weights under ``candidate`` (None: the only one; refused with the names the
     lab knows if there is none), built once per content hash and place in the file."""
-    place = None if candidate is None else (candidate.prefix, candidate.first, candidate.second)
-    return BLOCKS.get(("file", digest, place), lambda: load_block(tensors, candidate), owner=owner)
+    key = ("file", digest, None if candidate is None else (candidate.prefix, candidate.first, candidate.second))
+    return BLOCKS.get(key, lambda: _keyed(load_block(tensors, candidate), key), owner=owner)
 
 
-def describe_run(shape: tuple[int, ...], block: FeedForward) -> str:
+def describe_run(shape: tuple[int, ...], block: FeedForward, backward: bool = False) -> str:
     """What a run is, in words a waiting student can read.
 
-    >>> describe_run((8, 1024, 768), FeedForward(8))
-    '(8, 1024, 768) through a block of d_model 8'
+    >>> describe_run((8, 1024, 768), FeedForward(8)), describe_run((2, 3, 8), FeedForward(8), backward=True)
+    ('(8, 1024, 768) through a block of d_model 8', '(2, 3, 8) through a block of d_model 8 and back')
     """
-    return f"{tuple(int(n) for n in shape)} through a block of d_model {block.d_model:,}"
+    return f"{tuple(int(n) for n in shape)} through a block of d_model {block.d_model:,}" + (" and back" if backward
+                                                                                           else "")
 
 
-def _run_lab(block: FeedForward, x: torch.Tensor, activation: str, compare: str, bins: int) -> LabResult:
-    if x.dim() != 3 or x.shape[-1] != block.d_model:
-        raise LabInputError(f"run_lab wants (batch, tokens, {block.d_model}); got {tuple(x.shape)}.")
-    check_run_size(x.shape[0], x.shape[1], block.d_model, block.hidden)  # before any activation is allocated
+def _shape(x: torch.Tensor | Tokens) -> tuple[int, ...]:
+    return x.shape if isinstance(x, Tokens) else tuple(x.shape)
+
+
+def _run_lab(block: FeedForward, x: torch.Tensor | Tokens, activation: str, compare: str, bins: int,
+             backward: bool = False) -> LabResult:
+    if isinstance(x, Tokens) and x.hidden == block.hidden and x.shape[-1] == block.d_model:
+        x = x.x  # checked once, where it was made
+    else:
+        x = x.x if isinstance(x, Tokens) else x
+        if x.dim() != 3 or x.shape[-1] != block.d_model:
+            raise LabInputError(f"run_lab wants (batch, tokens, {block.d_model}); got {tuple(x.shape)}.")
+        check_run_size(x.shape[0], x.shape[1], block.d_model, block.hidden)  # before any activation is allocated
     x = x.to(block.c_fc.weight.dtype)
-    with torch.inference_mode():
+    with torch.no_grad():  # not inference_mode: the backward differentiates the activation on the forward's h
         h = block.hidden_pre(x)  # (B, T, d) -> (B, T, hidden)
         h_min, h_max = (float(v) for v in torch.aminmax(h))
         if not (np.isfinite(h_min) and np.isfinite(h_max)):
@@ -409,6 +480,13 @@ def _run_lab(block: FeedForward, x: torch.Tensor, activation: str, compare: str,
             )
         out_a, out_b = results[activation].output, results[compare].output
         diff = (out_a - out_b).abs()
+        grads = None
+        if backward:
+            grads = Backward(block, modules, x.dtype, x.numel())
+            names = list(modules)
+            for x_rows, h_rows, *outs in _row_chunks(x, h, *(results[n].output for n in names)):
+                grads.add(x_rows, h_rows, dict(zip(names, outs, strict=True)))
+            grads = grads.result(tuple(x.shape), activation, compare, bins)
         return LabResult(
             input_shape=tuple(x.shape),
             flow=shape_flow(block, tuple(x.shape), activation),
@@ -425,6 +503,7 @@ def _run_lab(block: FeedForward, x: torch.Tensor, activation: str, compare: str,
             max_abs_diff=float(diff.max()),
             mean_abs_diff=float(diff.mean(dtype=torch.float64)),
             mean_abs_output=float(out_a.abs().mean(dtype=torch.float64)),
+            backward=grads,
         )
 
 

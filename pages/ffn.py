@@ -33,14 +33,14 @@ def match_width(width: int):
 
 
 def file_weights():
-    """(block, key) from an uploaded state dict, or (None, None) with the reason on screen."""
+    """The block from an uploaded state dict, or None with the reason on screen."""
     weights_file = st.file_uploader("A state dict with one feed-forward block", type=tensor_io.WEIGHT_TYPES,
                                     key="ffn_weights_file",
                                     help="GPT-2's mlp.c_fc / mlp.c_proj (Conv1D, stored transposed), "
                                          "nanoGPT's, fc1 / fc2, or chapter 4's layers.0 / layers.2.")
     if weights_file is None:
         st.info("Choose a file with the weights of one block, or switch back to seeded weights.")
-        return None, None
+        return None
     digest, name, data = uploaded(weights_file)
     try:
         tensors, _ = gelu_core.shared_file(digest, name, data, "weights", owner=OWNER)
@@ -54,16 +54,17 @@ def file_weights():
         loaded = gelu_core.shared_file_block(digest, tensors, choice, owner=OWNER)  # none found: names the pairs
     except (gelu_core.TensorFileError, gelu_core.WeightsError) as err:
         st.error(str(err))
-        return None, None
+        return None
     st.caption(f"{loaded.candidate.label}: d_model = {loaded.d_model:,}, hidden = {loaded.hidden:,}, "
                f"read as {loaded.layout}.")
     for note in loaded.notes:
         st.caption(f"Note: {note}.")
-    return loaded.block, ("file", digest, loaded.candidate.prefix, loaded.candidate.first)
+    return loaded.block
 
 
 def file_input():
-    """(tensor, key) from an uploaded activations file, or (None, None) with the reason on screen."""
+    """(tensor, its file's content hash, its name in the file) from an uploaded activations file, or None with
+    the reason on screen."""
     tensor_file = st.file_uploader(
         "Activations: one token (d_model), a sequence (tokens, d_model) or a batch (batch, tokens, d_model)",
         type=tensor_io.INPUT_TYPES, key="ffn_file",
@@ -72,13 +73,13 @@ def file_input():
     if tensor_file is None:
         st.info("Choose a file: activations you saved from your own model, as .pt, .npy, .npz, "
                 ".safetensors or .csv.")
-        return None, None
+        return None
     digest, name, data = uploaded(tensor_file)
     try:
         tensors, notes = gelu_core.shared_file(digest, name, data, owner=OWNER)
     except gelu_core.TensorFileError as err:
         st.error(str(err))
-        return None, None
+        return None
     names = list(tensors)
     chosen = names[0]
     if len(names) > 1:
@@ -88,13 +89,14 @@ def file_input():
     st.caption(f"{chosen}: shape {shape(x.shape)}, {str(x.dtype).removeprefix('torch.')}.")
     for note in notes:
         st.caption(note)
-    return x, ("file", digest, chosen)
+    return x, digest, chosen
 
 
-def tokens_for(x, block, source: str):
-    """The input as (batch, tokens, d_model) float32 for this block, or None with the reason on screen."""
+def tokens_for(upload, block, source: str):
+    """The uploaded input checked for this block (gelu_core.Tokens), or None with the reason on screen."""
+    x, digest, name = upload
     try:
-        return gelu_core.as_tokens(x, block.d_model, block.hidden)
+        return gelu_core.file_tokens(x, block, digest, name)
     except gelu_core.WidthMismatch as err:
         if source == "Seeded" and err.width <= MAX_D_MODEL:
             st.warning(f"{err} Set d_model to {err.width:,} to run it through a block of that width.")
@@ -208,33 +210,29 @@ with block_col:
         d_model = s1.number_input(**FFN["d_model"].kwargs())
         seed = s2.number_input(**FFN["seed"].kwargs())
         block = gelu_core.shared_seeded_block(int(d_model), int(seed), owner=OWNER)
-        block_key = ("seeded", int(d_model), int(seed))
         demo_seed = int(seed)
     else:
-        block, block_key = file_weights()
+        block = file_weights()
         demo_seed = 0
     flow_slot = st.container()  # the shape flow, once the input is known
 
 with input_col:
     st.subheader("The input")
     input_source = st.segmented_control(**FFN["input"].kwargs())
-    x = input_key = None
+    tokens_in = upload = None
     if input_source == "Demo":
         demo = st.selectbox(**FFN["demo"].kwargs())
         st.caption("Seeded from the weight seed, so a link brings back the very same numbers.")
         if block is not None:
-            batch, tokens = DEMO_SHAPES[demo]
-            try:  # the whole run's size, before the input is drawn
-                gelu_core.check_run_size(batch, tokens, block.d_model, block.hidden)
+            try:  # the whole run's size, checked once, before the input is drawn
+                tokens_in = gelu_core.demo_tokens(block, demo_seed, *DEMO_SHAPES[demo])
             except gelu_core.LabInputError as err:
                 st.error(str(err))
-            else:
-                x = gelu_core.demo_input(block.d_model, demo_seed, batch, tokens)
-                input_key = ("demo", block.d_model, demo_seed, batch, tokens)
     else:
-        x, input_key = file_input()
+        upload = file_input()
 
-tokens_in = tokens_for(x, block, source) if block is not None and x is not None else None
+if block is not None and upload is not None:
+    tokens_in = tokens_for(upload, block, source)
 result = None
 if tokens_in is not None:
     waiting = st.empty()
@@ -245,29 +243,20 @@ if tokens_in is not None:
 
     big = tokens_in.shape[0] * tokens_in.shape[1] >= 1024
     try:
-        with st.spinner(f"Running {shape(tokens_in.shape)} through the block…", show_time=big):
-            result = gelu_core.shared_run_lab((block_key, input_key, activation, compare), block, tokens_in,
-                                              activation, compare, on_wait=tell_waiting, timeout=LAB_PATIENCE,
-                                              owner=OWNER)
+        with st.spinner(f"Running {shape(tokens_in.shape)} through the block{' and back' if with_backward else ''}…",
+                        show_time=big):
+            result = gelu_core.shared_run_lab(block, tokens_in, activation, compare, backward=with_backward,
+                                              on_wait=tell_waiting, timeout=LAB_PATIENCE, owner=OWNER)
     except (gelu_core.LabInputError, gelu_core.Busy) as err:
         st.error(str(err))
     waiting.empty()
-backward = None
-if result is not None and with_backward:
-    try:
-        with st.spinner("Running the backward pass…", show_time=big):
-            backward = gelu_core.shared_run_gradients((block_key, input_key, activation, compare), block, tokens_in,
-                                                      activation, compare, on_wait=tell_waiting,
-                                                      timeout=LAB_PATIENCE, owner=OWNER)
-    except (gelu_core.LabInputError, gelu_core.Busy) as err:
-        st.error(str(err))
 if result is not None:
     with flow_slot:
         st.markdown("**Shapes, and trainable parameters per layer**")
         st.code(view.flow_text(result.input_shape, result.flow, result.total_params), language=None)
-        if tuple(x.shape) != result.input_shape:
-            st.caption(f"The input {shape(x.shape)} was read as {shape(result.input_shape)}: "
+        if upload is not None and tuple(upload[0].shape) != result.input_shape:
+            st.caption(f"The input {shape(upload[0].shape)} was read as {shape(result.input_shape)}: "
                        "(batch, tokens, d_model).")
     show(result)
-    if backward is not None:
-        show_backward(backward)
+    if result.backward is not None:
+        show_backward(result.backward)

@@ -1,4 +1,5 @@
-"""gelu_core.gradients against finite differences, a hand-written backward pass and direct counts.
+"""The lab's backward pass (run_lab(..., backward=True), gelu_core.gradients) against finite differences, a
+hand-written backward pass and direct counts.
 
 References and tolerances, per test:
 - dL/dh against central finite differences of L(h) = ½ · mean(c_proj(act(h))²), in float64 on a small block,
@@ -20,12 +21,30 @@ import torch
 
 from gelu_core import ACTIVATIONS, FeedForward, demo_input
 from gelu_core import gradients as gradients_module
+from gelu_core import lab as lab_module
 from gelu_core.ffn import activation_module
-from gelu_core.gradients import BINS_PER_DECADE, LOSS, hidden_gradient, run_gradients
-from gelu_core.lab import HIST_BINS, LabInputError
+from gelu_core.gradients import BINS_PER_DECADE, LOSS
+from gelu_core.lab import HIST_BINS, LabInputError, run_lab
 from tests.conftest import with_activation
 
 FD_STEP = 1e-6
+
+
+def run_gradients(block, x, activation="gelu_tanh", compare="relu", bins=HIST_BINS):
+    """The backward half of one lab run."""
+    return run_lab(block, x, activation, compare, bins, backward=True).backward
+
+
+def hidden_gradient(block: FeedForward, x: torch.Tensor, name: str) -> tuple[float, torch.Tensor]:
+    """(L, the whole dL/dh) from the lab's own backward step (gradients.backward_chunk) given every row at once,
+    on the forward's h and output y (the block's own layers)."""
+    act = activation_module(name)
+    with torch.no_grad():
+        h = block.hidden_pre(x)
+        y = block.c_proj(act(h))
+    loss, grad = gradients_module.backward_chunk(block, act, h.reshape(-1, block.hidden),
+                                                 y.reshape(-1, block.d_model), x.numel())
+    return loss, grad.reshape(h.shape)
 
 
 def loss_of_h(block: FeedForward, name: str, h: torch.Tensor) -> float:
@@ -100,7 +119,7 @@ def test_run_gradients_matches_direct_counts_across_chunks(monkeypatch, activati
                                                            chunk_tokens):
     """Chunks of 16 tokens (30 tokens: 16 + 14) or of one token (4 tokens, so ReLU has dead units to carry
     across chunks): the chunked statistics equal the one-piece ones."""
-    monkeypatch.setattr(gradients_module, "_CHUNK", chunk_tokens * 256)
+    monkeypatch.setattr(lab_module, "_CHUNK", chunk_tokens * 256)
     block = FeedForward(64, seed=4)
     x = demo_input(64, 4, batch=batch, tokens=tokens)
     r = run_gradients(block, x, activation, compare)
@@ -172,18 +191,28 @@ def test_dead_units_get_no_weight_gradient():
 
 
 def test_chunks_bound_what_is_held(monkeypatch):
-    """Every module call (c_fc, activation, c_proj) sees at most _CHUNK hidden values a time; recorded with a
-    global forward hook on a (4, 64, 64) input cut into 16-token chunks."""
-    monkeypatch.setattr(gradients_module, "_CHUNK", 16 * 256)
-    seen = []
+    """Every backward step sees at most _CHUNK hidden values a time, and starts from the forward's h: c_fc runs
+    once per run, on the whole input (recorded by wrapping backward_chunk and with a global forward hook on a
+    (4, 64, 64) input cut into 16-token chunks)."""
+    monkeypatch.setattr(lab_module, "_CHUNK", 16 * 256)
+    block = FeedForward(64, seed=0)
+    rows, fc_calls = [], []
+    real = gradients_module.backward_chunk
+
+    def recorded(block, act, h, y, n_outputs):
+        rows.append(max(h.shape[0], y.shape[0]))
+        return real(block, act, h, y, n_outputs)
+
+    monkeypatch.setattr(gradients_module, "backward_chunk", recorded)
     hook = torch.nn.modules.module.register_module_forward_hook(
-        lambda module, args, out: seen.append(max(args[0].numel() // args[0].shape[-1], out.numel() // out.shape[-1]))
+        lambda module, args, out: fc_calls.append(args[0].shape) if module is block.c_fc else None
     )
     try:
-        run_gradients(FeedForward(64, seed=0), demo_input(64, 0, batch=4, tokens=64))
+        run_gradients(block, demo_input(64, 0, batch=4, tokens=64))
     finally:
         hook.remove()
-    assert seen and max(seen) == 16  # rows per module call
+    assert rows and max(rows) == 16 and sum(rows) == 2 * 4 * 64  # rows per step; every row, per activation
+    assert fc_calls == [torch.Size([4, 64, 64])]
 
 
 def test_log_bins_merge_to_fit_and_stay_on_tenths_of_decades():
@@ -213,14 +242,13 @@ def test_wrong_width_and_overflow_are_messages():
 
 
 def test_runs_take_turns_with_the_lab(monkeypatch):
-    """Reference: a counter of backward passes under way at once, from four threads: one at a time, sharing the
-    forward lab's slot."""
-    from gelu_core import lab
+    """Reference: a counter of backward steps under way at once, from four threads: one at a time, inside the
+    lab run's slot."""
     from tests.conftest import most_at_once
 
-    assert gradients_module.RUN_SLOT is lab.RUN_SLOT
     block, x = FeedForward(8, seed=0), demo_input(8, 0)
-    assert most_at_once(monkeypatch, gradients_module, "_backward_chunk", lambda: run_gradients(block, x)) == 1
+    assert most_at_once(monkeypatch, gradients_module, "backward_chunk",
+                        lambda: run_lab(block, x, backward=True)) == 1
 
 
 # ---------------------------------------------------------------- the figures (ui.gradients)

@@ -1,7 +1,8 @@
 """The feed-forward lab page, run from app.py in AppTest: what it shows against a hand computation in the test.
 
-Reference: the block written out with torch.nn.functional.linear and PyTorch's activation modules on the page's
-own weights (FeedForward(d, seed) draws them; the uploads are files made here), statistics in float64 numpy.
+Reference: the block written out with torch.nn.functional (linear, and each activation's own function: gelu, relu,
+silu) on the page's own weights (FeedForward(d, seed) draws them; the uploads are files made here), statistics in
+float64 numpy.
 Tolerance: each number as displayed, i.e. within half a unit of its last shown digit (plus 1e-9).
 """
 

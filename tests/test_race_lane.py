@@ -98,16 +98,15 @@ def test_a_lab_move_completes_while_a_race_trains():
     """The lab's run (through its own run slot) does not wait for the race lane: it finishes while a race of
     several seconds is still training.  Reference: the race's job, not done when the lab's result is back."""
     from gelu_core import lab
-    from gelu_core.ffn import FeedForward
 
     lane = RaceLane(max_kept=2)
     job = lane.submit(training.RaceConfig(**LONG, seed=3))
     while job.frames < 2:  # training, past its first snapshot
         job.wait(job.frames, timeout=10)
-    block = FeedForward(64, seed=0)
-    x = lab.demo_input(64, 0, 2, 16)
+    block = lab.shared_seeded_block(64, 0)
+    x = lab.demo_tokens(block, 0, 2, 16)
     started = time.monotonic()
-    result = lab.shared_run_lab(("lane test", 64, 0), block, x, "gelu_tanh", "relu")
+    result = lab.shared_run_lab(block, x, "gelu_tanh", "relu")
     seconds = time.monotonic() - started
     assert result.a.output.shape == (2, 16, 64)
     assert not job.done, "the race finished before the lab's move: no overlap tested"

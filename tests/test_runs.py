@@ -14,7 +14,6 @@ import pytest
 import torch
 
 from gelu_core import lab
-from gelu_core.ffn import FeedForward
 from gelu_core.runs import Busy, RunSlot, SharedRuns
 
 
@@ -136,8 +135,8 @@ def test_a_waiter_gives_up_with_a_sentence_after_its_timeout():
 def test_the_lab_shares_a_run_between_students(monkeypatch):
     """Ten students press the same seeded demo at once: the block runs once; each gets the result run_lab gives."""
     lab.LAB_RESULTS.clear()
-    block = FeedForward(16, seed=3)
-    x = lab.demo_input(16, 3, 2, 5)
+    block = lab.shared_seeded_block(16, 3)
+    x = lab.demo_tokens(block, 3, 2, 5)
     runs = []
     real = lab._run_lab
 
@@ -147,8 +146,7 @@ def test_the_lab_shares_a_run_between_students(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(lab, "_run_lab", counted)
-    key = (("seeded", 16, 3), ("demo", 16, 3, 2, 5), "gelu_tanh", "relu")
-    results = together(10, lambda i: lab.shared_run_lab(key, block, x, "gelu_tanh", "relu"))
+    results = together(10, lambda i: lab.shared_run_lab(block, x, "gelu_tanh", "relu"))
     assert len(runs) == 1 and all(r is results[0] for r in results)
     direct = real(block, x, "gelu_tanh", "relu", lab.HIST_BINS)
     assert torch.equal(results[0].a.output, direct.a.output) and results[0].b.zeroed == direct.b.zeroed

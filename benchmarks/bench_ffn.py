@@ -1,11 +1,20 @@
-"""FeedForward against a bare nn.Sequential on GPT-2 small's batch, and the lab's whole computation.
+"""FeedForward against a bare nn.Sequential on GPT-2 small's batch, the lab's whole computation, and what a
+student waits for an upload in a real browser.
 
 Prints ratios (target: FeedForward / Sequential <= 1.10) and the lab's time.  Run:
 
-    python benchmarks/bench_ffn.py [--repeats 15] [--threads N]
+    python benchmarks/bench_ffn.py [--repeats 15] [--threads N] [--upload [--students 5]]
 
 Both blocks hold the same weights and run under torch.inference_mode(); the two are timed in alternation
 (ABAB...) so that a busy machine slows both alike, and the median of each is compared.
+
+``--upload``: ``streamlit run app.py`` and Chromium; a student picks a (6, 1024, 768) float64 ``.npy`` (36 MB)
+on the lab's upload page (backwards on, the default) and waits until the result is drawn.  Printed: seconds
+from choosing the file to drawn, against what gelu_core's forward and backward take on the same tensor in this
+process, measured right after (``file_tokens`` + ``run_lab(..., backward=True)``; target: at most 2x).  Then
+``--students`` students each choose their own such file at the same moment: seconds until each is drawn
+(target: all within 20 s) and the server's peak resident memory.  The machine's cores are shared by the
+server, the browser and the timing here: compare the ratio, not the seconds, across machines.
 """
 
 from __future__ import annotations
@@ -26,6 +35,9 @@ from hosting.warm import usable_cpus  # noqa: E402
 
 SHAPE = (8, 1024, 768)  # 8 full GPT-2 contexts, GPT-2 small's width
 TARGET = 1.10
+UPLOAD_SHAPE = (6, 1024, 768)  # float64: 36 MB, within the 40 MiB upload cap
+UPLOAD_RATIO = 2.0
+CLASS_SECONDS = 20.0
 
 
 def timed(fn) -> float:
@@ -38,7 +50,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: one per usable CPU)")
+    parser.add_argument("--upload", action="store_true", help="only the browser upload (see above)")
+    parser.add_argument("--students", type=int, default=5, help="students uploading at once (with --upload)")
     args = parser.parse_args()
+    if args.upload:
+        upload_wait(args.students)
+        return
     torch.set_num_threads(args.threads or usable_cpus())
     threads = torch.get_num_threads()
 
@@ -70,6 +87,92 @@ def main() -> None:
           f"(target <= {TARGET:.2f}: {verdict})")
     print(f"lab (as_tokens + two activations + every statistic) median {statistics.median(lab_times):.2f} s "
           f"= {statistics.median(lab_times) / forward:.1f} x one forward pass")
+
+
+def upload_files(folder: Path, n: int) -> list[Path]:
+    """n different (6, 1024, 768) float64 .npy files: standard normal, as LayerNorm hands the block."""
+    import numpy as np
+
+    paths = []
+    for i in range(n):
+        path = folder / f"activations_{i}.npy"
+        np.save(path, np.random.default_rng(i).standard_normal(UPLOAD_SHAPE))
+        paths.append(path)
+    return paths
+
+
+def choose(page, path: Path) -> None:
+    """The lab's activations uploader gets a file, as a student's file dialog would give it."""
+    from harness import browser as driver
+
+    page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first.set_input_files(str(path))
+
+
+def drawn_at(page, before: int, timeout_ms: int) -> float:
+    """Wait until a run after ``before`` is drawn with the backward pass's chart; its epoch seconds (the page's own
+    clock at the moment the run's last frame was drawn)."""
+    from harness import browser as driver
+
+    page.wait_for_function(
+        "n => window.__geluRuns > n && document.querySelectorAll(\"[data-testid='stPlotlyChart']\").length >= 4",
+        arg=before, timeout=timeout_ms)
+    driver.wait_idle(page, after=before, timeout_ms=timeout_ms)
+    return page.evaluate("(performance.timeOrigin + window.__geluCountedAt) / 1000")
+
+
+def core_seconds(path: Path) -> float:
+    """What gelu_core spends on this file's tensor: the checks and the forward and backward passes."""
+    import numpy as np
+
+    from gelu_core import file_tokens
+
+    block = FeedForward(UPLOAD_SHAPE[-1], seed=0)
+    x = torch.from_numpy(np.load(path))
+    start = time.perf_counter()
+    run_lab(block, file_tokens(x, block, "bench", "x"), "gelu_tanh", "relu", backward=True)
+    return time.perf_counter() - start
+
+
+def upload_wait(students: int) -> None:
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    from harness import browser as driver
+
+    timeout_ms = 600_000
+    with tempfile.TemporaryDirectory() as tmp, driver.Server() as server:
+        paths = upload_files(Path(tmp), students + 1)
+        driver.wait_ready(server.base_url)
+        url = f"{server.base_url}/ffn?ffn_input=Upload&ffn_backward=true"
+        with sync_playwright() as pw:
+            browser = driver.launch(pw)
+            page = driver.new_page(browser)
+            driver.open_app(page, url)
+            before, start = driver.runs(page), time.time()
+            choose(page, paths[0])
+            alone = drawn_at(page, before, timeout_ms) - start
+            page.context.close()
+            core = core_seconds(paths[0])
+            print(f"one upload {UPLOAD_SHAPE} float64 ({paths[0].stat().st_size / 1e6:.0f} MB): drawn {alone:.1f} s "
+                  f"after choosing the file; gelu_core's checks, forward and backward on it {core:.1f} s; "
+                  f"ratio {alone / core:.2f} (target <= {UPLOAD_RATIO:g}: "
+                  f"{'met' if alone <= UPLOAD_RATIO * core else 'MISSED'})")
+
+            pages = [driver.new_page(browser) for _ in range(students)]
+            for p in pages:
+                driver.open_app(p, url)
+            counts = [driver.runs(p) for p in pages]
+            start = time.time()
+            for p, path in zip(pages, paths[1:], strict=True):
+                choose(p, path)
+            done = sorted(drawn_at(p, n, timeout_ms) - start for p, n in zip(pages, counts, strict=True))
+            errors = sum(p.locator(driver.ERROR_BOX).count() + p.locator(driver.EXCEPTION).count() for p in pages)
+            browser.close()
+        peak = server.rss_kib()["VmHWM"] / 1024
+        print(f"{students} different uploads at once: drawn after " + ", ".join(f"{t:.1f}" for t in done) +
+              f" s (target: all within {CLASS_SECONDS:g} s: {'met' if done[-1] <= CLASS_SECONDS else 'MISSED'}); "
+              f"errors {errors}; server peak {peak:.0f} MB")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from collections import OrderedDict
 
 import anyio
 
-LEVEL = 9  # compressed once and kept: the smallest output is worth the one-off CPU (Plotly's chunk ~0.3 s)
+LEVEL = 9  # compressed once and kept: the smallest output is worth the one-off CPU (under a second for Plotly)
 MINIMUM = 1024  # bytes; below this gzip's header eats the gain
 CACHE_BYTES = 32 * 2**20  # compressed bytes kept; far above Streamlit's whole frontend gzipped
 COMPRESSIBLE = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/wasm")

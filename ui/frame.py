@@ -24,6 +24,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from ui import describe
 from ui import pages as table
 from ui.controls import PageControls
 
@@ -182,9 +183,116 @@ def share_link(hide: list[str]) -> None:
         "<div class='gelu-share-note'>The link holds every setting on this page; opening it brings back "
         "exactly what you see.</div>"
         + _SHARE_SCRIPT
-        + "</div>",
+        + "</div>"
+        + _A11Y_STYLE + _A11Y_SCRIPT,
         unsafe_allow_javascript=True,
     )
+
+
+# ------------------------------------------------------------------ accessibility, page-wide
+# Sent with the share box (drawn on every page, once a run).  The style: captions (Streamlit draws them at 60 %
+# opacity, 4.21:1 on white) opaque, in 72 % of the text colour mixed with the theme's background: 5.6:1 or more on every
+# background of both themes (tests/test_ui_theme.py); a focus ring
+# on the app's own controls; no animation for a reader who asks for reduced motion.  The script mends what
+# Streamlit's own markup gets wrong, and again after every redraw: the sidebar navigation's sections (an <li>
+# in a <div> in the <ul>) become lists of their own, a formula wider than its column is reachable by keyboard,
+# each chart gets its name and description (ui/describe.py), and a changed chart summary is read out once,
+# politely, after a control has settled.
+
+_A11Y_STYLE = """
+<style>
+[data-testid='stCaptionContainer'], .gelu-chart-data summary { opacity: 1;
+  color: color-mix(in srgb, currentColor 72%, var(--gelu-background, transparent)); }
+.gelu-sr-only { position: absolute !important; width: 1px; height: 1px; padding: 0; margin: -1px;
+  overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap; border: 0; }
+.gelu-chart-data { font-size: 0.875rem; margin: -0.5rem 0 0.25rem 0; }
+.gelu-chart-data summary { cursor: pointer; width: fit-content; }
+.gelu-chart-table { max-height: 18rem; overflow: auto; margin-top: 0.3rem; }
+.gelu-chart-table table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+.gelu-chart-table th, .gelu-chart-table td { padding: 0.1rem 0.7rem 0.1rem 0; text-align: left;
+  border-bottom: 1px solid rgba(138, 148, 166, 0.35); }
+.gelu-share button:focus-visible, .gelu-share-url:focus-visible, .gelu-chart-data summary:focus-visible,
+.gelu-chart-table:focus-visible, .katex-display:focus-visible {
+  outline: 2px solid currentColor; outline-offset: 2px; border-radius: 0.25rem; }
+@media (prefers-reduced-motion: reduce) {
+  *, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important;
+    transition-duration: 0.01ms !important; scroll-behavior: auto !important; }
+}
+</style>
+"""
+
+_A11Y_SCRIPT = """
+<script>
+(() => {
+  if (window.__geluA11y) return;
+  window.__geluA11y = true;
+  const live = document.createElement("div");
+  live.className = "gelu-sr-only";
+  live.id = "gelu-live";
+  live.setAttribute("aria-live", "polite");
+  document.body.appendChild(live);
+  const set = (el, name, value) => { if (el.getAttribute(name) !== value) el.setAttribute(name, value); };
+  const said = new Map(), opened = new Set();
+  let changed = [], timer = null, queued = false;
+  document.addEventListener("toggle", (event) => {
+    const text = event.target.closest && event.target.closest(".gelu-chart-text");
+    if (text) event.target.open ? opened.add(text.dataset.chart) : opened.delete(text.dataset.chart);
+  }, true);
+  const mend = () => {
+    const app = document.querySelector("[data-testid='stApp']");  // the theme's background, for opaque captions
+    const background = app && getComputedStyle(app).backgroundColor;
+    if (background && document.documentElement.style.getPropertyValue("--gelu-background") !== background) {
+      document.documentElement.style.setProperty("--gelu-background", background);
+    }
+    for (const list of document.querySelectorAll("[data-testid='stSidebarNavItems']")) {
+      const sections = [...list.children].filter((c) => c.tagName !== "LI" && c.querySelector(":scope > li"));
+      if (!sections.length) continue;
+      set(list, "role", "none");
+      for (const section of sections) {
+        const header = section.querySelector(":scope > header");
+        set(section, "role", "list");
+        if (!header) continue;
+        set(header, "role", "none");  // its words name the list instead (the icon's ligature left out)
+        set(section, "aria-label", header.textContent.replace(/expand_(more|less)$/, "").trim());
+      }
+    }
+    for (const formula of document.querySelectorAll(".katex-display")) {
+      if (formula.scrollWidth > formula.clientWidth + 1) set(formula, "tabindex", "0");  // scrolls sideways
+    }
+    for (const text of document.querySelectorAll(".gelu-chart-text")) {
+      const box = text.closest("[data-testid='stElementContainer']");
+      const plot = box && box.previousElementSibling && box.previousElementSibling.querySelector(".js-plotly-plot");
+      const summary = text.querySelector("p[id]");
+      if (plot && summary) {
+        set(plot, "role", "figure");
+        set(plot, "aria-label", text.dataset.name);
+        set(plot, "aria-describedby", summary.id);
+        for (const svg of plot.querySelectorAll(".main-svg")) set(svg, "aria-hidden", "true");
+      }
+      const table = text.querySelector(".gelu-chart-table");
+      if (table) { set(table, "tabindex", "0"); set(table, "role", "region"); set(table, "aria-label", "Chart data"); }
+      const details = text.querySelector("details");
+      if (details && opened.has(text.dataset.chart) && !details.open) details.open = true;
+      if (summary && text.dataset.announce === "true") {
+        const key = text.dataset.chart, now = summary.textContent;
+        if (said.has(key) && said.get(key) !== now) changed.push(now);
+        said.set(key, now);
+      }
+    }
+    if (changed.length) {
+      clearTimeout(timer);
+      timer = setTimeout(() => { live.textContent = changed.join(" "); changed = []; }, 700);
+    }
+  };
+  new MutationObserver(() => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => { queued = false; mend(); });
+  }).observe(document.body, {childList: true, subtree: true, characterData: true, attributeFilter: ["class"]});
+  mend();
+})();
+</script>
+"""
 
 
 # ------------------------------------------------------------------ charts
@@ -207,6 +315,9 @@ def chart(fig, name: str, *, frame: int | None = None, **kwargs) -> None:
     """
     key = f"chart_{name}" if frame is None else f"chart_{name}_frame{frame}"
     st.plotly_chart(fig, theme="streamlit", key=key, config=chart_config(name), **kwargs)
+    # What a screen reader hears of it: a name, a summary the chart is described by, the data as a table
+    # (ui/describe.py; _A11Y_SCRIPT ties them to the plot).  A live chart's summary is not announced.
+    st.html(describe.as_html(describe.describe(fig), name, announce=not live))
 
 
 def csv_button(table: Mapping[str, list], name: str, label: str = "Download table (CSV)") -> None:

@@ -1,0 +1,166 @@
+"""Every chart in words: an accessible name, a short summary and the data as a table, read from the figure itself.
+
+A screen reader hears nothing of a Plotly chart (plotly.js gives its SVG no name and no description), so
+``ui.frame.chart`` puts these beside each one.  They are computed from the very traces the chart draws, never
+written by hand, so they cannot drift from it: the points a chart marks (a probe, a minimum, the largest error)
+with their values, the labels it writes on itself, where each curve is lowest and highest, each histogram's
+tallest bar.  Numbers are written as the page writes them (``ui.format.fixed``, four decimals, trailing zeros
+dropped: "GELU(-1.00) at x = -1 is -0.1588").  Streamlit-free; tests/test_describe.py checks it against the traces.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ui.format import fixed, sci
+
+TABLE_SAMPLES = 11  # points of each curve in the table: evenly spaced indices, the first and the last included
+MAX_POINTS_SAID = 6  # a trace with more points than this is a cloud: its extent is said, a sample tabled
+
+_DTYPES = {"f8": np.float64, "f4": np.float32, "i1": np.int8, "u1": np.uint8, "i2": np.int16, "u2": np.uint16,
+           "i4": np.int32, "u4": np.uint32}
+
+
+def number(value) -> str:
+    """A value as the summary says it: four decimals without trailing zeros, very small or large ones in
+    scientific notation; "none" for a gap.
+
+    >>> number(-0.158808), number(-1.0), number(0.0), number(1.5e-7), number(2.5e6), number(float("nan"))
+    ('-0.1588', '-1', '0', '1.500e-07', '2.500e+06', 'none')
+    """
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(v):
+        return "none" if math.isnan(v) else ("infinity" if v > 0 else "minus infinity")
+    if v != 0 and (abs(v) < 5e-4 or abs(v) >= 1e6):
+        return sci(v)
+    text = fixed(v, 4)
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def values(spec) -> np.ndarray:
+    """A trace's x or y as a 1-D array, whether a list, a numpy array or Plotly's typed-array spec
+    ({"dtype": "f8", "bdata": base64})."""
+    if spec is None:
+        return np.empty(0)
+    if isinstance(spec, dict) and "bdata" in spec:
+        out = np.frombuffer(base64.b64decode(spec["bdata"]), dtype=_DTYPES[spec["dtype"]])
+        return out.reshape([int(s) for s in str(spec["shape"]).split(",")]) if spec.get("shape") else out
+    try:
+        return np.asarray(spec, dtype=float)
+    except (TypeError, ValueError):
+        return np.asarray(spec, dtype=object)
+
+
+def plain(text) -> str:
+    """Plotly's rich text as plain words: <br> a space, every other tag dropped, entities read."""
+    text = re.sub(r"<br\s*/?>", " ", str(text or ""), flags=re.I)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
+
+
+@dataclass
+class Description:
+    """What a chart says: ``name`` (its accessible name), ``summary`` (sentences), ``rows`` (series, x, y)."""
+
+    name: str
+    summary: str
+    columns: tuple[str, str, str] = ("Series", "x", "y")
+    rows: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def _title(axis) -> str:
+    title = (axis or {}).get("title") or {}
+    return plain(title.get("text") if isinstance(title, dict) else title)
+
+
+def _sample(n: int) -> list[int]:
+    if n <= TABLE_SAMPLES:
+        return list(range(n))
+    return sorted({round(i * (n - 1) / (TABLE_SAMPLES - 1)) for i in range(TABLE_SAMPLES)})
+
+
+def describe(fig) -> Description:
+    """The name, summary and table of a Plotly figure (a go.Figure, or its dict)."""
+    spec = fig if isinstance(fig, dict) else fig.to_plotly_json()  # no copy: read only
+    layout = spec.get("layout") or {}
+    x_word, y_word = _title(layout.get("xaxis")) or "x", _title(layout.get("yaxis")) or "value"
+    chart_title = _title(layout)
+
+    shown: list[str] = []  # the series a legend would list
+    marks: list[str] = []
+    curves: list[str] = []
+    rows: list[tuple[str, str, str]] = []
+    for trace in spec.get("data") or ():
+        t = trace
+        if t.get("visible", True) not in (True, None):
+            continue
+        kind, mode = t.get("type", "scatter"), t.get("mode") or ("lines" if t.get("type", "scatter") == "scatter"
+                                                              else "")
+        name = plain(t.get("name")) or kind
+        x, y = values(t.get("x")), values(t.get("y"))
+        if kind not in ("scatter", "bar") or x.size == 0 or x.size != y.size or x.dtype == object:
+            if kind in ("heatmap", "contour"):
+                shown.append(name)
+                curves.append(f"{name}: a map over {x_word} and {y_word}.")
+            continue
+        y = y.astype(float)
+        finite = np.isfinite(y) & np.isfinite(x.astype(float))
+        if kind == "bar":
+            shown.append(name)
+            if finite.any():
+                top = int(np.flatnonzero(finite)[np.argmax(y[finite])])
+                curves.append(f"{name}: {x.size} bars over {x_word} from {number(x[0])} to {number(x[-1])}; "
+                              f"the tallest, {number(y[top])}, at {number(x[top])}.")
+            rows += [(name, number(a), number(b)) for a, b in zip(x, y, strict=True)]
+        elif "lines" in mode and x.size > 1:
+            if t.get("showlegend", True) is not False:
+                shown.append(name)
+            if finite.any():
+                lo = int(np.flatnonzero(finite)[np.argmin(y[finite])])
+                hi = int(np.flatnonzero(finite)[np.argmax(y[finite])])
+                xs = x[finite]
+                curves.append(f"{name}, for {x_word} from {number(xs[0])} to {number(xs[-1])}: lowest "
+                              f"{number(y[lo])} at {number(x[lo])}, highest {number(y[hi])} at {number(x[hi])}.")
+            rows += [(name, number(x[i]), number(y[i])) for i in _sample(x.size)]
+        elif x.size > MAX_POINTS_SAID:  # a cloud of points (the race's data)
+            if finite.any():
+                xs, ys = x[finite].astype(float), y[finite]
+                marks.append(f"{name}: {x.size} points, {x_word} from {number(xs.min())} to {number(xs.max())}, "
+                             f"{y_word} from {number(ys.min())} to {number(ys.max())}.")
+            rows += [(name, number(x[i]), number(y[i])) for i in _sample(x.size)]
+        else:  # marked points: a probe, a minimum, the largest error
+            said = [f"at {x_word} = {number(a)} is {number(b)}" for a, b in zip(x, y, strict=True)]
+            marks.append(f"{name} {'; '.join(said)}.")
+            rows += [(name, number(a), number(b)) for a, b in zip(x, y, strict=True)]
+
+    labels = [text for text in (plain(a.get("text")) for a in layout.get("annotations") or ()) if text]
+    about = chart_title or f"{y_word} against {x_word}"
+    name = f"Chart: {about}" + (f", showing {', '.join(shown)}" if shown else "")
+    summary = " ".join(marks + ([f"Labels on the chart: {'; '.join(labels)}."] if labels else []) + curves)
+    return Description(name=name, summary=summary, columns=("Series", x_word, y_word), rows=rows)
+
+
+def as_html(d: Description, key: str, *, announce: bool = True) -> str:
+    """The description as the page carries it: a visually hidden summary the chart is described by, and a
+    disclosure with the data as a table.  ``announce``: the page's polite live region reads a changed summary
+    (off for a chart redrawn many times a second)."""
+    e = html.escape
+    ident = re.sub(r"[^A-Za-z0-9_-]", "-", key)
+    head = "".join(f"<th scope='col'>{e(c)}</th>" for c in d.columns)
+    body = "".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in row) + "</tr>" for row in d.rows)
+    return (
+        f"<div class='gelu-chart-text' data-chart='{e(ident)}' data-name='{e(d.name)}'"
+        f" data-announce='{'true' if announce else 'false'}'>"
+        f"<p class='gelu-sr-only' id='gelu-chart-summary-{e(ident)}'>{e(d.summary)}</p>"
+        f"<details class='gelu-chart-data'><summary>Chart data as a table</summary>"
+        f"<div class='gelu-chart-table'><table><caption class='gelu-sr-only'>{e(d.name)}</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></details></div>"
+    )

@@ -5,7 +5,10 @@ References: WCAG 2.x relative luminance and contrast ratio (checked on WCAG's ow
 published test data to 1e-4).  Thresholds: 3:1 contrast, WCAG's minimum for graphics, against both backgrounds of
 .streamlit/config.toml; a CIEDE2000 difference of at least MIN_DELTA_E = 15 between any two colours a chart can
 draw together (about 2 is just noticeable side by side; thin lines need far more); curves within 2 px of each
-other on the default chart differ in dash as well.
+other on the default chart differ in dash as well.  Colour-vision deficiency: Machado, Oliveira & Fernandes
+(2009), severity 1.0, their matrices applied in linear RGB (checked: each keeps white white and grey grey to 1e-3,
+and the pure red of a protanope darkens to a dull olive); ReLU stays at least MIN_DELTA_E_CVD from every GELU form
+under each, and no two activations share a dash, so none is told from another by colour alone.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from ui.theme import COLORS, DASHES, NEUTRAL
 
 MIN_CONTRAST = 3.0
 MIN_DELTA_E = 15.0
+MIN_DELTA_E_CVD = 12.0  # ReLU against each GELU form under simulated protanopia, deuteranopia, tritanopia
+MIN_TEXT_CONTRAST = 4.5  # WCAG AA for body text: the captions, after ui.frame's style
+CAPTION_SHARE = 0.72  # ui.frame._A11Y_STYLE: a caption is 72 % text colour, 28 % background
 THEMES = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["theme"]
 BACKGROUNDS = {name: THEMES[name]["backgroundColor"] for name in ("light", "dark")}  # #ffffff, #0e1117
 
@@ -141,6 +147,81 @@ def test_curves_that_share_a_stretch_differ_in_dash():
     sharing = [(a, b) for a, b in itertools.combinations(y, 2) if np.mean(np.abs(y[a] - y[b]) <= 0.02) >= 0.25]
     assert ("relu", "leaky_relu") in sharing and ("gelu", "gelu_tanh") in sharing  # the rule does find them
     assert [(a, b) for a, b in sharing if DASHES[a] == DASHES[b]] == []
+
+
+# ----------------------------------------------------------------- colour-vision deficiency and text
+
+MACHADO_2009 = {  # Machado, Oliveira & Fernandes (2009), Table 1, severity 1.0; rows act on linear RGB
+    "protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216), (-0.003882, -0.048116, 1.051998)),
+    "deuteranopia": ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413),
+                     (-0.011820, 0.042940, 0.968881)),
+    "tritanopia": ((1.255528, -0.076749, -0.178779), (-0.078411, 0.930809, 0.147602), (0.004733, 0.691367, 0.303900)),
+}
+
+
+def simulate(hex_color: str, deficiency: str) -> str:
+    """The colour as a person with the deficiency sees it (Machado 2009 in linear RGB, clipped, back to sRGB)."""
+    linear = np.array([_linear(v) for v in _rgb(hex_color)])
+    seen = np.clip(np.array(MACHADO_2009[deficiency]) @ linear, 0.0, 1.0)
+    srgb = np.where(seen <= 0.0031308, 12.92 * seen, 1.055 * seen ** (1 / 2.4) - 0.055)
+    return "#" + "".join(f"{round(float(v) * 255):02x}" for v in srgb)
+
+
+def mix(fg: str, bg: str, share: float) -> str:
+    """``share`` of fg over bg, per sRGB channel (as CSS color-mix(in srgb, ...) does)."""
+    return "#" + "".join(f"{round(share * a + (1 - share) * b):02x}" for a, b in zip(_rgb(fg), _rgb(bg), strict=True))
+
+
+@pytest.mark.parametrize("deficiency", MACHADO_2009)
+def test_the_simulation_keeps_greys_and_reproduces_a_known_shift(deficiency):
+    for grey in ("#ffffff", "#808080", "#000000"):
+        assert delta_e_2000(lab(simulate(grey, deficiency)), lab(grey)) < 1.0, (deficiency, grey)
+    if deficiency == "protanopia":  # red loses most of its lightness and all of its redness for a protanope
+        seen = lab(simulate("#ff0000", deficiency))
+        assert seen[0] < lab("#ff0000")[0] - 5 and abs(seen[1]) < 15 < seen[2]
+
+
+@pytest.mark.parametrize("deficiency", MACHADO_2009)
+@pytest.mark.parametrize("gelu", ["gelu", "gelu_tanh", "gelu_sigmoid"])
+def test_relu_and_gelu_stay_apart_under_colour_vision_deficiency(deficiency, gelu):
+    d = delta_e_2000(lab(simulate(COLORS["relu"], deficiency)), lab(simulate(COLORS[gelu], deficiency)))
+    assert d >= MIN_DELTA_E_CVD, f"ReLU and {gelu} under {deficiency}: CIEDE2000 {d:.1f}"
+
+
+@pytest.mark.parametrize("deficiency", MACHADO_2009)
+def test_colours_that_deficiency_brings_together_differ_in_dash(deficiency):
+    """Any two activations closer than MIN_DELTA_E under the deficiency are told apart by their dash (every
+    activation has its own, so this holds for every pair; the close pairs are listed to show the rule bites)."""
+    close = [(a, b) for a, b in itertools.combinations(COLORS, 2)
+             if delta_e_2000(lab(simulate(COLORS[a], deficiency)), lab(simulate(COLORS[b], deficiency))) < MIN_DELTA_E]
+    assert close, "no pair comes close: the simulation is not doing anything"
+    assert [(a, b) for a, b in close if DASHES[a] == DASHES[b]] == []
+    assert len(set(DASHES.values())) == len(DASHES)
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu", "gelu_tanh"])
+@pytest.mark.parametrize("theme", BACKGROUNDS)
+@pytest.mark.parametrize("deficiency", MACHADO_2009)
+def test_the_lessons_lines_keep_3_to_1_under_colour_vision_deficiency(name, theme, deficiency):
+    ratio = contrast(simulate(COLORS[name], deficiency), BACKGROUNDS[theme])
+    assert ratio >= MIN_CONTRAST, f"{name} under {deficiency} on {theme}: {ratio:.2f}:1"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("surface", ["backgroundColor", "secondaryBackgroundColor"])
+def test_captions_reach_aa_contrast_on_every_surface(theme, surface):
+    """A caption is CAPTION_SHARE of the text colour mixed with the page's background (ui.frame's style), and is
+    read on the page and on the sidebar; Streamlit's own (60 % opacity) is 4.21:1 on white, under AA."""
+    text, page_bg, bg = THEMES[theme]["textColor"], THEMES[theme]["backgroundColor"], THEMES[theme][surface]
+    assert contrast(mix(text, page_bg, CAPTION_SHARE), bg) >= MIN_TEXT_CONTRAST
+    assert contrast(mix(text, page_bg, 0.6), "#ffffff" if theme == "light" else page_bg) < MIN_TEXT_CONTRAST \
+        or theme == "dark"  # the reason for the style: Streamlit's own fails on white
+
+
+def test_the_caption_share_is_the_one_the_style_uses():
+    from ui.frame import _A11Y_STYLE
+
+    assert f"currentColor {round(CAPTION_SHARE * 100)}%" in _A11Y_STYLE
 
 
 # ----------------------------------------------------------------- the figures, as drawn together

@@ -1,6 +1,6 @@
 """One palette and one chart frame for every page.
 
-Each function keeps its colour and dash everywhere (ReLU is always solid
+Each function keeps its colour and dash everywhere (ReLU is always long-dashed
 vermillion, exact GELU solid blue, ...).  The first four colours are from the
 Okabe-Ito colour-blind-safe set; all are mid-tones with at least 3:1 contrast
 on both the light (#ffffff) and the dark (#0e1117) background, and any two are
@@ -31,11 +31,15 @@ COLORS: dict[str, str] = {
 }
 NEUTRAL = "#8a94a6"  # axes, guides, reference lines: mid grey on either theme
 
-# Leaky ReLU and ELU lie on ReLU for every x > 0, the three GELU forms on one another, sigmoid on softplus far
-# left: curves that share a stretch differ in dash as well as colour, so the one on top never hides the one below.
+# Every activation has a dash of its own, so no curve is told from another by colour alone (a reader who does not
+# see the colours, a grey printout, colours that simulated colour-vision deficiency brings close: tests/
+# test_ui_theme.py); and leaky ReLU and ELU lie on ReLU for every x > 0, the three GELU forms on one another,
+# sigmoid on softplus far left: the one on top never hides the one below.  Plotly's named dashes, then dash
+# lengths in px.
 DASHES: dict[str, str] = {
-    "relu": "solid", "gelu": "solid", "gelu_tanh": "dash", "gelu_sigmoid": "dot", "sigmoid": "solid",
-    "tanh": "solid", "silu": "dashdot", "leaky_relu": "longdash", "elu": "longdashdot", "softplus": "dot",
+    "relu": "longdash", "gelu": "solid", "gelu_tanh": "dash", "gelu_sigmoid": "dot", "leaky_relu": "dashdot",
+    "elu": "longdashdot", "silu": "12px,4px,3px,4px,3px,4px", "sigmoid": "3px,9px", "tanh": "24px,6px",
+    "softplus": "2px,4px,8px,4px",
 }
 
 FONT_FAMILY = "Source Sans Pro, Inter, system-ui, sans-serif"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.theme import NEUTRAL, base_layout, color, quick_figure, rgba
+from ui.theme import DASHES, NEUTRAL, base_layout, color, quick_figure, rgba
 
 # the two classes of points: colours outside the activation palette, so a class is never read as a run
 CLASS_COLORS = ("#F0A35E", "#5B8DB8")  # class 0 amber, class 1 steel blue
@@ -17,11 +17,11 @@ _REGION_ALPHA = 0.55  # how strongly a sure region is tinted; the undecided midd
 
 
 def _curve(x, y, *, name: str, key: str, group: str, width: float = 3, opacity: float = 1.0,
-           dash: str = "solid", hover: str = "%{y:.4g}", customdata=None) -> dict:
+           dash: str | None = None, hover: str = "%{y:.4g}", customdata=None) -> dict:
     trace = dict(
         type="scatter", x=np.asarray(x).tolist(), y=np.asarray(y, dtype=np.float64).tolist(), mode="lines",
         name=name, meta=f"{group}:{key}", legendgroup=key, opacity=opacity,
-        line=dict(color=color(key), width=width, dash=dash),
+        line=dict(color=color(key), width=width, dash=dash or DASHES.get(key, "solid")),  # not by colour alone
         hovertemplate=f"step %{{x}}: {hover}<extra>{name}</extra>",
     )
     if customdata is not None:

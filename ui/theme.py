@@ -1,6 +1,6 @@
 """One palette and one chart frame for every page.
 
-Each function keeps its colour and dash everywhere (ReLU is always long-dashed
+Each function keeps its colour and dash everywhere (ReLU is always dash-dotted
 vermillion, exact GELU solid blue, ...).  The first four colours are from the
 Okabe-Ito colour-blind-safe set; all are mid-tones with at least 3:1 contrast
 on both the light (#ffffff) and the dark (#0e1117) background, and any two are
@@ -37,7 +37,7 @@ NEUTRAL = "#8a94a6"  # axes, guides, reference lines: mid grey on either theme
 # sigmoid on softplus far left: the one on top never hides the one below.  Plotly's named dashes, then dash
 # lengths in px.
 DASHES: dict[str, str] = {
-    "relu": "longdash", "gelu": "solid", "gelu_tanh": "dash", "gelu_sigmoid": "dot", "leaky_relu": "dashdot",
+    "relu": "dashdot", "gelu": "solid", "gelu_tanh": "dash", "gelu_sigmoid": "dot", "leaky_relu": "longdash",
     "elu": "longdashdot", "silu": "12px,4px,3px,4px,3px,4px", "sigmoid": "3px,9px", "tanh": "24px,6px",
     "softplus": "2px,4px,8px,4px",
 }

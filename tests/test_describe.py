@@ -1,0 +1,67 @@
+"""ui/describe.py: each chart's name, summary and table come from the very traces it draws.
+
+Reference: the figures' own arrays (decoded here with numpy from Plotly's typed-array spec, and compared with the
+arrays the figure builders were given) and gelu_core's values at the probe; the summary's numbers are those
+values through ui.format.fixed, compared as strings.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gelu_core
+from ui import curves, derivative, gate, home
+from ui.describe import as_html, describe, number, values
+from ui.theme import typed_array
+
+
+def test_number_writes_what_the_page_writes():
+    assert [number(v) for v in (-0.158808, -1.0, 0.0, -1e-9, 2.5, 1.5e-7, 2.5e6, float("nan"))] == \
+        ["-0.1588", "-1", "0", "-1.000e-09", "2.5", "1.500e-07", "2.500e+06", "none"]
+
+
+@pytest.mark.parametrize("array", [np.linspace(-3, 3, 7), np.arange(5, dtype=np.int64), np.zeros(3, np.float32)])
+def test_values_reads_plotlys_typed_arrays(array):
+    assert np.array_equal(values(typed_array(array)), array) and np.array_equal(values(list(array)), array)
+
+
+def test_the_curves_summary_says_the_probe_and_each_curves_extremes():
+    d = describe(curves.curves_figure(-3.0, 3.0, 100, "tanh", -1.0, [], {}))
+    gelu_at = float(gelu_core.gelu(np.array([-1.0]), "tanh")[0])
+    assert number(gelu_at) == "-0.1588"  # the source texts' value
+    assert f"at x = -1 is {number(gelu_at)}" in d.summary and "at x = -1 is 0." in d.summary
+    assert d.name == "Chart: activation(x) against x, showing ReLU, GELU (tanh, GPT-2)"
+    assert "ReLU, for x from -3 to 3: lowest 0 at -3, highest 3 at 3." in d.summary
+
+
+@pytest.mark.parametrize("fig", [home.overview_figure([-2.0, -1.0, 0.0, 1.0, 2.0]), gate.gate_figure(1.0),
+                                 gate.bell_figure(-0.5), derivative.slopes_figure("none", 0.1),
+                                 derivative.gelu_minimum_figure("tanh")], ids=["home", "gate", "bell", "slopes", "min"])
+def test_every_marked_point_is_said_and_every_trace_is_tabled(fig):
+    d = describe(fig)
+    for trace in fig.data:
+        x, y = values(trace.x), values(trace.y)
+        if trace.mode == "markers" and x.size <= 6:
+            for a, b in zip(x, y, strict=True):
+                assert f"= {number(a)} is {number(b)}" in d.summary, (trace.name, a, b)
+        if x.size:
+            assert any(row[0] == " ".join(str(trace.name).split()) for row in d.rows), trace.name
+    assert d.summary and d.name.startswith("Chart: ")
+
+
+def test_the_minimum_is_the_drawn_curves_minimum():
+    fig = derivative.gelu_minimum_figure("none")
+    d = describe(fig)
+    curve = next(t for t in fig.data if t.name.startswith("GELU") and t.mode == "lines")
+    x, y = values(curve.x), values(curve.y)
+    assert f"lowest {number(y.min())} at {number(x[np.argmin(y)])}" in d.summary
+
+
+def test_the_html_escapes_and_links_the_summary():
+    d = describe(curves.curves_figure(-3.0, 3.0, 10, "none", 0.5, [], {}))
+    d.name += " <b>&"
+    out = as_html(d, "chart name/1", announce=False)
+    assert "id='gelu-chart-summary-chart-name-1'" in out and "data-announce='false'" in out
+    assert "<b>&" not in out and "&lt;b&gt;&amp;" in out
+    assert out.count("<tr>") == len(d.rows) + 1

@@ -5,6 +5,7 @@ then the views a page's default hides (another tab, every overlay, the far tails
     python scripts/screenshots.py --url http://127.0.0.1:8501 --pages curves gate
     python scripts/screenshots.py --pages approximations --views   # only that page's extra views
     python scripts/screenshots.py --poll           # only the class poll: teacher's view, a student's answer
+    python scripts/screenshots.py --a11y           # keyboard focus, and pages at 200 % zoom on a phone
 
 Needs Debian's Chromium at /usr/bin/chromium (or GELU_CHROMIUM) and the playwright package.
 """
@@ -107,6 +108,39 @@ def shoot_poll(browser, base_url: str, out_dir: Path) -> list[Path]:
     return written
 
 
+def shoot_a11y(browser, base_url: str, out_dir: Path) -> list[Path]:
+    """The keyboard focus on the Curves probe, on a Next link and on a chart's data table (desktop, both themes),
+    and pages as a phone shows them at 200 % zoom (390 px wide / 2 = 195 CSS px) and at 320 CSS px."""
+    written = []
+    for scheme in ("light", "dark"):
+        page = driver.new_page(browser, color_scheme=scheme)
+        try:
+            driver.open_app(page, f"{base_url}/curves")
+            for name, wanted in (("probe", "[data-testid='stMain'] [data-testid='stSlider']"),
+                                 ("chart-table", "[data-testid='stMain'] .gelu-chart-data summary"),
+                                 ("next", "[data-testid='stMain'] .st-key-lesson_footer a")):
+                for _ in range(120):
+                    page.keyboard.press("Tab")
+                    if page.evaluate("s => !!document.activeElement.closest(s)", wanted):
+                        break
+                page.wait_for_timeout(150)
+                written.append(out_dir / f"a11y-focus-{name}-{scheme}.png")
+                page.screenshot(path=str(written[-1]))
+        finally:
+            page.context.close()
+    for label, viewport in (("zoom200-phone", {"width": 195, "height": 422}), ("reflow320", {"width": 320,
+                                                                                           "height": 720})):
+        for path in ("", "curves", "ffn"):
+            context_page = driver.new_page(browser, color_scheme="dark", viewport=viewport)
+            try:
+                driver.open_app(context_page, f"{base_url}/{path}")
+                written.append(out_dir / f"a11y-{label}-{path or 'home'}.png")
+                driver.screenshot_full(context_page, written[-1])
+            finally:
+                context_page.context.close()
+    return written
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="a running app to shoot (default: start one)")
@@ -114,13 +148,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "screenshots", help="folder for the PNGs")
     parser.add_argument("--views", action="store_true", help="only the extra views (of --pages, if given)")
     parser.add_argument("--poll", action="store_true", help="only the class poll's views (shoot_poll)")
+    parser.add_argument("--a11y", action="store_true", help="only the keyboard-focus and zoom shots (shoot_a11y)")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
 
     pages = [p for p in driver.app_pages() if not args.pages or p.url_path in args.pages]
-    pages = [] if args.views or args.poll else pages
-    views = {} if args.poll else {name: v for name, v in VIEWS.items() if not args.pages or v[0] in args.pages}
+    pages = [] if args.views or args.poll or args.a11y else pages
+    views = {name: v for name, v in VIEWS.items() if not args.pages or v[0] in args.pages}
+    views = {} if args.poll or args.a11y else views
     started = time.perf_counter()
     with nullcontext(args.url) if args.url else driver.Server() as server, sync_playwright() as playwright:
         base_url = server if isinstance(server, str) else server.base_url
@@ -129,6 +165,8 @@ def main() -> None:
         written += shoot_views(browser, base_url.rstrip("/"), args.out, views)
         if args.poll:
             written += shoot_poll(browser, base_url.rstrip("/"), args.out)
+        if args.a11y:
+            written += shoot_a11y(browser, base_url.rstrip("/"), args.out)
         browser.close()
     for path in written:
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)

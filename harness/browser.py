@@ -374,7 +374,7 @@ THEME_JS = """() => {
   const bg = (s) => { const e = document.querySelector(s); return e ? getComputedStyle(e).backgroundColor : null; };
   const main = document.querySelector("[data-testid='stMain']");
   return {background: bg("[data-testid='stApp']"), sidebar: bg("[data-testid='stSidebar']"),
-          text: getComputedStyle(main.querySelector("h1, p") || main).color,
+          text: getComputedStyle(main.querySelector("h1") || main.querySelector("p") || main).color,
           overflow: main.scrollWidth - main.clientWidth};
 }"""
 

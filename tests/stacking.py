@@ -14,6 +14,8 @@ def stacked(at) -> list[str]:
         kind = getattr(e, "type", type(e).__name__.lower())
         if kind in ("column", "flex_container", "block", "expander", "tab", "tabs"):
             continue
+        if kind == "html" and "gelu-chart-text" in e.value:  # a chart's words (ui.describe) belong to the chart
+            continue
         name = getattr(e, "key", None) or (e.label if kind == "metric" else "")
         out.append(f"{kind}:{name}")
     return out

@@ -320,7 +320,7 @@ def chart(fig, name: str, *, frame: int | None = None, **kwargs) -> None:
     st.plotly_chart(fig, theme="streamlit", key=key, config=chart_config(name), **kwargs)
     # What a screen reader hears of it: a name, a summary the chart is described by, the data as a table
     # (ui/describe.py; _A11Y_SCRIPT ties them to the plot).  A live chart's summary is not announced.
-    st.html(describe.as_html(describe.describe(fig), name, announce=not live))
+    st.html(describe.as_html(describe.describe(fig), name, announce=frame is None))
 
 
 def csv_button(table: Mapping[str, list], name: str, label: str = "Download table (CSV)") -> None:

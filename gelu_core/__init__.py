@@ -1,7 +1,8 @@
 """GELU Explorer's computation core: activations, the tanh steps, the GPT-2 block and its gradients,
 the training race, tensor files.
 
-No Streamlit here.  torch-heavy parts (``FeedForward``, ``load_tensors``) are
+No Streamlit here, nor sessions or waiting (the server shares the lab's runs:
+hosting.lab_runs).  torch-heavy parts (``FeedForward``, ``load_tensors``) are
 imported on first use, so the explorer pages start without importing torch.
 """
 
@@ -50,11 +51,6 @@ _LAZY = {
     "file_tokens": "gelu_core.lab",
     "Tokens": "gelu_core.lab",
     "run_lab": "gelu_core.lab",  # forward, and with backward=True the backward pass from it (gelu_core.gradients)
-    "shared_run_lab": "gelu_core.lab",
-    "shared_seeded_block": "gelu_core.lab",
-    "shared_file": "gelu_core.lab",
-    "shared_file_block": "gelu_core.lab",
-    "Busy": "gelu_core.runs",
     "array_bytes": "gelu_core.lab",
     "RaceConfig": "gelu_core.training",  # the training race: ReLU vs GELU on a 2-D task, live
     "race": "gelu_core.training",

@@ -5,7 +5,7 @@ buttons, and through them the last run's tensors) for ``server.disconnectedSessi
 browser reconnects, and drops its files only when some later session happens to disconnect.  A class that
 leaves together would leave its uploads in memory.  Every ``PERIOD`` seconds the janitor looks at which
 sessions still have a websocket; a session gone for longer than ``GRACE`` seconds is closed, its uploaded
-files dropped, and the app's shared results (``gelu_core.runs.SharedRuns``) drop the entries that only
+files dropped, and the app's shared results (``hosting.runs.SharedRuns``) drop the entries that only
 departed sessions used.  A student who comes back later starts a fresh session and re-uploads.
 
 Freed memory then goes back to the system: glibc's malloc keeps freed blocks for reuse (and after a large
@@ -21,6 +21,8 @@ import ctypes.util
 import gc
 import os
 import time
+
+from hosting.runs import SharedRuns
 
 PERIOD = 5.0
 GRACE = float(os.environ.get("GELU_SESSION_GRACE_S", "30"))  # seconds; a tab's reload reconnects well within
@@ -61,8 +63,6 @@ class Janitor:
 
     def sweep(self, runtime, now: float | None = None) -> list[str]:
         """One pass: the ids of the sessions whose files and shared results were given back."""
-        from gelu_core.runs import SharedRuns
-
         now = time.monotonic() if now is None else now
         active = {info.session.id for info in runtime._session_mgr.list_active_sessions()}  # noqa: SLF001
         for session_id in active:

@@ -51,6 +51,7 @@ LATER = (  # groups, each imported (and frozen) at once
     (
         "torch",
         "gelu_core.lab",
+        "hosting.lab_runs",
         "gelu_core.frameworks",
         "gelu_core.tensor_io",
         "gelu_core.weights",

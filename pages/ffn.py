@@ -7,6 +7,7 @@ import streamlit as st
 import gelu_core
 from gelu_core import tensor_io
 from gelu_core.budget import MAX_D_MODEL
+from hosting.runs import Busy
 from ui import ffn as view
 from ui import gradients as backward_view
 from ui.controls import DEMO_SHAPES, FFN
@@ -17,9 +18,16 @@ require_app_frame()  # first of all: a deep link on a fresh server must run insi
 
 
 LAB_PATIENCE = 120  # seconds a student waits for the lab before being told it is busy
-# Blocks, files and results are shared between students and bounded by the memory budget (gelu_core.lab); each
-# remembers which sessions used it, so the server gives it back once they have all left (hosting.janitor).
+# Blocks, files and results are shared between students and bounded by the memory budget (hosting.lab_runs);
+# each remembers which sessions used it, so the server gives it back once they have all left (hosting.janitor).
 OWNER = session_owner()
+
+
+def lab_runs():
+    """hosting.lab_runs, the lab's shared runs (torch: imported once a block or file is needed)."""
+    from hosting import lab_runs
+
+    return lab_runs
 
 
 def uploaded(file):
@@ -43,7 +51,7 @@ def file_weights():
         return None
     digest, name, data = uploaded(weights_file)
     try:
-        tensors, _ = gelu_core.shared_file(digest, name, data, "weights", owner=OWNER)
+        tensors, _ = lab_runs().shared_file(digest, name, data, "weights", owner=OWNER)
         found = gelu_core.find_blocks(tensors)
         choice = None
         if len(found) > 1:
@@ -51,7 +59,7 @@ def file_weights():
                                   key="ffn_weights_block")
         elif found:
             choice = found[0]
-        loaded = gelu_core.shared_file_block(digest, tensors, choice, owner=OWNER)  # none found: names the pairs
+        loaded = lab_runs().shared_file_block(digest, tensors, choice, owner=OWNER)  # none found: names the pairs
     except (gelu_core.TensorFileError, gelu_core.WeightsError) as err:
         st.error(str(err))
         return None
@@ -76,7 +84,7 @@ def file_input():
         return None
     digest, name, data = uploaded(tensor_file)
     try:
-        tensors, notes = gelu_core.shared_file(digest, name, data, owner=OWNER)
+        tensors, notes = lab_runs().shared_file(digest, name, data, owner=OWNER)
     except gelu_core.TensorFileError as err:
         st.error(str(err))
         return None
@@ -209,7 +217,7 @@ with block_col:
         s1, s2 = st.columns(2)
         d_model = s1.number_input(**FFN["d_model"].kwargs())
         seed = s2.number_input(**FFN["seed"].kwargs())
-        block = gelu_core.shared_seeded_block(int(d_model), int(seed), owner=OWNER)
+        block = lab_runs().shared_seeded_block(int(d_model), int(seed), owner=OWNER)
         demo_seed = int(seed)
     else:
         block = file_weights()
@@ -245,9 +253,9 @@ if tokens_in is not None:
     try:
         with st.spinner(f"Running {shape(tokens_in.shape)} through the block{' and back' if with_backward else ''}…",
                         show_time=big):
-            result = gelu_core.shared_run_lab(block, tokens_in, activation, compare, backward=with_backward,
-                                              on_wait=tell_waiting, timeout=LAB_PATIENCE, owner=OWNER)
-    except (gelu_core.LabInputError, gelu_core.Busy) as err:
+            result = lab_runs().shared_run_lab(block, tokens_in, activation, compare, backward=with_backward,
+                                               on_wait=tell_waiting, timeout=LAB_PATIENCE, owner=OWNER)
+    except (gelu_core.LabInputError, Busy) as err:
         st.error(str(err))
     waiting.empty()
 if result is not None:

@@ -24,7 +24,8 @@ from gelu_core import gradients as gradients_module
 from gelu_core import lab as lab_module
 from gelu_core.ffn import activation_module
 from gelu_core.gradients import BINS_PER_DECADE, LOSS
-from gelu_core.lab import HIST_BINS, LabInputError, run_lab
+from gelu_core.lab import HIST_BINS, LabInputError
+from hosting.lab_runs import run_lab  # one at a time, as the lab runs it
 from tests.conftest import with_activation
 
 FD_STEP = 1e-6

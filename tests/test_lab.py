@@ -288,10 +288,11 @@ def test_charts_stay_light_for_eight_full_contexts():
 def test_runs_take_turns(monkeypatch):
     """Reference: a counter of runs inside the block at once, from four threads; the lab lets in one at a time."""
     from gelu_core import lab
+    from hosting import lab_runs
     from tests.conftest import most_at_once
 
     block, x = lab.FeedForward(8, seed=0), lab.demo_input(8, 0, 2, 3)
-    assert most_at_once(monkeypatch, lab, "_input_sides", lambda: lab.run_lab(block, x)) == 1
+    assert most_at_once(monkeypatch, lab, "_input_sides", lambda: lab_runs.run_lab(block, x)) == 1
 
 
 def test_nonfinite_report_on_one_token():

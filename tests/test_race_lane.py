@@ -97,7 +97,7 @@ def test_a_failed_race_reaches_whoever_waits(monkeypatch):
 def test_a_lab_move_completes_while_a_race_trains():
     """The lab's run (through its own run slot) does not wait for the race lane: it finishes while a race of
     several seconds is still training.  Reference: the race's job, not done when the lab's result is back."""
-    from gelu_core import lab
+    from hosting import lab_runs as lab
 
     lane = RaceLane(max_kept=2)
     job = lane.submit(training.RaceConfig(**LONG, seed=3))

@@ -13,8 +13,8 @@ import time
 import pytest
 import torch
 
-from gelu_core import lab
-from gelu_core.runs import Busy, RunSlot, SharedRuns
+from hosting import lab_runs as lab
+from hosting.runs import Busy, RunSlot, SharedRuns
 
 
 def together(n: int, call) -> list:

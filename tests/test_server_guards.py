@@ -11,11 +11,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from gelu_core.runs import SharedRuns
 from harness.streamlit_client import run_sync
 from hosting import guard
 from hosting.guard import Guard, shortened
 from hosting.janitor import Janitor
+from hosting.runs import SharedRuns
 
 
 def call(app, scope, body_chunks=(b"",)):

@@ -47,7 +47,7 @@ def page_link(url_path: str, **kwargs) -> None:
 
 
 def session_owner() -> str | None:
-    """This session's id, the owner a shared result remembers (gelu_core.runs: given back once its owners have
+    """This session's id, the owner a shared result remembers (hosting.runs: given back once its owners have
     all left); None outside a script run."""
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx else None

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import gelu_core
-from gelu_core.runs import SharedRuns
+from hosting.runs import SharedRuns
 from ui.format import fixed, percent, sci
 
 
@@ -70,7 +70,8 @@ def _steps():
 
 
 def _ffn():
-    from gelu_core.lab import as_tokens, demo_input, run_lab  # torch: only when the answer is asked for
+    from gelu_core.lab import as_tokens, demo_input  # torch: only when the answer is asked for
+    from hosting.lab_runs import run_lab
 
     block = gelu_core.FeedForward(768, seed=0)
     r = run_lab(block, as_tokens(demo_input(768, 0), 768), "gelu_tanh", "relu")

@@ -6,7 +6,7 @@ their memory (torch already spreads one run over every core).  So:
 * ``RunSlot``: one heavy run at a time.  Whoever waits is told, every ``poll`` seconds, what is running and
   for how long (``on_wait``), and gives up after ``timeout`` seconds with ``Busy``, a sentence fit to show.
   A run holds the slot only while it computes, and every run's size is capped before it starts
-  (``lab.check_run_size``), so no run holds it without bound.
+  (``gelu_core.lab.check_run_size``), so no run holds it without bound.
 * ``SharedRuns``: results by key (the run's whole identity: weights, input, activations; an uploaded file by
   the hash of its bytes).  A key already computed is returned at once; a key being computed is waited for,
   not computed again; at most ``max_entries`` results are kept (least recently used first out), so memory is
@@ -80,10 +80,10 @@ class _Pending:
     error: BaseException | None = None
 
 
-# One heavy run at a time per server process: the lab's forward and backward runs (races train apart, in
-# hosting.races, so neither waits for the other).  torch already spreads one run over every core it may use, so
-# running two at once only stacks their memory: an (8, 1024, 768) batch peaks near 270 MB, and a class pressing
-# "run" together would otherwise hold one peak per student.  Small runs take milliseconds in line.
+# One heavy run at a time per server process: the lab's forward and backward runs (hosting.lab_runs; races
+# train apart, in hosting.races, so neither waits for the other).  torch already spreads one run over every core
+# it may use, so running two at once only stacks their memory: an (8, 1024, 768) batch peaks near 270 MB, and a
+# class pressing "run" together would otherwise hold one peak per student.  Small runs take milliseconds in line.
 RUN_SLOT = RunSlot()
 
 

@@ -1,0 +1,127 @@
+"""The lab on the server: its runs one at a time, identical ones shared, each kept for the sessions that asked.
+
+``gelu_core.lab`` computes; this module decides who waits for whom (``hosting.runs.RUN_SLOT``), what a waiting
+student reads (``describe_run``), and what is kept and for whom (``SharedRuns`` by key, each entry remembering
+the sessions, ``owner``, that used it, so the janitor gives it back once they have all left).  The keys are the
+core's plain data: a block's (seeded: width and seed; a file: its content hash and place), an input's
+(``Tokens.key``), both activations and the direction.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Hashable
+
+import torch
+
+from gelu_core import budget
+from gelu_core.ffn import FeedForward
+from gelu_core.lab import (
+    HIST_BINS,
+    MAX_D_MODEL,
+    MAX_HIDDEN,
+    MAX_INPUT_ELEMENTS,
+    LabResult,
+    Tokens,
+    check_run_size,
+    demo_input,
+    demo_tokens,
+)
+from gelu_core.lab import run_lab as _run_lab
+from gelu_core.weights import check_block_shapes, load_block
+from hosting.runs import RUN_SLOT, Busy, SharedRuns, Waiting
+
+__all__ = ["BLOCKS", "Busy", "FILES", "HIST_BINS", "LAB_RESULTS", "FeedForward", "demo_input", "demo_tokens",
+           "describe_run", "run_lab", "shared_file", "shared_file_block", "shared_run_lab", "shared_seeded_block"]
+
+# What the lab keeps between runs, shared by every student who asks for the same thing and given back when they
+# have all left (hosting.runs): each a quarter of the budget's cache bytes, in entries of the largest size.
+RESULT_BYTES = 3 * MAX_INPUT_ELEMENTS * 4  # a LabResult at the largest run: two outputs, their norms, histograms
+# (the backward adds two (hidden,) masks and numbers)
+BLOCK_BYTES = 2 * MAX_D_MODEL * MAX_HIDDEN * 4  # the widest block's weights, float32: 82 MB
+LAB_RESULTS = SharedRuns(budget.cache_entries(RESULT_BYTES, 0.25))
+BLOCKS = SharedRuns(budget.cache_entries(BLOCK_BYTES, 0.25))
+FILES = SharedRuns(budget.cache_entries(budget.LOADED_BYTES, 0.25))
+
+
+def run_lab(
+    block: FeedForward,
+    x: torch.Tensor | Tokens,
+    activation: str = "gelu_tanh",
+    compare: str = "relu",
+    bins: int = HIST_BINS,
+    *,
+    backward: bool = False,
+    on_wait: Waiting | None = None,
+    timeout: float | None = None,
+) -> LabResult:
+    """``gelu_core.lab.run_lab``, one at a time in the process (``RUN_SLOT``): a second caller waits its turn,
+    told what runs through ``on_wait``, and gives up with ``Busy`` after ``timeout`` seconds."""
+    with RUN_SLOT.hold(describe_run(_shape(x), block, backward), on_wait=on_wait, timeout=timeout):
+        return _run_lab(block, x, activation, compare, bins, backward=backward)
+
+
+def shared_run_lab(block: FeedForward, tokens: Tokens, activation: str, compare: str, *, backward: bool = False,
+                   on_wait: Waiting | None = None, timeout: float | None = None, owner: str | None = None) -> LabResult:
+    """run_lab, computed once for everyone who asks for the same run, and kept in ``LAB_RESULTS``: the key is
+    the block's (``shared_seeded_block``, ``shared_file_block``), the input's (``Tokens.key``: a file by the hash
+    of its bytes), both activations and the direction.  A block built elsewhere is run, not shared."""
+    block_key = _BLOCK_KEYS.get(block)
+
+    def compute() -> LabResult:
+        return run_lab(block, tokens, activation, compare, backward=backward, on_wait=on_wait, timeout=timeout)
+
+    if block_key is None:
+        return compute()
+    key = (block_key, tokens.key, activation, compare, backward)
+    return LAB_RESULTS.get(key, compute, what=describe_run(tokens.shape, block, backward), on_wait=on_wait,
+                           owner=owner)
+
+
+def _keyed(block, key: Hashable):
+    _BLOCK_KEYS[block if isinstance(block, FeedForward) else block.block] = key
+    return block
+
+
+_BLOCK_KEYS: weakref.WeakKeyDictionary[FeedForward, Hashable] = weakref.WeakKeyDictionary()  # a shared block's key
+
+
+def shared_seeded_block(d_model: int, seed: int, *, owner: str | None = None) -> FeedForward:
+    """FeedForward(d_model, seed=seed), built once for everyone who asks; never mutated."""
+    check_run_size(1, 1, d_model, 4 * d_model)
+    key = ("seeded", d_model, seed)
+    return BLOCKS.get(key, lambda: _keyed(FeedForward(d_model, seed=seed), key), owner=owner)
+
+
+def shared_file(digest: str, filename: str, data: bytes, uploader: str = "input", *, owner: str | None = None):
+    """(tensors, notes) of an uploaded file, loaded once per content hash and uploader.
+
+    ``uploader="weights"``: a block wider than the lab runs is refused from the declared shapes, before the
+    data is read (weights.check_block_shapes).
+    """
+    from gelu_core import tensor_io
+
+    check = check_block_shapes if uploader == "weights" else None
+    return FILES.get((digest, uploader), lambda: tensor_io.load_tensors_with_notes(data, filename, check=check),
+                     owner=owner)
+
+
+def shared_file_block(digest: str, tensors, candidate, *, owner: str | None = None):
+    """A LoadedBlock from a file's weights under ``candidate`` (None: the only one; refused with the names the
+    lab knows if there is none), built once per content hash and place in the file."""
+    key = ("file", digest, None if candidate is None else (candidate.prefix, candidate.first, candidate.second))
+    return BLOCKS.get(key, lambda: _keyed(load_block(tensors, candidate), key), owner=owner)
+
+
+def describe_run(shape: tuple[int, ...], block: FeedForward, backward: bool = False) -> str:
+    """What a run is, in words a waiting student can read.
+
+    >>> describe_run((8, 1024, 768), FeedForward(8)), describe_run((2, 3, 8), FeedForward(8), backward=True)
+    ('(8, 1024, 768) through a block of d_model 8', '(2, 3, 8) through a block of d_model 8 and back')
+    """
+    return f"{tuple(int(n) for n in shape)} through a block of d_model {block.d_model:,}" + (" and back" if backward
+                                                                                           else "")
+
+
+def _shape(x: torch.Tensor | Tokens) -> tuple[int, ...]:
+    return x.shape if isinstance(x, Tokens) else tuple(x.shape)

@@ -33,6 +33,18 @@ def needs_haproxy():
         required_or_skip("haproxy is", missing)
 
 
+@pytest.fixture(scope="module")
+def redis_server():
+    """Debian's redis-server on a free loopback port, for one test module (the class poll's store)."""
+    from harness.redis_server import RedisServer, redis_missing
+
+    missing = redis_missing()
+    if missing:
+        required_or_skip("redis-server is", missing)
+    with RedisServer() as server:
+        yield server
+
+
 def chart_spec(at, index: int = 0) -> dict:
     """The Plotly figure (data + layout) of the index-th chart on the page, as a dict."""
     return json.loads(at.get("plotly_chart")[index].proto.spec)

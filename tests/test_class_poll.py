@@ -21,17 +21,6 @@ from hosting.classpoll import ClassesFull, MemoryStore, StoreUnavailable, VoteLi
 from tests.conftest import ROOT, required_or_skip
 
 
-@pytest.fixture(scope="module")
-def redis_server():
-    from harness.redis_server import RedisServer, redis_missing
-
-    missing = redis_missing()
-    if missing:
-        required_or_skip("redis-server is", missing)
-    with RedisServer() as server:
-        yield server
-
-
 @pytest.fixture(params=["memory", "redis"])
 def store(request):
     if request.param == "memory":

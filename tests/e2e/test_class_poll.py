@@ -20,22 +20,11 @@ from harness import balancer
 from harness import browser as driver
 from harness.streamlit_client import Session, run_sync
 from hosting import classpoll
-from tests.conftest import needs_haproxy, required_or_skip
+from tests.conftest import needs_haproxy
 
 pytestmark = pytest.mark.e2e
 
 HOME_CHOICES = ("0, like ReLU", "a small negative number", "-1, unchanged")
-
-
-@pytest.fixture(scope="module")
-def redis_server():
-    from harness.redis_server import RedisServer, redis_missing
-
-    missing = redis_missing()
-    if missing:
-        required_or_skip("redis-server is", missing)
-    with RedisServer() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

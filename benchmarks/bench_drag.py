@@ -55,7 +55,7 @@ st.plotly_chart(fig, key="chart_ref")
 
 def live_pages() -> dict[str, dict]:
     """page -> its live control, the readouts the recorder reads, the chart, the table the page sends."""
-    from ui import curves, derivative
+    from ui import curves, derivative, gate
 
     return {
         "curves": dict(path="curves", control="curves_x", chart="chart_curves",
@@ -64,6 +64,8 @@ def live_pages() -> dict[str, dict]:
         "derivative": dict(path="derivative", control="derivative_x", chart="",
                            readout=f".st-key-{derivative.READOUT} [data-testid='stMetricValue'] p",
                            table=lambda: derivative.gradient_live_table("none")),
+        "gate": dict(path="gate", control="gate_x", chart="chart_gate",
+                     readout=f".st-key-{gate.READOUT} [data-testid='stMetricValue'] p", table=gate.gate_live_table),
     }
 
 
@@ -110,7 +112,7 @@ def gesture(browser, base_url: str, spec: dict, kind: str, moves: int, seconds: 
         settled_ms = (time.perf_counter() - t0) * 1000
         page.wait_for_timeout(400)  # a second rerun would show by now
         reruns = driver.runs(page) - before
-        value = parse_qs(urlsplit(page.url).query).get(spec["control"], ["-"])[0]
+        value = parse_qs(urlsplit(page.url).query).get(spec.get("url_key", spec["control"]), ["-"])[0]
         med, p95 = hand.summary(drag.latencies)
         return dict(kind=kind, events=len(drag.events), moved=len(drag.latencies) + drag.unshown, med=med, p95=p95,
                     never=drag.unshown, fps=drag.fps, worst=drag.worst_gap_ms, sent=drag.sent,

@@ -6,7 +6,18 @@ import gelu_core
 from ui.controls import GATE
 from ui.format import fixed, percent
 from ui.frame import chart, require_app_frame
-from ui.gate import bell_figure, bouncer_readouts, bouncer_words, gap_per_sigma, gate_figure, generalised_figure
+from ui.gate import (
+    READOUT,
+    bell_figure,
+    bouncer_readouts,
+    bouncer_words,
+    gap_per_sigma,
+    gate_figure,
+    gate_live_table,
+    generalised_figure,
+    readout_texts,
+)
+from ui.live import follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -34,11 +45,12 @@ with bell:
 with curves:
     st.markdown("**The gate itself**, exact and the two cheaper look-alikes.")
     chart(gate_figure(x), "gate")
-gate_x = gelu_core.gelu_gate(x)
-a, b, c = st.columns(3)
-a.metric(f"gate Φ({fixed(x, 2)})", percent(gate_x), help=f"{gate_x:.6f}")
-b.metric(f"GELU({fixed(x, 2)}) = x · Φ(x)", fixed(gelu_core.gelu(x)))
-c.metric(f"ReLU({fixed(x, 2)})", fixed(gelu_core.relu(x)), help="ReLU's gate is 1 for x > 0 and 0 otherwise.")
+(gate_label, gate_text), (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x)
+a, b, c = st.container(key=READOUT).columns(3)
+a.metric(gate_label, gate_text, help=f"{gelu_core.gelu_gate(x):.6f}")
+b.metric(gelu_label, gelu_text)
+c.metric(relu_label, relu_text, help="ReLU's gate is 1 for x > 0 and 0 otherwise.")
+follow(gate_live_table(), "gate_x_live")  # the metrics and the gate chart's probe, moved by the thumb as it goes
 st.latex(r"\begin{gathered} \Phi(x) \approx \tfrac12\left(1 + \tanh u\right), \\ "
          r"u = \sqrt{2/\pi}\,(x + 0.044715\,x^3) \\ \Phi(x) \approx \sigma(1.702\,x) \end{gathered}")
 

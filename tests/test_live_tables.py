@@ -101,3 +101,34 @@ def test_every_slopes_row_is_what_the_page_writes_there(form):
         assert sentence[2][i] == derivative.gradient_sentence_tail(x) and f"x = {x:.2f}".replace("-0.00", "0.00") \
             in sentence[2][i]
         assert (relu[2][i], gelu[2][i], caption[2][i]) == (fixed(r), fixed(g), derivative.gradient_words(r, g))
+
+
+def test_every_gate_row_is_what_the_page_writes_there():
+    """The gate's x: the three metrics (the page's own ui.gate.readout_texts), the probe on Φ and its label at every
+    step; the probe and label the table moves are the gate chart's own, as the figure for that x draws them, on
+    fixed axes."""
+    from ui import gate
+    from ui.controls import GATE
+
+    table = gate.gate_live_table()
+    o = GATE["x"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    assert (table["control"], table["count"], table["chart"]["key"]) == ("gate_x", len(xs), "chart_gate")
+    labels, values = (f".st-key-{gate.READOUT} [data-testid='{t}'] p" for t in ("stMetricLabel", "stMetricValue"))
+    columns = {(sel, nth): col for sel, nth, col in table["texts"]}
+    marker = table["chart"]["traces"]["marker:gelu"]
+    for i, x in enumerate(xs):
+        assert [(columns[(labels, n)][i], columns[(values, n)][i]) for n in range(3)] == gate.readout_texts(x)
+        assert (marker["x"][i], marker["y"][i]) == (x, gelu_core.gelu_gate(x))
+    layout_ranges = set()
+    for x in (-4.0, -1.3, 0.0, 4.0):
+        fig = gate.gate_figure(x).to_plotly_json()
+        drawn = {t["meta"]: t for t in fig["data"]}["marker:gelu"]
+        i = xs.index(x)
+        assert (marker["x"][i], marker["y"][i]) == (float(np.ravel(drawn["x"])[0]), float(np.ravel(drawn["y"])[0]))
+        first, eq, pct = (piece[i] for piece in table["chart"]["annotations"]["0"])  # the label, as Plotly splits it
+        assert fig["layout"]["annotations"][0]["text"] == f"{first}<br>{eq}<b>{pct}</b>"
+        layout_ranges.add((tuple(fig["layout"]["xaxis"]["range"]), tuple(fig["layout"]["yaxis"]["range"])))
+    assert layout_ranges == {((-4.0, 4.0), (-0.05, 1.08))}
+    json.dumps(table, allow_nan=False)
+

@@ -48,6 +48,11 @@ def gap_per_sigma() -> float:
     return -gelu_minimum().value
 
 
+def gate_label(x: float) -> str:
+    """The gate chart's label for the probe at x: Φ(x) as a percentage."""
+    return f"Φ({fixed(x, 2)})<br>= <b>{percent(gelu_core.gelu_gate(x))}</b>"
+
+
 def gate_figure(x: float, *, points: int = 401) -> go.Figure:
     """The three gates, Phi(x), 0.5 (1 + tanh(u)) and sigmoid(1.702 x), with the probe marked on Phi.
 
@@ -64,12 +69,13 @@ def gate_figure(x: float, *, points: int = 401) -> go.Figure:
     ]
     layout = base_layout("x", "gate: how open (0 to 1)", height=360)
     layout["yaxis"].update(range=[-0.05, 1.08], dtick=0.2)
-    layout["xaxis"]["showgrid"] = False  # a vertical gridline would cross the label
+    # a fixed x range (the curves' own): the live layer moves the probe in place and nothing else may move with it
+    layout["xaxis"].update(range=list(GATE_RANGE), showgrid=False)  # no vertical gridline: it would cross the label
     left = x <= 0
     layout["annotations"] = [dict(
         x=GATE_RANGE[0] + 0.1 if left else GATE_RANGE[1] - 0.1, y=0.9 if left else 0.1, xref="x", yref="y",
         xanchor="left" if left else "right", yanchor="middle", showarrow=False,
-        text=f"Φ({fixed(x, 2)})<br>= <b>{percent(g)}</b>", font=dict(size=13, color=COLORS["gelu"]), align="left",
+        text=gate_label(x), font=dict(size=13, color=COLORS["gelu"]), align="left",
     )]
     return quick_figure(traces, layout)
 
@@ -125,3 +131,35 @@ def generalised_figure(mu: float, sigma: float, *, lo: float = -3.0, hi: float =
                              line=dict(color=NEUTRAL, width=1, dash="dot"))]
     gap = float(np.max(np.abs(gated - relu)))
     return quick_figure(traces, layout), gap
+
+
+READOUT = "gate_readout"  # the container of the three metrics the x slider moves
+
+
+def readout_texts(x: float) -> list[tuple[str, str]]:
+    """The three metrics under the charts at x, (label, value), as the page shows them."""
+    at = fixed(x, 2)
+    return [(f"gate Φ({at})", percent(gelu_core.gelu_gate(x))),
+            (f"GELU({at}) = x · Φ(x)", fixed(gelu_core.gelu(x))),
+            (f"ReLU({at})", fixed(gelu_core.relu(x)))]
+
+
+@functools.lru_cache(maxsize=1)
+def gate_live_table() -> dict:
+    """The live layer's table for the x slider: the three metrics' labels and values and the gate chart's probe on
+    Φ with its label's text at every step of the slider's grid, by the page's own calls (``readout_texts``,
+    gelu_gate, ``gate_label``).  The label keeps its corner until the rerun on release (either corner is clear of
+    the gates and of the probe at any x); the bell curve's shaded area, its line and label are computed and are
+    drawn anew by that rerun."""
+    from ui.controls import GATE
+    from ui.live import annotation_pieces, grid, live_table
+
+    o = GATE["x"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    shown = [readout_texts(x) for x in xs]
+    labels, values = (f".st-key-{READOUT} [data-testid='{t}'] p" for t in ("stMetricLabel", "stMetricValue"))
+    texts = [(sel, n, [row[n][part] for row in shown]) for n in range(3) for part, sel in enumerate((labels, values))]
+    traces = {"marker:gelu": {"x": xs, "y": [gelu_core.gelu_gate(x) for x in xs]}}
+    label = list(zip(*(annotation_pieces(gate_label(x)) for x in xs), strict=True))  # one column per piece
+    return live_table({"key": GATE["x"].key, **o}, texts=texts, chart_key="chart_gate", traces=traces,
+                      annotations={0: label})

@@ -16,6 +16,7 @@ A ``Live`` table is a plain dict (JSON): see ``live_table``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -26,6 +27,14 @@ export default function (component) {
   const { data, parentElement } = component;
   const note = parentElement.querySelector(".gelu-live-note");
   let input = null, shown = -1, stopped = false;
+  // A page whose own value sits in an exact input beside this slider (a coarse pick) may show a value off the
+  // grid: then the layer writes nothing, until a pointer or a key on this slider leads.
+  // Whether this slider leads is kept across reruns (each rerun mounts the layer anew, and keys rerun at each step).
+  const leads = (window.__geluLiveLead = window.__geluLiveLead || {});
+  const held = () => {
+    const exact = !leads[data.control] && data.exact && document.querySelector(data.exact);
+    return !!exact && !!input && Number(exact.value) !== Number(input.value);
+  };
   const gridIndex = () => {
     const k = Math.round((Number(input.value) - data.min) / data.step);
     return Math.max(0, Math.min(data.count - 1, k));
@@ -56,6 +65,12 @@ export default function (component) {
       line.setAttribute("d", `M${at},${m[1]}L${at},${m[2]}`);
       line.style.display = x0 <= column[k] && column[k] <= x1 ? "" : "none";
     }
+    for (const [index, leaves] of Object.entries(data.chart.annotations || {})) {  // a label's text, piece by piece
+      const text = gd.querySelector(`.annotation[data-index="${index}"] .annotation-text`);
+      const walk = text && document.createTreeWalker(text, NodeFilter.SHOW_TEXT);
+      for (let j = 0, node; walk && j < leaves.length && (node = walk.nextNode()); j++)
+        if (node.nodeValue !== leaves[j][k]) node.nodeValue = leaves[j][k];
+    }
   };
   const writeTexts = (k) => {
     for (const [selector, nth, column, child] of data.texts) {
@@ -78,11 +93,17 @@ export default function (component) {
   };
   let press = null;  // a pointer held on the slider (below): while it is, the pointer's value leads
   const current = () => (press ? shown : gridIndex());
-  const onChange = () => { if (input && !stopped && !press) { const k = gridIndex(); if (k !== shown) apply(k); } };
+  const onChange = () => {
+    if (!input || stopped || press) return;
+    const k = gridIndex();
+    if (held()) shown = k;  // the page moved the thumb to the step nearest what it shows: not a gesture
+    else if (k !== shown) apply(k);
+  };
+  const onKey = (e) => { leads[data.control] = !!input && e.target === input; };  // not a key in the exact input
   // A rerun for an earlier position (a key press is sent at once, and the thumb may have moved on since) draws
   // that position's numbers: the thumb wins, so whatever the page redraws is set back to the thumb's row.
   let hooked = null;
-  const afterPlot = () => { if (input && !stopped) moveChart(current()); };
+  const afterPlot = () => { if (input && !stopped && !held()) moveChart(current()); };
   const hookChart = () => {
     const gd = chart();
     if (gd && gd !== hooked && gd.on) {
@@ -103,7 +124,9 @@ export default function (component) {
   };
   const onDown = (e) => {
     const t = track();
-    if (stopped || !t || !t.contains(e.target) || e.button > 0) return;
+    const on = !!t && t.contains(e.target);
+    if (!stopped) leads[data.control] = on;
+    if (stopped || !on || e.button > 0) return;
     const box = t.getBoundingClientRect();
     const onThumb = input.parentElement.parentElement.contains(e.target);
     const v0 = onThumb ? Number(input.value) : data.min + ((e.clientX - box.left) / box.width) * span();
@@ -127,6 +150,7 @@ export default function (component) {
   window.addEventListener("pointermove", onMove, true);
   window.addEventListener("pointerup", onUp, true);
   window.addEventListener("pointercancel", onUp, true);
+  window.addEventListener("keydown", onKey, true);
   const watch = new MutationObserver(onChange);
   const find = () => {
     const found = document.querySelector(`.st-key-${data.control} input[type=range]`);
@@ -134,14 +158,14 @@ export default function (component) {
       input = found;
       watch.disconnect();
       watch.observe(input, { attributes: true, attributeFilter: ["aria-valuetext", "value"] });
-      apply(gridIndex());
+      if (held()) shown = gridIndex(); else apply(gridIndex());
     }
   };
   const again = new MutationObserver(() => {
     if (stopped) return;
     if (!input || !input.isConnected) find();
     hookChart();
-    if (input) writeTexts(current());
+    if (input && !held()) writeTexts(current());
   });
   find();
   hookChart();
@@ -152,6 +176,7 @@ export default function (component) {
     window.removeEventListener("pointermove", onMove, true);
     window.removeEventListener("pointerup", onUp, true);
     window.removeEventListener("pointercancel", onUp, true);
+    window.removeEventListener("keydown", onKey, true);
     if (hooked && hooked.removeListener) hooked.removeListener("plotly_afterplot", afterPlot);
   };
 }
@@ -189,15 +214,22 @@ def grid(lo: float, hi: float, step: float) -> np.ndarray:
 
 def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
                chart_key: str | None = None, traces: Mapping[str, Mapping[str, Sequence]] | None = None,
-               lines: Mapping[int, Sequence[float]] | None = None, note: Sequence[str] | None = None) -> dict:
+               lines: Mapping[int, Sequence[float]] | None = None,
+               annotations: Mapping[int, Sequence[Sequence[str]]] | None = None,
+               note: Sequence[str] | None = None, exact: str | None = None) -> dict:
     """What the component needs for one slider (``control``: a ``Control``'s ``options`` plus its ``key``).
 
     ``texts``: (CSS selector, which match, one string per grid step[, which child node]) for each readout (the
     child, 0 unless given, must be a text node: the part of a sentence that follows a bold word); ``traces``: for each
     one-point marker trace of the chart (by its ``meta``), its ``x`` and ``y`` at each step; ``lines``: the
     index of a vertical line among the layout's shapes -> its x at each step (the figure must fix its axes'
-    ranges: the moved probe must not change them); ``note``: a
-    sentence per step shown under the readouts ("" for none).
+    ranges: the moved probe must not change them); ``annotations``: the index of a label among the layout's
+    annotations -> one column per piece of its text as Plotly draws it (``annotation_pieces``; the label keeps
+    its place until the rerun); ``note``: a
+    sentence per step shown under the readouts ("" for none); ``exact``: when the slider is a coarse pick beside
+    an input that holds the page's own value, that input's CSS selector: while its value is not the thumb's (typed
+    off the grid), the layer writes nothing until a pointer or key on the slider leads (the input itself, React's,
+    shows its own value until the rerun on release).
     """
     def column(values: Sequence) -> list:
         return [v.item() if isinstance(v, np.generic) else v for v in values]
@@ -208,9 +240,19 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
         "texts": [[t[0], t[1], column(t[2]), *t[3:]] for t in texts],
         "chart": {"key": chart_key,
                   "traces": {m: {a: column(v) for a, v in t.items()} for m, t in (traces or {}).items()},
-                  "lines": {str(i): column(v) for i, v in (lines or {}).items()}},
-        "note": column(note) if note is not None else None,
+                  "lines": {str(i): column(v) for i, v in (lines or {}).items()},
+                  "annotations": {str(i): [column(p) for p in v] for i, v in (annotations or {}).items()}},
+        "note": column(note) if note is not None else None, "exact": exact,
     }
+
+
+def annotation_pieces(text: str) -> list[str]:
+    """A Plotly label's text as the pieces it draws, one text node each (lines at ``<br>``, bold apart).
+
+    >>> annotation_pieces("Φ(1.00)<br>= <b>84.1%</b>")
+    ['Φ(1.00)', '= ', '84.1%']
+    """
+    return [piece for piece in re.split(r"<br>|</?b>", text) if piece]
 
 
 def follow(table: dict, key: str) -> None:

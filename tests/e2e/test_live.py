@@ -24,7 +24,7 @@ from tests.test_ui_explorer_pages import gate_ref, gelu_ref, grad_ref, shown
 
 pytestmark = pytest.mark.e2e
 
-READ_JS = """([control, readout, chart]) => {
+READ_JS = """([control, readout, chart, exact]) => {
   const q = (s) => [...document.querySelectorAll(s)].map((e) => e.textContent);
   return { thumb: Number(document.querySelector(`.st-key-${control} input[type=range]`).value),
            valuetext: document.querySelector(`.st-key-${control} input[type=range]`).getAttribute("aria-valuetext"),
@@ -32,6 +32,10 @@ READ_JS = """([control, readout, chart]) => {
            values: q(`${readout} [data-testid='stMetricValue'] p`),
            sentence: q(`${readout} [data-testid='stMarkdownContainer'] p`)[0],
            caption: q(`${readout} [data-testid='stCaptionContainer'] p`)[0] || null,
+           cells: [...document.querySelectorAll(`${readout} [data-testid='stTable'] tbody tr`)]
+             .map((tr) => [...tr.querySelectorAll("td")].slice(1).map((td) => td.textContent)),
+           label: chart ? document.querySelector(`.st-key-${chart} .annotation-text`)?.textContent ?? null : null,
+           exact: exact ? document.querySelector(exact).value : null,
            marks: chart ? window.__dragMarks(chart) : [] };
 }"""
 FRAMES_2 = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
@@ -62,6 +66,16 @@ def slopes_expected(x: float, form: str = "none") -> dict:
             "caption": gradient_words(relu, gelu)}
 
 
+def gate_expected(x: float) -> dict:
+    """The gate's metrics and its chart's label: mpmath's Φ as ui.format.percent writes a probability (its rule
+    doctested and checked against mpmath in tests/test_ui_explorer_pages.py), GELU and ReLU to 4 decimals."""
+    from ui.format import percent
+
+    return {"labels": [f"gate Φ({_at(x)})", f"GELU({_at(x)}) = x · Φ(x)", f"ReLU({_at(x)})"],
+            "values": [percent(float(gate_ref(x))), shown(gelu_ref(x)), shown(max(x, 0.0))],
+            "label": f"Φ({_at(x)})= {percent(float(gate_ref(x)))}"}  # the chart's label: its lines run together
+
+
 @dataclass(frozen=True)
 class Live:
     """A live control: its page, the container of the readouts it moves, its chart and what the page must show."""
@@ -74,10 +88,12 @@ class Live:
     expected: Callable[[float], dict]
     lo: float = -3.0  # the plotted range at the page's defaults (markers outside it are hidden)
     hi: float = 3.0
+    url_key: str = ""  # the URL's key for the value, when it is not the slider's own (a pick beside an exact input)
 
 
 LIVE = [Live("curves", "curves_x", ".st-key-curves_readout", "chart_curves", 2, curves_expected),
-        Live("derivative", "derivative_x", ".st-key-derivative_readout", "", 0, slopes_expected)]
+        Live("derivative", "derivative_x", ".st-key-derivative_readout", "", 0, slopes_expected),
+        Live("gate", "gate_x", ".st-key-gate_readout", "chart_gate", 1, gate_expected, -4.0, 4.0)]
 
 
 def read(page, live: Live) -> dict:
@@ -86,7 +102,8 @@ def read(page, live: Live) -> dict:
     pointer's value before React draws the thumb there)."""
     for _ in range(10):
         page.evaluate(FRAMES_2)
-        state = page.evaluate(READ_JS, [live.control, live.readout, live.chart])
+        exact = f".st-key-{live.url_key} input" if live.url_key else ""
+        state = page.evaluate(READ_JS, [live.control, live.readout, live.chart, exact])
         if len(state["marks"]) == live.markers and all(abs(m["x"] - state["thumb"]) <= m["tol"]
                                                         for m in state["marks"]):
             break
@@ -106,7 +123,7 @@ def check(state: dict, live: Live) -> None:
         assert mark["x"] == pytest.approx(x, abs=mark["tol"]) and mark["visible"] == (live.lo <= x <= live.hi), mark
 
 
-SHOWN = ("thumb", "labels", "values", "note", "sentence", "caption")
+SHOWN = ("thumb", "labels", "values", "note", "sentence", "caption", "label", "cells")
 
 
 IDS = [live.control for live in LIVE]
@@ -156,7 +173,7 @@ def test_a_mouse_drag_shows_gelu_core_numbers_at_every_position_without_the_serv
     assert {k: after[k] for k in SHOWN} == {k: last[k] for k in SHOWN}
     for moved, drawn in zip(last["marks"], after["marks"], strict=True):  # where Plotly itself draws them now
         assert moved["px"] == pytest.approx(drawn["px"], abs=0.5)
-    value = parse_qs(urlsplit(page.url).query)[live.control]
+    value = parse_qs(urlsplit(page.url).query)[live.url_key or live.control]
     assert float(value[0]) == last["thumb"]
 
     other = hand.new_page(browser)  # the share link, in a fresh session
@@ -221,3 +238,4 @@ def test_a_dragged_probe_stays_clean_under_axe(opened, live):
         result = axe.Axe().run(page, context=scope, options=rules)
         assert result.violations_count == 0, (state["thumb"], result.generate_report())
     page.mouse.up()
+

@@ -55,7 +55,7 @@ st.plotly_chart(fig, key="chart_ref")
 
 def live_pages() -> dict[str, dict]:
     """page -> its live control, the readouts the recorder reads, the chart, the table the page sends."""
-    from ui import curves, derivative, gate
+    from ui import curves, derivative, gate, steps
 
     return {
         "curves": dict(path="curves", control="curves_x", chart="chart_curves",
@@ -66,6 +66,9 @@ def live_pages() -> dict[str, dict]:
                            table=lambda: derivative.gradient_live_table("none")),
         "gate": dict(path="gate", control="gate_x", chart="chart_gate",
                      readout=f".st-key-{gate.READOUT} [data-testid='stMetricValue'] p", table=gate.gate_live_table),
+        "steps": dict(path="steps", control="steps_pick", chart="", url_key="steps_x",
+                      readout=f".st-key-{steps.READOUT} [data-testid='stTable'] tbody td p",
+                      table=lambda: steps.steps_live_table(False)),
     }
 
 

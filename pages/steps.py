@@ -4,11 +4,20 @@ import numpy as np
 import streamlit as st
 
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
-from gelu_core.analysis import approximation_difference
 from ui.controls import STEPS, STEPS_PICK_LIMIT
-from ui.format import full, readable, sci
+from ui.format import full
 from ui.frame import chart, csv_button, require_app_frame
-from ui.steps import chart_range, digits_table, on_screen, step_table, steps_figure
+from ui.live import follow
+from ui.steps import (
+    READOUT,
+    chart_range,
+    digits_table,
+    metric_values,
+    on_screen,
+    step_table,
+    steps_figure,
+    steps_live_table,
+)
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -45,20 +54,23 @@ lo, hi = chart_range(x)
 grid = np.linspace(lo, hi, CURVE_POINTS)
 chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=tanh_value,
                   gate_at_x=steps[-2].value), "steps")
-c1, c2, c3 = st.columns(3)
-c1.metric("tanh form", readable(tanh_value), help=full(tanh_value))
-c2.metric("exact  x·Φ(x)", readable(exact_value), help=full(exact_value))
-c3.metric("difference (tanh − exact)", sci(approximation_difference(x, "tanh")),
-          help="What the approximation costs at this x, in float64.")
+readout = st.container(key=READOUT)  # what the pick slider moves as it goes
+c1, c2, c3 = readout.columns(3)
+tanh_text, exact_text, difference_text = metric_values(x, steps)
+c1.metric("tanh form", tanh_text, help=full(tanh_value))
+c2.metric("exact  x·Φ(x)", exact_text, help=full(exact_value))
+c3.metric("difference (tanh − exact)", difference_text, help="What the approximation costs at this x, in float64.")
 
-show_all = st.toggle(**STEPS["full"].kwargs())
-table = step_table(x, steps)
-st.table(on_screen(table), hide_index=True)
-csv_button(table, "steps")
-st.caption(f"The step “{steps[-2].label}” is the gate; “{steps[-1].label}” multiplies the input by it. "
-           "Values are rounded to six decimals, as in the source; “Show every digit” adds each value in full "
-           "float64.")
-if show_all:
-    digits = digits_table(steps)
-    st.table(digits, hide_index=True)
-    csv_button(digits, "steps-digits", label="Download every digit (CSV)")
+with readout:
+    show_all = st.toggle(**STEPS["full"].kwargs())
+    table = step_table(x, steps)
+    st.table(on_screen(table), hide_index=True)
+    csv_button(table, "steps")
+    st.caption(f"The step “{steps[-2].label}” is the gate; “{steps[-1].label}” multiplies the input by it. "
+               "Values are rounded to six decimals, as in the source; “Show every digit” adds each value in full "
+               "float64.")
+    if show_all:
+        digits = digits_table(steps)
+        st.table(digits, hide_index=True)
+        csv_button(digits, "steps-digits", label="Download every digit (CSV)")
+    follow(steps_live_table(show_all), "steps_pick_live")

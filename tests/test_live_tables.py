@@ -132,3 +132,30 @@ def test_every_gate_row_is_what_the_page_writes_there():
     assert layout_ranges == {((-4.0, 4.0), (-0.05, 1.08))}
     json.dumps(table, allow_nan=False)
 
+
+@pytest.mark.parametrize("show_all", [False, True])
+def test_every_steps_row_is_what_the_page_writes_there(show_all):
+    """Step by step's pick: the three metrics (ui.steps.metric_values) and every cell the page's step table and
+    digits table (ui.steps.on_screen, step_table, digits_table) write at each step of the pick's grid (the layer
+    holds still while the exact input is off that grid: tests/e2e/test_live.py)."""
+    from ui import steps
+    from ui.controls import STEPS
+
+    table = steps.steps_live_table(show_all)
+    o = STEPS["pick"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    assert (table["control"], table["count"], table["chart"]["traces"]) == ("steps_pick", 121, {})
+    assert table["exact"] == ".st-key-steps_x input"  # the page's own x: while it is off the grid, nothing is written
+    values = f".st-key-{steps.READOUT} [data-testid='stMetricValue'] p"
+    cell = f".st-key-{steps.READOUT} [data-testid='stTable'] tbody td:nth-child({{}}) p"
+    columns = {(sel, nth): col for sel, nth, col in table["texts"]}
+    assert len(columns) == 3 + 14 + 7 * show_all
+    for i, x in enumerate(xs):
+        s = gelu_core.tanh_steps(x)
+        drawn = steps.on_screen(steps.step_table(x, s))
+        assert [columns[(values, n)][i] for n in range(3)] == steps.metric_values(x, s)
+        assert [columns[(cell.format(2), r)][i] for r in range(7)] == drawn["with numbers"]
+        assert [columns[(cell.format(3), r)][i] for r in range(7)] == drawn["value"]
+        if show_all:
+            assert [columns[(cell.format(2), 7 + r)][i] for r in range(7)] == steps.digits_table(s)["full precision"]
+    json.dumps(table, allow_nan=False)

@@ -6,13 +6,16 @@ Streamlit-free.  ``step_table`` writes each step the way the source text does
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.format import full, readable, six
+import gelu_core
+from gelu_core.analysis import approximation_difference
+from ui.format import full, readable, sci, six
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
 
@@ -106,3 +109,52 @@ def chart_range(x: float, half_width: float = 4.0) -> tuple[float, float]:
     ((-4.0, 4.0), (-8.5, 4.0))
     """
     return min(-half_width, x - 1.0), max(half_width, x + 1.0)
+
+
+READOUT = "steps_readout"  # the metrics and the step tables the pick slider moves
+
+
+def metric_values(x: float, steps: Sequence[StepLike]) -> list[str]:
+    """The three metrics' values at x: the tanh form (the last step), exact GELU, and their difference."""
+    return [readable(steps[-1].value), readable(gelu_core.gelu(x)), sci(approximation_difference(x, "tanh"))]
+
+
+@functools.lru_cache(maxsize=1)
+def _pick_rows() -> tuple:
+    """At every position of the pick slider: the metrics, the step table's "with numbers" and "value" cells, and
+    the digits table's cells, by the page's own calls."""
+    from ui.controls import STEPS
+    from ui.live import grid
+
+    o = STEPS["pick"].options
+    rows = []
+    for x in grid(o["min_value"], o["max_value"], o["step"]).tolist():
+        steps = gelu_core.tanh_steps(x)
+        table = on_screen(step_table(x, steps))
+        rows.append((x, metric_values(x, steps), table["with numbers"], table["value"],
+                     digits_table(steps)["full precision"]))
+    return tuple(rows)
+
+
+@functools.lru_cache(maxsize=2)
+def steps_live_table(show_all: bool) -> dict:
+    """The live layer's table for the pick slider: the three metrics, the cells of the step table (and of the
+    digits table when it is shown) at every step of the slider's grid (the exact input keeps its value until the
+    rerun on release).  The chart is
+    not in it: its range and its legend follow x, so it is drawn anew by the rerun on release.  While the exact
+    input holds a value off the pick's grid (typed, or beyond the slider's ends) the layer leaves the page as it
+    is until the pick is moved."""
+    from ui.controls import STEPS
+    from ui.live import live_table
+
+    rows = _pick_rows()
+    at = f".st-key-{READOUT}"
+    values = f"{at} [data-testid='stMetricValue'] p"
+    cell = f"{at} [data-testid='stTable'] tbody td:nth-child({{}}) p"  # one match per row, tables in page order
+    texts = [(values, n, [r[1][n] for r in rows]) for n in range(3)]
+    texts += [(cell.format(2), i, [r[2][i] for r in rows]) for i in range(7)]
+    texts += [(cell.format(3), i, [r[3][i] for r in rows]) for i in range(7)]
+    if show_all:
+        texts += [(cell.format(2), 7 + i, [r[4][i] for r in rows]) for i in range(7)]
+    return live_table({"key": STEPS["pick"].key, **STEPS["pick"].options}, texts=texts,
+                      exact=f".st-key-{STEPS['x'].key} input")

@@ -76,6 +76,28 @@ def gate_expected(x: float) -> dict:
             "label": f"Φ({_at(x)})= {percent(float(gate_ref(x)))}"}  # the chart's label: its lines run together
 
 
+def steps_expected(x: float) -> dict:
+    """Step by step's metrics and step table: mpmath's seven steps at 50 digits (the source's unfolding), each
+    number as six correctly rounded decimals in the page's wording; the metrics as ui.format.readable / sci write
+    mpmath's tanh form, exact GELU and their difference (rules doctested there).  The table's step column names the
+    steps and does not move."""
+    from tests.test_ui_approximations_steps import mp_steps
+    from ui.format import readable, sci
+
+    cube, inner, c, u, t, gate, y = values = mp_steps(x)
+
+    def six(v):
+        return shown(v, 6)
+
+    def op(v):
+        return f"({six(v)})" if v < 0 else six(v)
+
+    worked = [f"{op(x)}³", f"{six(x)} + 0.044715 × {op(cube)}", "√(2 / π)", f"{six(c)} × {op(inner)}",
+              f"tanh({six(u)})", f"0.5 × (1 + {op(t)})", f"{six(x)} × {op(gate)}"]
+    return {"values": [readable(float(y)), readable(float(gelu_ref(x))), sci(float(y - gelu_ref(x)))],
+            "cells": [[w, six(v)] for w, v in zip(worked, values, strict=True)]}
+
+
 @dataclass(frozen=True)
 class Live:
     """A live control: its page, the container of the readouts it moves, its chart and what the page must show."""
@@ -93,7 +115,8 @@ class Live:
 
 LIVE = [Live("curves", "curves_x", ".st-key-curves_readout", "chart_curves", 2, curves_expected),
         Live("derivative", "derivative_x", ".st-key-derivative_readout", "", 0, slopes_expected),
-        Live("gate", "gate_x", ".st-key-gate_readout", "chart_gate", 1, gate_expected, -4.0, 4.0)]
+        Live("gate", "gate_x", ".st-key-gate_readout", "chart_gate", 1, gate_expected, -4.0, 4.0),
+        Live("steps", "steps_pick", ".st-key-steps_readout", "", 0, steps_expected, url_key="steps_x")]
 
 
 def read(page, live: Live) -> dict:
@@ -239,3 +262,23 @@ def test_a_dragged_probe_stays_clean_under_axe(opened, live):
         assert result.violations_count == 0, (state["thumb"], result.generate_report())
     page.mouse.up()
 
+
+def test_a_typed_x_off_the_pick_grid_stays_until_the_pick_moves(opened):
+    """Step by step: the exact input holds 1.2345 (or -7.5), the pick's thumb sits at 1.2 (or -6); the layer must not
+    write the thumb's numbers over the page's until the pick is dragged (then the pick's position shows)."""
+    live = next(live for live in LIVE if live.control == "steps_pick")
+    page, _ = opened(live)
+    field = page.locator(".st-key-steps_x input")
+    for typed, thumb in (("1.2345", 1.2), ("-7.5", -6.0)):  # between two steps; beyond the pick's end
+        field.fill(typed)
+        driver.act(page, lambda: field.press("Enter"))  # noqa: B023 (called at once)
+        page.wait_for_timeout(300)
+        state = read(page, live)
+        want = steps_expected(float(typed))
+        assert (state["thumb"], state["exact"]) == (thumb, typed) and {k: state[k] for k in want} == want
+    x, y, left, right = hand.thumb_centre(page, live.control)
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(left + 0.3 * (right - left), y)
+    check(read(page, live), live)
+    page.mouse.up()

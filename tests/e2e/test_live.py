@@ -12,6 +12,7 @@ hidden when the probe lies outside the plotted range.  Websocket frames are coun
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
@@ -120,15 +121,17 @@ LIVE = [Live("curves", "curves_x", ".st-key-curves_readout", "chart_curves", 2, 
 
 
 def read(page, live: Live) -> dict:
-    """What the page shows two frames from now; read again, up to 20 frames later, while the chart has no markers
-    (a rerun redrawing it: keys send each step to the server) or they are not at the thumb (the layer shows a
-    pointer's value before React draws the thumb there)."""
-    for _ in range(10):
+    """What the page shows two frames from now; read again, for up to 3 s, while the chart has no markers
+    (a rerun redrawing it: keys send each step to the server, and on a loaded machine that rerun's redraw can land
+    a few hundred ms after the key) or they are not at the thumb (the layer shows a pointer's value before React
+    draws the thumb there)."""
+    deadline = time.monotonic() + 3.0
+    while True:
         page.evaluate(FRAMES_2)
         exact = f".st-key-{live.url_key} input" if live.url_key else ""
         state = page.evaluate(READ_JS, [live.control, live.readout, live.chart, exact])
         if len(state["marks"]) == live.markers and all(abs(m["x"] - state["thumb"]) <= m["tol"]
-                                                        for m in state["marks"]):
+                                                        for m in state["marks"]) or time.monotonic() > deadline:
             break
     # the note is in the component's shadow root
     state["note"] = page.locator(f".st-key-{live.control}_live .gelu-live-note").text_content()

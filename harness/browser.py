@@ -139,6 +139,19 @@ def stop_process(proc: subprocess.Popen | None, timeout_s: float = 10) -> None:
             proc.wait()
 
 
+def wait_until_ready(proc: subprocess.Popen, ready, timeout_s: float, what: str, log=lambda: "") -> None:
+    """Poll ``ready()`` every 50 ms until it is true; RuntimeError (with ``log()`` appended) if ``proc`` exits first
+    or ``timeout_s`` passes.  The caller stops the process on failure."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}{log()}")
+        if ready():
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} did not answer within {timeout_s} s{log()}")
+
+
 class Server:
     """`streamlit run <script>` in app_dir on 127.0.0.1 and a free port, with app_dir's own config.
 
@@ -167,14 +180,9 @@ class Server:
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(cmd, cwd=self.app_dir, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
-            deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"streamlit exited with {self.proc.returncode}:\n{self.log_tail()}")
-                if self.healthy():
-                    return self
-                time.sleep(0.05)
-            raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout_s} s:\n{self.log_tail()}")
+            wait_until_ready(self.proc, self.healthy, timeout_s, "streamlit (/_stcore/health)",
+                             lambda: f":\n{self.log_tail()}")
+            return self
         except BaseException:
             self.stop()  # never leave a server behind, even on Ctrl-C
             raise

@@ -12,10 +12,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-from harness.browser import free_port, stop_process
+from harness.browser import free_port, stop_process, wait_until_ready
 
 REDIS_SERVER = os.environ.get("GELU_REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
 
@@ -46,15 +45,12 @@ class RedisServer:
         cmd = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                "--dir", self.dir, "--maxmemory", self.maxmemory, "--daemonize", "no", "--loglevel", "warning"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"redis-server exited with {self.proc.returncode}")
-            if self.ping():
-                return self
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"redis-server did not answer within {timeout_s} s")
+        try:
+            wait_until_ready(self.proc, self.ping, timeout_s, "redis-server")
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
     def stop(self) -> None:
         stop_process(self.proc)

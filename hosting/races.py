@@ -9,8 +9,9 @@ once (those of one shape in one stack), and hands each student the snapshots of 
   waits behind a race, nor a race behind a lab run.  torch lets go of the GIL inside each operation, so the
   server's other script runs go on between them.
 * Races are shared by key (the whole ``RaceConfig``): a race already queued, training or finished is the same
-  job for everyone who asks for it.  Finished races are kept, at most ``max_kept`` (least recently asked for
-  first out); their number comes from the memory budget (``gelu_core.budget.cache_entries``).
+  job for everyone who asks for it.  Finished races are kept in a ``hosting.runs.SharedRuns``, at most
+  ``max_kept`` (least recently asked for first out); their number comes from the memory budget
+  (``gelu_core.budget.cache_entries``).
 * Whoever waits can ask how many races train or wait before theirs and about how long that takes
   (``RaceLane.ahead``), from the time per race and step the lane last measured.
 """
@@ -19,11 +20,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from gelu_core import budget
 from gelu_core.training import RaceConfig, RaceSnapshot, races, stack_shape
+from hosting.runs import SharedRuns
 
 FRAMES = 25  # snapshots per race at most: one every 4 % of its steps (at least one per record)
 FRAME_S = 0.1  # and about one every 0.1 s of training, from the time per race the lane last measured
@@ -88,7 +89,7 @@ class RaceLane:
         self._queue: list[RaceJob] = []
         self._training: list[RaceJob] = []
         self._jobs: dict[RaceConfig, RaceJob] = {}  # queued or training
-        self._kept: OrderedDict[RaceConfig, RaceJob] = OrderedDict()  # finished
+        self._kept = SharedRuns(max_kept, RACE_BYTES)  # finished: RaceConfig -> RaceJob
         self._seconds_per_step = 0.0005  # per race and step, measured on every batch trained; a guess until the first
         self._thread: threading.Thread | None = None
 
@@ -97,9 +98,8 @@ class RaceLane:
     def submit(self, config: RaceConfig) -> RaceJob:
         """The job of ``config``'s race: finished and kept, queued or training (shared), or queued now."""
         with self._guard:
-            job = self._kept.get(config)
+            job = self._kept.peek(config)
             if job is not None:
-                self._kept.move_to_end(config)
                 return job
             job = self._jobs.get(config)
             if job is None:
@@ -133,7 +133,7 @@ class RaceLane:
     def kept(self, config: RaceConfig) -> RaceSnapshot | None:
         """The finished race of ``config`` if the lane keeps it, without asking for it."""
         with self._guard:
-            job = self._kept.get(config)
+            job = self._kept.peek(config, touch=False)
         return None if job is None else job.result()
 
     def clear(self) -> None:
@@ -189,10 +189,8 @@ class RaceLane:
             for job, final in zip(jobs, finals, strict=True):
                 self._jobs.pop(job.config, None)
                 if final is not None:
-                    self._kept[job.config] = job
+                    self._kept.put(job.config, job)
                     job.latest = final
-            while len(self._kept) > self.max_kept:
-                self._kept.popitem(last=False)
         for job, final in zip(jobs, finals, strict=True):
             if final is not None:
                 job.publish(final)

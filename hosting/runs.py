@@ -13,10 +13,16 @@ their memory (torch already spreads one run over every core).  So:
   bounded.  A failure is handed to everyone who waited for that key, and not kept.  Each result remembers
   who asked for it (``owner``, a session id); ``SharedRuns.forget_owners`` drops, in every instance, the
   results that only departed owners used (the server's janitor calls it when students leave).
+* ``memo``: a function's results by its arguments, in a ``SharedRuns`` (the pages' figures, tables and
+  landmarks).  ``SharedRuns.within`` and ``memo`` take their bound from the memory budget: the largest entry
+  and a share of ``gelu_core.budget.CACHE_BYTES``, so ``SharedRuns.fullest()`` (every cache at its bound)
+  can be checked against the budget.  This is the app's one cache: the pages use no ``st.cache_*`` and no
+  ``functools.lru_cache``, and what they keep is shared by every session of the process.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import weakref
@@ -25,6 +31,8 @@ from collections.abc import Callable, Hashable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from gelu_core import budget
 
 Waiting = Callable[[str, float], None]  # (what is running, seconds waited so far)
 
@@ -92,15 +100,27 @@ class SharedRuns:
 
     _instances: weakref.WeakSet[SharedRuns] = weakref.WeakSet()
 
-    def __init__(self, max_entries: int):
+    def __init__(self, max_entries: int, entry_bytes: int | None = None):
         if max_entries < 1:
             raise ValueError("max_entries must be at least 1")
         self.max_entries = max_entries
+        self.entry_bytes = entry_bytes  # the largest entry, when the bound came from the budget (``within``)
+        self.computed = 0  # results computed here (not found kept nor waited for): how often it missed
         self._results: OrderedDict[Hashable, Any] = OrderedDict()
         self._owners: dict[Hashable, set[str]] = {}
         self._pending: dict[Hashable, _Pending] = {}
         self._guard = threading.Lock()
         SharedRuns._instances.add(self)
+
+    @classmethod
+    def within(cls, entry_bytes: int, share: float) -> SharedRuns:
+        """As many entries of at most ``entry_bytes`` as ``share`` of the budget's cache bytes holds (at least 1)."""
+        return cls(budget.cache_entries(entry_bytes, share), entry_bytes)
+
+    @classmethod
+    def fullest(cls) -> int:
+        """Bytes every budgeted instance would hold at its bound: what the caches may keep at most."""
+        return sum(s.max_entries * s.entry_bytes for s in list(cls._instances) if s.entry_bytes is not None)
 
     @classmethod
     def forget_owners(cls, gone: set[str]) -> int:
@@ -159,24 +179,60 @@ class SharedRuns:
 
     def _compute(self, key: Hashable, compute: Callable[[], Any], pending: _Pending, owner: str | None) -> Any:
         try:
+            self.computed += 1
             pending.result = compute()
         except BaseException as err:
             pending.error = err
             raise
         else:
-            with self._guard:
-                self._results[key] = pending.result
-                self._own(key, owner)
-                while len(self._results) > self.max_entries:
-                    oldest, _ = self._results.popitem(last=False)
-                    self._owners.pop(oldest, None)
+            self.put(key, pending.result, owner=owner)
             return pending.result
         finally:
             with self._guard:
                 self._pending.pop(key, None)
             pending.done.set()
 
+    def peek(self, key: Hashable, default: Any = None, *, touch: bool = True) -> Any:
+        """The result kept for ``key``, or ``default``; never computes nor waits.  ``touch``: count it as used
+        (the last to be dropped)."""
+        with self._guard:
+            if key not in self._results:
+                return default
+            if touch:
+                self._results.move_to_end(key)
+            return self._results[key]
+
+    def put(self, key: Hashable, result: Any, *, owner: str | None = None) -> None:
+        """Keep ``result`` for ``key``, dropping the least recently used beyond ``max_entries``."""
+        with self._guard:
+            self._results[key] = result
+            self._results.move_to_end(key)
+            self._own(key, owner)
+            while len(self._results) > self.max_entries:
+                oldest, _ = self._results.popitem(last=False)
+                self._owners.pop(oldest, None)
+
     def clear(self) -> None:
         with self._guard:
             self._results.clear()
             self._owners.clear()
+
+
+def memo(entry_bytes: int, share: float = 0.005):
+    """Decorator: keep a function's results by its (hashable) arguments in a ``SharedRuns.within(entry_bytes,
+    share)``, shared by every session and thread (one computes, the others wait for it).  ``entry_bytes`` is
+    the largest result it keeps (tests/test_memo.py measures each); the function's ``.runs`` is its cache."""
+
+    def wrap(function: Callable) -> Callable:
+        runs = SharedRuns.within(entry_bytes, share)
+        what = function.__qualname__
+
+        @functools.wraps(function)
+        def call(*args, **kwargs):
+            key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
+            return runs.get(key, lambda: function(*args, **kwargs), what=what)
+
+        call.runs = runs
+        return call
+
+    return wrap

@@ -244,22 +244,11 @@ class RaceSnapshot:
     dataset: Dataset
     grid: np.ndarray  # (GRID_POINTS,) float32: the x (and y) coordinates of the decision-region grid
     runs: tuple[RunRecord, RunRecord]  # in config.activations' order
-    weights: torch.Tensor | None = None  # (2, parameters) float32: both networks' weights as at ``step``
     seconds: float = 0.0  # wall time spent so far
 
     @property
     def done(self) -> bool:
         return self.step >= self.config.steps
-
-    @property
-    def networks(self) -> tuple[RaceNet, RaceNet]:
-        """Both networks as at ``step``, built from ``weights`` (for a check by autograd)."""
-        nets = []
-        for name, flat in zip(self.config.activations, self.weights, strict=True):
-            net = RaceNet(self.config.width, self.config.depth, name)
-            torch.nn.utils.vector_to_parameters(flat.clone(), net.parameters())
-            nets.append(net)
-        return tuple(nets)
 
 
 def _slope_rule(name: str, module: nn.Module) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
@@ -426,7 +415,7 @@ class _Stack:
 
     @torch.no_grad()
     def snapshot(self, race: int, step: int, started: float) -> RaceSnapshot:
-        """Race ``race``'s snapshot: its two records with their decision regions, and a copy of its weights."""
+        """Race ``race``'s snapshot: its two records with their decision regions."""
         grid = self.grids[race]
         gx, gy = np.meshgrid(grid, grid)  # (G, G) each: row = y, column = x
         points = torch.from_numpy(np.stack([gx.reshape(-1), gy.reshape(-1)], axis=-1))  # (G*G, 2)
@@ -446,7 +435,7 @@ class _Stack:
                 dead_units=np.asarray(h["dead"], dtype=np.int64).reshape(len(h["steps"]), -1),
                 grid_probability=torch.sigmoid(logit).reshape(GRID_POINTS, GRID_POINTS).numpy().astype(np.float32),
             ))
-        return RaceSnapshot(step, self.configs[race], self.datasets[race], grid, tuple(records), self.theta[rows],
+        return RaceSnapshot(step, self.configs[race], self.datasets[race], grid, tuple(records),
                             time.perf_counter() - started)
 
 
@@ -534,9 +523,6 @@ class Verdict:
     """Which run ended ahead on the test set, read against a stated margin."""
 
     leader: str | None  # registry name of the run ahead, None when they are about the same
-    accuracy: tuple[float, float]  # final test accuracy of each run, in config.activations' order
-    loss: tuple[float, float]  # final test loss of each run
-    margin: float  # accuracy gap (a share, 0.02 = 2 points) a run must exceed to be called ahead
     text: str  # one sentence for the page
 
 
@@ -557,7 +543,7 @@ def verdict(snapshot: RaceSnapshot, margin: float = ACCURACY_MARGIN) -> Verdict:
         text = (f"{ahead.label} ahead: {_percent(ahead.final_test_accuracy)} vs "
                 f"{_percent(behind.final_test_accuracy)} test accuracy "
                 f"(test loss {ahead.final_test_loss:.3f} vs {behind.final_test_loss:.3f}).")
-        return Verdict(ahead.name, accuracy, loss, margin, text)
+        return Verdict(ahead.name, text)
     text = (f"About the same: test accuracy {_percent(accuracy[0])} ({a.label}) vs {_percent(accuracy[1])} "
             f"({b.label}), within {100 * margin:.0f} points (test loss {loss[0]:.3f} vs {loss[1]:.3f}).")
-    return Verdict(None, accuracy, loss, margin, text)
+    return Verdict(None, text)

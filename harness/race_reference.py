@@ -2,7 +2,8 @@
 and ``torch.optim`` (foreach), its curves recorded network by network.
 
 The reference that tests/test_training.py holds the stacked trainer (gelu_core.training) to, bit for bit, and
-the "before" of benchmarks/bench_training.py.  Returns the curves only: {field: (2, records) array}.
+the "before" of benchmarks/bench_training.py: the curves ({field: (2, records) array}) and, for the tests'
+checks by autograd, the two trained networks.
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ FIELDS = ("train_loss", "test_loss", "test_accuracy", "dead_units")
 
 def reference_curves(config: RaceConfig) -> dict[str, np.ndarray]:
     """Both networks' curves, one point every ``record_every`` steps, by autograd network by network."""
+    return reference_race(config)[0]
+
+
+def reference_networks(config: RaceConfig) -> tuple[nn.Module, nn.Module]:
+    """Both networks after ``config.steps`` steps, trained by autograd and torch.optim."""
+    return reference_race(config)[1]
+
+
+def reference_race(config: RaceConfig) -> tuple[dict[str, np.ndarray], tuple[nn.Module, nn.Module]]:
+    """(the curves, the two trained networks)."""
     with one_thread():
         dataset = make_dataset(config.task, config.n_train, config.n_test, config.noise, config.seed)
         data = {key: torch.from_numpy(getattr(dataset, key)) for key in
@@ -50,4 +61,4 @@ def reference_curves(config: RaceConfig) -> dict[str, np.ndarray]:
                 opt.step()
             if step % config.record_every == 0 or step == config.steps:
                 record()
-    return {field: np.asarray(values) for field, values in curves.items()}
+    return {field: np.asarray(values) for field, values in curves.items()}, tuple(nets)

@@ -39,9 +39,9 @@ __all__ = ["BLOCKS", "Busy", "FILES", "HIST_BINS", "LAB_RESULTS", "FeedForward",
 RESULT_BYTES = 3 * MAX_INPUT_ELEMENTS * 4  # a LabResult at the largest run: two outputs, their norms, histograms
 # (the backward adds two (hidden,) masks and numbers)
 BLOCK_BYTES = 2 * MAX_D_MODEL * MAX_HIDDEN * 4  # the widest block's weights, float32: 82 MB
-LAB_RESULTS = SharedRuns(budget.cache_entries(RESULT_BYTES, 0.25))
-BLOCKS = SharedRuns(budget.cache_entries(BLOCK_BYTES, 0.25))
-FILES = SharedRuns(budget.cache_entries(budget.LOADED_BYTES, 0.25))
+LAB_RESULTS = SharedRuns.within(RESULT_BYTES, 0.25)
+BLOCKS = SharedRuns.within(BLOCK_BYTES, 0.25)
+FILES = SharedRuns.within(budget.LOADED_BYTES, 0.25)
 
 
 def run_lab(

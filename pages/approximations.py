@@ -4,20 +4,23 @@ import numpy as np
 import streamlit as st
 
 from gelu_core import ACTIVATIONS, APPROXIMATIONS, form_word, gelu
-from gelu_core.analysis import approximation_error, worst_error
+from gelu_core.analysis import approximation_error
 from ui.approximations import (
     LIMITS,
     POINTS,
     TABLE_X,
     cliff_words,
-    digits_words,
+    digits_kept,
+    dtype_limits,
     error_figure,
     forms_figure,
     framework_figure,
+    framework_runs,
     framework_tables,
     limits_table,
     overlap_words,
     tail_words,
+    worst_points,
 )
 from ui.controls import APPROX, DTYPES
 from ui.format import sci
@@ -31,27 +34,6 @@ st.markdown(
     "the **tanh form** (GPT-2, chapter 4 of the book) and the even cheaper **sigmoid form**. "
     "How close are they, and what does a framework really return?"
 )
-
-
-@st.cache_data(show_spinner=False)
-def worst_points() -> dict[str, tuple[float, float]]:
-    return {a: tuple(worst_error(a)) for a in ("tanh", "sigmoid")}
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def framework_runs(x: tuple[float, ...], dtypes: tuple[str, ...], approximate: str):
-    from gelu_core.frameworks import framework_gelu
-
-    return [framework_gelu(np.asarray(x), d, approximate) for d in dtypes]
-
-
-@st.cache_data(show_spinner=False)
-def dtype_limits(dtype: str, approximate: str) -> dict[str, float]:
-    from gelu_core.frameworks import underflow_below, unit_roundoff, zero_band
-
-    every, some = zero_band(dtype, approximate)
-    return {"roundoff": unit_roundoff(dtype), "every": every, "some": some,
-            "holds": underflow_below(dtype, approximate)}
 
 
 def three_forms(shown: bool):
@@ -75,7 +57,8 @@ def three_forms(shown: bool):
     c1, c2 = st.columns(2)
     with c1:
         st.markdown("**Absolute error**")
-        chart(error_figure(x, {a: e[0] for a, e in errors.items()}, kind="absolute", worst=worst), "approx-absolute")
+        chart(error_figure(x, {a: e[0] for a, e in errors.items()}, kind="absolute", worst=worst),
+              "approx-absolute")
     with c2:
         st.markdown("**Relative error**")
         chart(error_figure(x, {a: e[1] for a, e in errors.items()}, kind="relative"), "approx-relative")
@@ -90,13 +73,6 @@ def three_forms(shown: bool):
         at_x, value = worst[a]
         col.metric(f"Largest error, {a} form", sci(value, 2), help=f"{value:.6e} at x = ±{at_x:.6f}")
         col.caption(f"at x = ±{at_x:.2f}, marked on the absolute-error chart")
-
-
-@st.cache_data(show_spinner=False)
-def digits_kept() -> str:
-    from gelu_core.frameworks import unit_roundoff
-
-    return digits_words({d: unit_roundoff(d) for d in DTYPES})
 
 
 def what_pytorch_computes(shown: bool):
@@ -121,7 +97,7 @@ def what_pytorch_computes(shown: bool):
     if not shown:
         return  # torch is imported only when this tab is open
     intro.markdown(
-        f"A framework stores numbers with a fixed number of digits: {digits_kept()}. For most inputs PyTorch's "
+        f"A framework stores numbers with a fixed number of digits: {digits_kept(DTYPES)}. For most inputs PyTorch's "
         "GELU is as close to the true value as those digits allow. Far to the left, though, it returns "
         "**exactly 0** from some point on, although the true GELU there is a tiny negative number that float32 "
         "could still hold. The chart shows how far PyTorch's answer is from the true value, as a share of it: "

@@ -20,6 +20,7 @@ from typing import Protocol
 import numpy as np
 import plotly.graph_objects as go
 
+from hosting.runs import memo
 from ui.format import count, fixed, percent, power_of_ten, sci, sig
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -300,3 +301,39 @@ def digits_words(roundoff: Mapping[str, float]) -> str:
     said = [f"{d} about {round(-math.log10(u))}" for d, u in roundoff.items()]
     first = said[0].replace(" about ", " keeps about ", 1) + " significant digits"
     return _and([first, *said[1:]]) if len(said) > 1 else first
+
+
+# ---------------------------------------------------------------- what the page computes, kept for every session
+
+@memo(entry_bytes=16 * 1024)  # a few numbers; what torch or scipy leave behind on a call counts too
+def worst_points() -> dict[str, tuple[float, float]]:
+    """(x, largest absolute error) of the tanh and sigmoid forms (gelu_core.analysis.worst_error)."""
+    from gelu_core.analysis import worst_error
+
+    return {a: tuple(worst_error(a)) for a in ("tanh", "sigmoid")}
+
+
+@memo(entry_bytes=64 * 1024)  # POINTS inputs in its key, 3 dtypes of 5 float64 arrays: 27 KB measured
+def framework_runs(x: tuple[float, ...], dtypes: tuple[str, ...], approximate: str) -> list:
+    """torch's GELU at ``x`` in each dtype, beside the float64 truth (gelu_core.frameworks.framework_gelu)."""
+    from gelu_core.frameworks import framework_gelu
+
+    return [framework_gelu(np.asarray(x), d, approximate) for d in dtypes]
+
+
+@memo(entry_bytes=16 * 1024)  # a few numbers; what torch or scipy leave behind on a call counts too
+def dtype_limits(dtype: str, approximate: str) -> dict[str, float]:
+    """Half a unit in the last place and where torch's answer becomes 0, for one dtype and form."""
+    from gelu_core.frameworks import underflow_below, unit_roundoff, zero_band
+
+    every, some = zero_band(dtype, approximate)
+    return {"roundoff": unit_roundoff(dtype), "every": every, "some": some,
+            "holds": underflow_below(dtype, approximate)}
+
+
+@memo(entry_bytes=16 * 1024)  # a few numbers; what torch or scipy leave behind on a call counts too
+def digits_kept(dtypes: tuple[str, ...]) -> str:
+    """``digits_words`` of the dtypes' unit roundoffs."""
+    from gelu_core.frameworks import unit_roundoff
+
+    return digits_words({d: unit_roundoff(d) for d in dtypes})

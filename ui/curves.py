@@ -3,13 +3,13 @@ chosen points as tables a phone can show, and the opening sentence with the chos
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
+from hosting.runs import memo
 from ui.format import fixed
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -77,7 +77,7 @@ def outside_note(x: float, lo: float, hi: float) -> str:
     return f"The probe x = {fixed(x, 2)} lies outside the plotted range: widen the range to see it."
 
 
-@functools.lru_cache(maxsize=len(gelu_core.GELU_FORMS))
+@memo(entry_bytes=256 * 1024)  # 100 KB measured
 def _probe_columns(approximate: str) -> dict[str, tuple]:
     """Every readout string and marker height at every position of the probe's slider, for one form: the
     functions of ``probe_readout`` on the whole grid at once (bit for bit the same numbers, tests/test_live_tables),

@@ -3,7 +3,6 @@ the sentences that quote them."""
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -11,6 +10,7 @@ import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core.analysis import Point, gelu_grad_extremes, gelu_minimum
+from hosting.runs import memo
 from ui.format import fixed, readable
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -33,7 +33,7 @@ class Nudge(NamedTuple):
     gelu: tuple[float, float]
 
 
-@functools.lru_cache(maxsize=8)
+@memo(entry_bytes=16 * 1024)  # a few numbers; what torch or scipy leave behind on a call counts too
 def landmarks(approximate: str) -> Landmarks:
     """GELU's minimum and slope extremes for a form (root finding, so computed once per form)."""
     lo, hi = gelu_grad_extremes(approximate)
@@ -190,7 +190,7 @@ def gradient_sentence_tail(x: float) -> str:
             "when the gradient arriving from the layer above is 1:")
 
 
-@functools.lru_cache(maxsize=3)
+@memo(entry_bytes=128 * 1024)  # 40 KB measured
 def gradient_live_table(approximate: str) -> dict:
     """The live layer's table for the x slider: the sentence, the two gradients and the caption at every step of
     the slider's grid, by the page's own calls (relu_grad, gelu_grad, fixed, gradient_words)."""

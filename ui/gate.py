@@ -3,14 +3,13 @@ bouncer's sentence, judged from his cards."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core import normal_pdf
 from gelu_core.analysis import gaussian_gate, gelu_minimum
+from hosting.runs import memo
 from ui.format import fixed, percent
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure, rgba
 
@@ -42,7 +41,7 @@ completely (97.7%).'
     return f"{first}; {fixed(x_hi, 0)} is waved through completely ({percent(hi)})."
 
 
-@functools.lru_cache(maxsize=1)
+@memo(entry_bytes=16 * 1024)  # a few numbers; what torch or scipy leave behind on a call counts too
 def gap_per_sigma() -> float:
     """With mu = 0, the largest gap between x · gate(x; 0, sigma) and ReLU is sigma times this: |GELU's minimum|."""
     return -gelu_minimum().value
@@ -144,7 +143,7 @@ def readout_texts(x: float) -> list[tuple[str, str]]:
             (f"ReLU({at})", fixed(gelu_core.relu(x)))]
 
 
-@functools.lru_cache(maxsize=1)
+@memo(entry_bytes=256 * 1024)  # 77 KB measured
 def gate_live_table() -> dict:
     """The live layer's table for the x slider: the three metrics' labels and values and the gate chart's probe on
     Φ with its label's text at every step of the slider's grid, by the page's own calls (``readout_texts``,

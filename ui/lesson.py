@@ -99,7 +99,7 @@ def _approximations():
     return right, f"The tanh form is at most {sci(worst)} away from exact GELU, anywhere on the number line."
 
 
-ANSWERS = SharedRuns(max_entries=16)  # question text -> (right choice, why): a few short strings
+ANSWERS = SharedRuns.within(entry_bytes=16 * 1024, share=0.005)  # question text -> (right choice, why)
 
 # one question per page (ui.pages names each page's), beside the function that answers it
 HOME_QUESTION = Question(

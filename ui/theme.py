@@ -11,11 +11,12 @@ transparent background so Streamlit's theme shows through.
 from __future__ import annotations
 
 import base64
-import functools
 import json
 
 import numpy as np
 import plotly.graph_objects as go
+
+from hosting.runs import memo
 
 COLORS: dict[str, str] = {
     "relu": "#D55E00",  # vermillion
@@ -87,7 +88,7 @@ def base_figure(x_title: str, y_title: str, *, height: int = 420) -> go.Figure:
 # slider move assembles plain dicts instead (same look, same palette) and its tests validate the result with
 # ``go.Figure(fig.to_dict())``.
 
-@functools.lru_cache(maxsize=64)
+@memo(entry_bytes=16 * 1024)  # a layout's JSON: 7 KB measured
 def _base_layout_json(x_title: str, y_title: str, height: int) -> str:
     return base_figure(x_title, y_title, height=height).layout.to_json()
 

@@ -1,0 +1,163 @@
+"""The app's one cache (hosting.runs: SharedRuns and its memo decorator): bounded by the budget, shared by every
+session, and the only one the app's code uses.
+
+References: len() of each cache and tracemalloc's count of the bytes still held (measured in the test, after a
+garbage collection) against the bound the cache declares; the app's sources read in the test (no
+``functools.lru_cache`` / ``functools.cache`` / ``st.cache_*`` left); compute counts taken across two AppTest
+sessions of one process; and, in a fresh interpreter, the sum of every cache at its bound against
+``gelu_core.budget.CACHE_BYTES`` at the default budget and at a small host's.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gelu_core import budget
+from hosting.runs import SharedRuns, memo
+from tests.conftest import metrics, open_page
+
+ROOT = Path(__file__).resolve().parents[1]
+KB = 1024
+
+
+def held_by(call) -> int:
+    """Bytes still held (tracemalloc, after gc) once ``call()`` has run: what it left behind."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        call()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_memo_fills_past_its_bound_and_stays_within_it():
+    entry = 256 * KB
+    share = 5 * entry / budget.CACHE_BYTES  # room for 5 entries of 256 KB
+
+    @memo(entry_bytes=entry, share=share)
+    def block(i: int) -> bytes:
+        return bytes(entry - KB) + i.to_bytes(4, "little")
+
+    assert block.runs.max_entries == 5 and block.runs.entry_bytes == entry
+    grown = held_by(lambda: [block(i) for i in range(40)])  # 40 different keys: eight times the bound
+    assert len(block.runs) == 5 and block.runs.computed == 40
+    assert 4 * entry < grown <= 5 * entry + 16 * KB  # five entries are kept, not forty
+    assert block(39) == block(39) and block.runs.computed == 40  # the newest is kept: not computed again
+    block(0)
+    assert block.runs.computed == 41  # the oldest was dropped: computed again
+
+
+def test_within_takes_its_bound_from_the_budget():
+    assert SharedRuns.within(budget.LOADED_BYTES, 0.25).max_entries == budget.cache_entries(budget.LOADED_BYTES, 0.25)
+    assert SharedRuns.within(10 * budget.CACHE_BYTES, 0.01).max_entries == 1  # never below one
+
+
+def test_no_other_cache_in_the_app():
+    """app.py, pages/, ui/ and hosting/ keep results only through hosting.runs."""
+    sources = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").rglob("*.py")),
+               *sorted((ROOT / "hosting").glob("*.py"))]
+    pattern = re.compile(r"@(functools\.)?(lru_cache|cache)\b|st\.cache_(data|resource)\b")
+    found = [f"{p.relative_to(ROOT)}:{n}" for p in sources
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert found == []
+
+
+def _memos() -> dict[str, object]:
+    """Every memo-decorated function in the ui package, by qualified name."""
+    import importlib
+    import pkgutil
+
+    import ui
+
+    found = {}
+    for info in pkgutil.iter_modules(ui.__path__):
+        module = importlib.import_module(f"ui.{info.name}")
+        for name, value in vars(module).items():
+            if isinstance(getattr(value, "runs", None), SharedRuns) and value.__module__ == module.__name__:
+                found[f"ui.{info.name}.{name}"] = value
+    return found
+
+
+def _x() -> tuple[float, ...]:
+    from ui.approximations import POINTS
+
+    return tuple(np.linspace(-12.0, 12.0, POINTS).tolist())
+
+
+# One call of each memo, its arguments made inside the call (the key is kept too, and counted).
+CALLS = {
+    "ui.theme._base_layout_json": lambda f: f("x", "GELU(x) and ReLU(x)", 420),
+    "ui.derivative.landmarks": lambda f: f("tanh"),
+    "ui.derivative.gradient_live_table": lambda f: f("none"),
+    "ui.gate.gap_per_sigma": lambda f: f(),
+    "ui.gate.gate_live_table": lambda f: f(),
+    "ui.steps._pick_rows": lambda f: f(),
+    "ui.steps.steps_live_table": lambda f: f(True),
+    "ui.curves._probe_columns": lambda f: f("none"),
+    "ui.approximations.worst_points": lambda f: f(),
+    "ui.approximations.framework_runs": lambda f: f(_x(), ("float32", "bfloat16", "float16"), "none"),
+    "ui.approximations.dtype_limits": lambda f: f("float16", "tanh"),
+    "ui.approximations.digits_kept": lambda f: f(("float32", "bfloat16", "float16")),
+}
+
+
+def test_every_memo_is_measured_here():
+    assert sorted(_memos()) == sorted(CALLS)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_each_memo_keeps_no_more_than_it_declares(name):
+    """An entry (its key and result) measured by tracemalloc is at most the entry_bytes its bound is made of."""
+    function = _memos()[name]
+    CALLS[name](function)  # imports and the memos it calls, warmed
+    function.runs.clear()
+    kept = held_by(lambda: CALLS[name](function))
+    assert len(function.runs) == 1
+    assert 0 < kept <= function.runs.entry_bytes, f"{name}: {kept} bytes kept, {function.runs.entry_bytes} declared"
+
+
+def test_every_cache_at_its_bound_fits_the_budget():
+    """In a fresh interpreter that imports every module that keeps something, at the default budget and at 60 %
+    of a 690 MB host: the caches all full hold no more than CACHE_BYTES, and none is unbounded by the budget."""
+    script = (
+        "import json, pkgutil, importlib, ui, hosting.lab_runs, hosting.races\n"
+        "for m in pkgutil.iter_modules(ui.__path__): importlib.import_module('ui.' + m.name)\n"
+        "from hosting.runs import SharedRuns\nfrom gelu_core import budget\n"
+        "print(json.dumps([SharedRuns.fullest(), budget.CACHE_BYTES,"
+        " sum(s.entry_bytes is None for s in SharedRuns._instances), len(SharedRuns._instances)]))\n"
+    )
+    for env in ({}, {budget.ENV: str(int(0.6 * 690))}):
+        out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                             env={**__import__("os").environ, **env}, check=True).stdout
+        fullest, cache_bytes, unbudgeted, caches = json.loads(out.splitlines()[-1])
+        assert unbudgeted == 0 and caches >= len(CALLS) + 5  # the pages' memos, the lab's three, answers, races
+        assert fullest <= cache_bytes, (env, fullest, cache_bytes)
+
+
+@pytest.mark.parametrize("view", ["Three forms", "What PyTorch computes"])
+def test_two_sessions_share_what_a_page_computed(app, view):
+    """A second session of the Approximations page computes nothing the first one did, and shows the same
+    numbers (its metrics, or its tables on the PyTorch tab)."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui.approximations import dtype_limits, framework_runs, worst_points
+
+    page, query = "pages/approximations.py", {"approx_view": view}
+    first = open_page(app, page, **query)
+    computed = [f.runs.computed for f in (worst_points, framework_runs, dtype_limits)]
+    second = open_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60), page, **query)
+    assert [f.runs.computed for f in (worst_points, framework_runs, dtype_limits)] == computed
+    shown = [(metrics(at), [t.value.to_dict() for t in at.dataframe]) for at in (first, second)]
+    assert shown[0] == shown[1] and (shown[0][0] or shown[0][1])

@@ -40,7 +40,8 @@ from harness.memory import reset_peak  # noqa: E402
 
 LINKS = [  # (page path with a query no control can take, which control's note must show)
     "?home_x2=inf&home_x3=", "curves?curves_form=&curves_x=1e400&curves_more=Bogus", "gate?gate_x=nan&gate_sigma=-1",
-    "derivative?derivative_form=&derivative_nudge=abc", "approximations?approx_view=Nonsense&approx_range=-99",
+    "derivative?derivative_form=&derivative_nudge=abc",
+    "approximations?approximations_view=Nonsense&approximations_range=-99",
     "steps?steps_x=" + "9" * 400 + "&steps_full=maybe", "ffn?ffn_d_model=inf&ffn_seed=-Infinity&ffn_demo=3x3",
     "training?training_steps=1e9&training_task=&training_lr=7", "pages/ffn.py?ffn_d_model=8",
 ]

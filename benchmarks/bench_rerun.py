@@ -37,7 +37,7 @@ SLIDER = {
     "curves": "curves_x",
     "gate": "gate_x",
     "derivative": "derivative_nudge",
-    "approximations": "approx_range",
+    "approximations": "approximations_range",
     "steps": "steps_pick",
     # the lab has no slider: its everyday move is choosing the activation on the cached block
     # (changing d_model or the seed builds a new 4.7M-parameter block, a deliberate, spinner-covered wait)

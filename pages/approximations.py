@@ -49,7 +49,7 @@ def three_forms(shown: bool):
         return
     x = np.linspace(lo, hi, POINTS)
     forms = {a: gelu(x, a) for a in APPROXIMATIONS}
-    chart(forms_figure(x, forms), "approx-forms")
+    chart(forms_figure(x, forms), "approximations-forms")
     st.caption(overlap_words(forms))
 
     worst = worst_points()
@@ -58,10 +58,10 @@ def three_forms(shown: bool):
     with c1:
         st.markdown("**Absolute error**")
         chart(error_figure(x, {a: e[0] for a, e in errors.items()}, kind="absolute", worst=worst),
-              "approx-absolute")
+              "approximations-absolute")
     with c2:
         st.markdown("**Relative error**")
-        chart(error_figure(x, {a: e[1] for a, e in errors.items()}, kind="relative"), "approx-relative")
+        chart(error_figure(x, {a: e[1] for a, e in errors.items()}, kind="relative"), "approximations-relative")
     st.caption(
         "Absolute error is |approximation − exact|; relative error divides it by |exact|. Both are drawn on a "
         "log scale that stops at 10⁻¹²: smaller errors, and exact zeros, fall below it. The error is the same at "
@@ -116,13 +116,13 @@ def what_pytorch_computes(shown: bool):
         limits = {d: dtype_limits(d, approximate) for d in order}
     ours = runs[order.index("float32")] if "float32" in order else runs[0]
     chart(framework_figure(runs, ours=ours, roundoff={d: v["roundoff"] for d, v in limits.items()},
-                           cliff=(order[0], limits[order[0]]["every"])), "approx-pytorch")
+                           cliff=(order[0], limits[order[0]]["every"])), "approximations-pytorch")
     st.caption(
         f"PyTorch's {form_word(approximate)} GELU against the true value (computed in float64 at the very input "
         f"PyTorch received). Dashed: this app's own {ours.dtype} result. The axis stops at 10⁻¹²."
     )
     st.markdown("**Where the answer becomes 0**")
-    st.dataframe(limits_table(limits), hide_index=True, key="approx_fw_limits",
+    st.dataframe(limits_table(limits), hide_index=True, key="approximations_fw_limits",
                  column_config={"x": st.column_config.NumberColumn(format="%.6f")})
     every, some, holds = (label for label, _ in LIMITS)
     st.caption(
@@ -139,7 +139,7 @@ def what_pytorch_computes(shown: bool):
             config = {c: st.column_config.NumberColumn(format="%.4e") for c in table if c != "x"}
             config["x"] = st.column_config.NumberColumn(format="%.1f")
             col.caption(title)
-            col.dataframe(table, hide_index=True, column_config=config, key=f"approx_fw_table_{name}")
+            col.dataframe(table, hide_index=True, column_config=config, key=f"approximations_fw_table_{name}")
     st.caption("Every x in the tables is exact in each dtype, so all the error is the kernel's.")
 
 

@@ -33,9 +33,10 @@ VIEWS = {
                                                              "GELU tanh", "GELU sigmoid"))),
     "derivative-tanh-wide-nudge": ("derivative", "derivative_form=tanh&derivative_nudge=1"),
     "steps-every-digit": ("steps", "steps_x=-9.5&steps_full=true"),
-    "approximations-tails": ("approximations", "approx_range=-12&approx_range=0"),
-    "approximations-pytorch": ("approximations", "approx_view=What+PyTorch+computes&approx_fw_dtypes=float32&"
-                                                 "approx_fw_dtypes=bfloat16&approx_fw_dtypes=float16"),
+    "approximations-tails": ("approximations", "approximations_range=-12&approximations_range=0"),
+    "approximations-pytorch": ("approximations", "approximations_view=What+PyTorch+computes&"
+                               "approximations_fw_dtypes=float32&approximations_fw_dtypes=bfloat16&"
+                               "approximations_fw_dtypes=float16"),
 }
 
 

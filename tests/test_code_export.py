@@ -134,8 +134,8 @@ BRANCHES = {
     "curves": [{}, {"curves_form": "none", "curves_more": list(OVERLAYS)}, {"curves_form": "sigmoid"}],
     "derivative": [{"derivative_form": form} for form in ("none", "tanh", "sigmoid")],
     "steps": [{}, {"steps_full": True}],
-    "approximations": [{}, {"approx_view": APPROXIMATIONS_VIEWS[1], "approx_fw_form": "tanh"},
-                       {"approx_view": APPROXIMATIONS_VIEWS[1], "approx_fw_dtypes": []}],
+    "approximations": [{}, {"approximations_view": APPROXIMATIONS_VIEWS[1], "approximations_fw_form": "tanh"},
+                       {"approximations_view": APPROXIMATIONS_VIEWS[1], "approximations_fw_dtypes": []}],
     "ffn": [{}, {"ffn_backward": False, "ffn_act": "gelu_sigmoid", "ffn_vs": "gelu_sigmoid"},
             {"ffn_weights": "File", "ffn_input": "Upload"}],
     "training": [{"training_task": task} for task in RACE_TASKS],
@@ -274,7 +274,7 @@ def test_steps_prints_the_seven_lines_and_the_readouts(tmp_path):
 def test_approximations_prints_the_largest_errors(tmp_path):
     """Three forms: each largest error as the metric shows it, and its place as the caption writes it (whatever
     the range: the metrics do not follow it)."""
-    views = [open_view("approximations", query) for query in ({}, {"approx_range": ["-12", "2"]})]
+    views = [open_view("approximations", query) for query in ({}, {"approximations_range": ["-12", "2"]})]
     outputs = run_scripts([view_code(at) for at in views], tmp_path)
     for at, output in zip(views, outputs, strict=True):
         captions = " ".join(c.value for c in at.caption)
@@ -284,13 +284,15 @@ def test_approximations_prints_the_largest_errors(tmp_path):
         assert set(printed(output)) == set(metrics(at))
 
 
-APPROX_TORCH_CASES = [{}, {"approx_fw_form": "tanh", "approx_fw_dtypes": ["float16", "float32", "bfloat16"]},
-                      {"approx_fw_dtypes": ["float16"], "approx_fw_range": ["-8", "-2"]}]
+APPROX_TORCH_CASES = [{}, {"approximations_fw_form": "tanh",
+                           "approximations_fw_dtypes": ["float16", "float32", "bfloat16"]},
+                      {"approximations_fw_dtypes": ["float16"], "approximations_fw_range": ["-8", "-2"]}]
 
 
 def test_approximations_prints_what_pytorch_returns(tmp_path):
     """What PyTorch computes: the digits table, its columns and every cell as ``%.4e`` (x as ``%.1f``)."""
-    views = [open_view("approximations", {"approx_view": "What PyTorch computes", **q}) for q in APPROX_TORCH_CASES]
+    views = [open_view("approximations", {"approximations_view": "What PyTorch computes", **q})
+             for q in APPROX_TORCH_CASES]
     outputs = run_scripts([view_code(at) for at in views], tmp_path)
     for at, output in zip(views, outputs, strict=True):
         frame = merged([d.value for d in at.dataframe[1:]])  # after the limits table: the digits, a table per dtype

@@ -20,9 +20,9 @@ PAGE_FILES = {p.url_path: None if p.default else p.file for p in PAGES.values()}
 ALWAYS_SHOWN = {  # controls drawn only once another one is set: the parameter that shows them
     "curves_slope": {"curves_more": ["Leaky ReLU"]},
     "curves_alpha": {"curves_more": ["ELU"]},
-    "approx_fw_form": {"approx_view": ["What PyTorch computes"]},
-    "approx_fw_dtypes": {"approx_view": ["What PyTorch computes"]},
-    "approx_fw_range": {"approx_view": ["What PyTorch computes"]},
+    "approximations_fw_form": {"approximations_view": ["What PyTorch computes"]},
+    "approximations_fw_dtypes": {"approximations_view": ["What PyTorch computes"]},
+    "approximations_fw_range": {"approximations_view": ["What PyTorch computes"]},
     **{key: {"training_steps": ["100"]} for key in ("training_task", "training_a", "training_b", "training_lr",
                                                     "training_width", "training_depth", "training_noise",
                                                     "training_seed")},  # short races
@@ -110,3 +110,35 @@ def test_any_text_in_any_parameter_is_safe(page, control, values):
     if control.url_problem(values) is not None:
         default = list(control.default) if isinstance(control.default, (list, tuple)) else control.default
         assert current(at, control) == default
+
+
+RENAMED = [(page, old, new) for page, controls in PAGE_CONTROLS.items() for old, new in controls.renamed.items()]
+
+
+def test_an_old_link_opens_the_same_view():
+    """Reference: the same link written with the keys' names now.  Every value of an old link (the Approximations
+    page's ``approx_`` keys) reaches its control, without a note, and the URL then holds the new key only."""
+    links = {"view": ["What PyTorch computes"], "range": ["-12", "0"], "fw_form": ["tanh"],
+             "fw_dtypes": ["float16", "float32"], "fw_range": ["-8", "-2"]}
+    assert sorted(new for _, _, new in RENAMED) == sorted(f"approximations_{name}" for name in links)
+    old = open_with("approximations", {f"approx_{name}": v for name, v in links.items()})
+    new = open_with("approximations", {f"approximations_{name}": v for name, v in links.items()})
+    for at in (old, new):
+        assert not at.exception and not at.error and not [i for i in at.info if "could not be used" in i.value]
+    for c in PAGE_CONTROLS["approximations"]:
+        assert current(old, c) == current(new, c), c.key
+    assert current(old, PAGE_CONTROLS["approximations"]["fw_range"]) == [-8.0, -2.0]  # not the default
+    assert {k: old.query_params[k] for k in old.query_params} == {k: new.query_params[k] for k in new.query_params}
+    assert not [k for k in old.query_params if k.startswith("approx_")]
+    shown = [(m.label, m.value) for m in old.metric], [d.value.to_dict() for d in old.dataframe]
+    assert shown == ([(m.label, m.value) for m in new.metric], [d.value.to_dict() for d in new.dataframe])
+
+
+@pytest.mark.parametrize("page, old, new", RENAMED, ids=[old for _, old, _ in RENAMED])
+def test_a_bad_value_under_an_old_key_falls_back_with_a_note(page, old, new):
+    control = {c.key: c for c in PAGE_CONTROLS[page]}[new]
+    shown = {f"approx_{k.removeprefix('approximations_')}": v for k, v in ALWAYS_SHOWN.get(new, {}).items()}
+    at = open_with(page, {**shown, old: bad_values(control)[1]})
+    assert not at.exception and not at.error
+    notes = [i.value for i in at.info if "could not be used" in i.value]
+    assert len(notes) == 1 and f"**{control.label}**" in notes[0], [i.value for i in at.info]

@@ -154,7 +154,7 @@ def test_two_sessions_share_what_a_page_computed(app, view):
 
     from ui.approximations import dtype_limits, framework_runs, worst_points
 
-    page, query = "pages/approximations.py", {"approx_view": view}
+    page, query = "pages/approximations.py", {"approximations_view": view}
     first = open_page(app, page, **query)
     computed = [f.runs.computed for f in (worst_points, framework_runs, dtype_limits)]
     second = open_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60), page, **query)

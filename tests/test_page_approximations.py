@@ -69,7 +69,7 @@ def test_opens_with_three_charts_and_the_worst_errors(app):
 def test_range_slider_moves_every_chart(app):
     at = open_page(app, PAGE)
     before = [chart_spec(at, i) for i in range(3)]
-    at.slider(key="approx_range").set_value((-12.0, 2.0)).run()
+    at.slider(key="approximations_range").set_value((-12.0, 2.0)).run()
     after = [chart_spec(at, i) for i in range(3)]
     for b, a in zip(before, after, strict=True):
         assert a["data"] != b["data"]
@@ -77,26 +77,26 @@ def test_range_slider_moves_every_chart(app):
 
 
 def test_range_from_the_url(app):
-    at = open_page(app, PAGE, approx_range=["-12", "3"])
-    assert at.slider(key="approx_range").value == (-12.0, 3.0)
+    at = open_page(app, PAGE, approximations_range=["-12", "3"])
+    assert at.slider(key="approximations_range").value == (-12.0, 3.0)
     assert x_range(chart_spec(at, 0)) == (-12.0, 3.0)
 
 
 @pytest.mark.parametrize("bad", [["-40", "3"], ["abc", "1"], ["2"]])
 def test_bad_range_in_the_url_falls_back_to_the_default(app, bad):
-    at = open_page(app, PAGE, approx_range=bad)
-    assert at.slider(key="approx_range").value == (-6.0, 6.0)
+    at = open_page(app, PAGE, approximations_range=bad)
+    assert at.slider(key="approximations_range").value == (-6.0, 6.0)
     assert x_range(chart_spec(at, 0)) == (-6.0, 6.0)
 
 
 def test_an_empty_range_is_explained(app):
-    at = open_page(app, PAGE, approx_range=["3", "3"])
+    at = open_page(app, PAGE, approximations_range=["3", "3"])
     assert any("at least 0.5 wide" in i.value for i in at.info)
     assert len(at.get("plotly_chart")) == 0
 
 
 def test_bad_tab_in_the_url_opens_the_first_tab(app):
-    at = open_page(app, PAGE, approx_view="Nonsense")
+    at = open_page(app, PAGE, approximations_view="Nonsense")
     assert len(at.get("plotly_chart")) == 3
 
 
@@ -130,8 +130,8 @@ def limit(limits, dtype: str, which: str) -> float:
 def test_framework_table_against_torch_and_mpmath(app, form, approximate):
     """torch columns: bit for bit what torch returns; exact column: 50-digit mpmath within 8 (1 + x^2) ulps;
     relative error: recomputed here from those two; torch returns 0 at x = -12, -8, -6 (100 %)."""
-    at = open_page(app, PAGE, approx_view=TORCH_TAB, approx_fw_form=form,
-                   approx_fw_dtypes=["float32", "bfloat16", "float16"])
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB, approximations_fw_form=form,
+                   approximations_fw_dtypes=["float32", "bfloat16", "float16"])
     assert len(at.get("plotly_chart")) == 1
     _, digits = framework_tables(at)
     assert digits["x"].tolist() == list(TABLE_X)
@@ -155,7 +155,7 @@ def test_limits_table_marks_torchs_cliff(app):
     """float32 row: torch gives 0 at the first column's x and at 1000 float32 inputs spread over the unit below
     it; it never gives 0 at 1000 inputs spread over the unit above the second column's x.  The third column is
     far left: 50-digit GELU at x = -14 is still above float32's smallest number, 2^-149."""
-    at = open_page(app, PAGE, approx_view=TORCH_TAB)
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB)
     limits, _ = framework_tables(at)
     every, some = limit(limits, "float32", "torch: every x ≤"), limit(limits, "float32", "torch: some x up to")
     holds = limit(limits, "float32", "true GELU rounded: x ≤")
@@ -168,32 +168,32 @@ def test_limits_table_marks_torchs_cliff(app):
 
 
 def test_framework_controls_change_the_chart(app):
-    at = open_page(app, PAGE, approx_view=TORCH_TAB)
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB)
     base = chart_spec(at, 0)
-    at.slider(key="approx_fw_range").set_value((-8.0, -2.0)).run()
+    at.slider(key="approximations_fw_range").set_value((-8.0, -2.0)).run()
     moved = chart_spec(at, 0)
     assert moved["data"] != base["data"] and x_range(moved)[0] == -8.0
-    at.segmented_control(key="approx_fw_form").set_value("tanh").run()
+    at.segmented_control(key="approximations_fw_form").set_value("tanh").run()
     assert chart_spec(at, 0)["data"] != moved["data"]
-    at.multiselect(key="approx_fw_dtypes").set_value(["float16"]).run()
+    at.multiselect(key="approximations_fw_dtypes").set_value(["float16"]).run()
     metas = [t.get("meta") for t in chart_spec(at, 0)["data"]]
     assert metas == ["torch:float16", "ours:float16", "cliff:float16"]  # the cliff: a legend entry for its line
 
 
 def test_no_dtype_is_explained(app):
-    at = open_page(app, PAGE, approx_view=TORCH_TAB)
-    at.multiselect(key="approx_fw_dtypes").set_value([]).run()
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB)
+    at.multiselect(key="approximations_fw_dtypes").set_value([]).run()
     assert not at.exception
     assert any("at least one number format" in i.value for i in at.info)
     assert len(at.get("plotly_chart")) == 0
 
 
 def test_bad_framework_values_in_the_url_fall_back(app):
-    at = open_page(app, PAGE, approx_view=TORCH_TAB, approx_fw_form="float128", approx_fw_dtypes=["int8"],
-                   approx_fw_range=["-99", "0"])
-    assert at.segmented_control(key="approx_fw_form").value == "none"  # PyTorch's name for the exact form
-    assert at.multiselect(key="approx_fw_dtypes").value == ["float32", "bfloat16"]
-    assert at.slider(key="approx_fw_range").value == (-12.0, 4.0)
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB, approximations_fw_form="float128",
+                   approximations_fw_dtypes=["int8"], approximations_fw_range=["-99", "0"])
+    assert at.segmented_control(key="approximations_fw_form").value == "none"  # PyTorch's name for the exact form
+    assert at.multiselect(key="approximations_fw_dtypes").value == ["float32", "bfloat16"]
+    assert at.slider(key="approximations_fw_range").value == (-12.0, 4.0)
 
 
 # ---------------------------------------------------------------- sentences that quote the numbers
@@ -214,7 +214,7 @@ def test_the_tail_sentence_quotes_the_left_end_of_the_range(app, lo):
     """At the left end of the range: exact, tanh and sigmoid GELU as 50-digit mpmath rounded to 4 significant
     digits, and each form judged from the mpmath ratio (at -6 the sigmoid form is about 37,000 times the truth,
     the tanh form far too small)."""
-    at = open_page(app, PAGE, approx_range=[str(lo), "6"])
+    at = open_page(app, PAGE, approximations_range=[str(lo), "6"])
     text = " ".join(c.value for c in at.caption)
     exact, tanh, sigmoid = (mp_gelu(lo, form) for form in ("none", "tanh", "sigmoid"))
     assert f"at x = {lo:.1f}, the left end of the range, exact GELU is {float(exact):.3e}" in text
@@ -228,14 +228,14 @@ def test_the_tail_sentence_quotes_the_left_end_of_the_range(app, lo):
 
 
 def test_no_tail_sentence_without_a_tail(app):
-    at = open_page(app, PAGE, approx_range=["-0.5", "6"])
+    at = open_page(app, PAGE, approximations_range=["-0.5", "6"])
     text = " ".join(c.value for c in at.caption)
     assert "Stretch the range to the left" in text and "left end of the range" not in text
 
 
 def test_the_digits_each_dtype_keeps_come_from_torch(app):
     """Significant decimal digits: -log10 of half torch.finfo(dtype).eps, to the nearest whole (7, 2, 3)."""
-    at = open_page(app, PAGE, approx_view=TORCH_TAB)
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB)
     text = " ".join(m.value for m in at.markdown)
     kept = {d: round(-np.log10(torch.finfo(getattr(torch, d)).eps / 2)) for d in ("float32", "bfloat16", "float16")}
     assert (f"float32 keeps about {kept['float32']} significant digits, bfloat16 about {kept['bfloat16']} and "
@@ -245,7 +245,8 @@ def test_the_digits_each_dtype_keeps_come_from_torch(app):
 def test_the_cliff_sentence_follows_the_limits_table(app):
     """Each dtype's distance from torch's cliff to where the true GELU rounds to 0, from the table's own numbers:
     1 or more is "far" (float32: more than 8, since the table test holds its ends to torch), less is "only"."""
-    at = open_page(app, PAGE, approx_view=TORCH_TAB, approx_fw_dtypes=["float32", "bfloat16", "float16"])
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB,
+                   approximations_fw_dtypes=["float32", "bfloat16", "float16"])
     limits, _ = framework_tables(at)
     text = " ".join(c.value for c in at.caption)
     gaps = {d: limit(limits, d, "torch: every x ≤") - limit(limits, d, "true GELU rounded: x ≤")
@@ -261,9 +262,9 @@ def test_the_cliff_sentence_follows_the_limits_table(app):
 def test_the_three_charts_follow_the_range_slider(app):
     """Phone order on the first tab: the range slider, then the three charts it moves."""
     at = open_page(app, PAGE)
-    assert next_after(at, "slider:approx_range")[:3] == ["plotly_chart:chart_approx-forms",
-                                                         "plotly_chart:chart_approx-absolute",
-                                                         "plotly_chart:chart_approx-relative"]
+    assert next_after(at, "slider:approximations_range")[:3] == ["plotly_chart:chart_approximations-forms",
+                                                         "plotly_chart:chart_approximations-absolute",
+                                                         "plotly_chart:chart_approximations-relative"]
 
 
 @pytest.mark.parametrize("ends, apart", [(("-6", "6"), False), (("-1", "-0.5"), True)])
@@ -273,7 +274,7 @@ def test_the_forms_chart_caption_judges_the_gap_against_the_height(app, ends, ap
     about 6.2), "part visibly" above (on -1 … -0.5 the gap is as large as the curves' whole height)."""
     import re
 
-    at = open_page(app, PAGE, approx_range=list(ends))
+    at = open_page(app, PAGE, approximations_range=list(ends))
     caption = [c.value for c in at.caption if "apart" in c.value][0]
     gap_text, share = re.search(r"(\d\.\d{3}e[-+]\d\d) apart, ([\d.]+)%", caption).groups()
     x = np.linspace(float(ends[0]), float(ends[1]), POINTS)  # the page's own grid

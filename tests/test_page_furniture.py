@@ -21,7 +21,7 @@ VIEWS = [
     ("pages/derivative.py", {}),
     ("pages/steps.py", {"steps_full": "true"}),
     ("pages/approximations.py", {}),
-    ("pages/approximations.py", {"approx_view": "What PyTorch computes"}),
+    ("pages/approximations.py", {"approximations_view": "What PyTorch computes"}),
 ]
 
 

@@ -92,7 +92,7 @@ MOVES = {
     "gate": [("slider", "gate_x", -2.0), ("slider", "gate_mu", 0.5), ("slider", "gate_sigma", 0.0)],
     "derivative": [("button_group", "derivative_form", "tanh"), ("slider", "derivative_x", 0.5),
                    ("slider", "derivative_nudge", 0.25)],
-    "approximations": [("slider", "approx_range", (-12.0, 2.0))],
+    "approximations": [("slider", "approximations_range", (-12.0, 2.0))],
     "steps": [("number_input", "steps_x", -2.5), ("toggle", "steps_full", True)],
     "ffn": [("number_input", "ffn_d_model", 8), ("number_input", "ffn_seed", 3), ("selectbox", "ffn_act", "gelu"),
             ("selectbox", "ffn_demo", "1x16")],

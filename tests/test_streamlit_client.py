@@ -133,9 +133,10 @@ def test_widget_states_are_those_the_frontend_sends(protos):
 
 def test_the_url_gets_a_bound_value_as_the_address_bar_does(protos):
     r = summarize(delta("slider", protos["range"], [0, 1])).control
-    r = replace(r, query_param_key="approx_range")
-    assert r.url_query("a=1", (-5.5, 6.0)) == "a=1&approx_range=-5.5&approx_range=6"
-    assert r.url_query("approx_range=-5.5&approx_range=6&a=1", (-6.0, 6.0)) == "a=1"  # the default is left out
+    r = replace(r, query_param_key="approximations_range")
+    assert r.url_query("a=1", (-5.5, 6.0)) == "a=1&approximations_range=-5.5&approximations_range=6"
+    # the default is left out
+    assert r.url_query("approximations_range=-5.5&approximations_range=6&a=1", (-6.0, 6.0)) == "a=1"
 
 
 def test_a_run_ends_at_the_finish_that_is_not_cut_short_and_cached_trouble_counts(protos):

@@ -138,6 +138,7 @@ class PageControls:
 
     page: str  # the page's url_path
     controls: tuple[Control, ...]
+    renamed: Mapping[str, str] = field(default_factory=dict)  # an old link's key -> the control's key now
 
     def __getitem__(self, name: str) -> Control:
         key = f"{self.page}_{name}"
@@ -271,17 +272,18 @@ DERIVATIVE = PageControls("derivative", (
 APPROXIMATIONS_VIEWS = ("Three forms", "What PyTorch computes")
 DTYPES = ("float32", "bfloat16", "float16")
 
-APPROX = PageControls("approx", (
-    Control("tabs", "approx_view", "View", APPROXIMATIONS_VIEWS[0], dict(options=APPROXIMATIONS_VIEWS)),
-    Control("slider", "approx_range", "Range of x", (-6.0, 6.0),
+APPROX = PageControls("approximations", (
+    Control("tabs", "approximations_view", "View", APPROXIMATIONS_VIEWS[0], dict(options=APPROXIMATIONS_VIEWS)),
+    Control("slider", "approximations_range", "Range of x", (-6.0, 6.0),
             dict(min_value=-12.0, max_value=12.0, step=0.5,
                  help="Stretch it to -12 to see the tails, where relative error grows.")),
-    Control("segmented_control", "approx_fw_form", "GELU form", "none",
+    Control("segmented_control", "approximations_fw_form", "GELU form", "none",
             dict(options=("none", "tanh"), format_func=form_word, required=True)),
-    Control("multiselect", "approx_fw_dtypes", "Number formats", ["float32", "bfloat16"], dict(options=DTYPES)),
-    Control("slider", "approx_fw_range", "Range of x", (-12.0, 4.0),
+    Control("multiselect", "approximations_fw_dtypes", "Number formats", ["float32", "bfloat16"], dict(options=DTYPES)),
+    Control("slider", "approximations_fw_range", "Range of x", (-12.0, 4.0),
             dict(min_value=-12.0, max_value=12.0, step=0.5)),
-))
+), renamed={f"approx_{name}": f"approximations_{name}"  # the keys' prefix was "approx" until December 2026
+            for name in ("view", "range", "fw_form", "fw_dtypes", "fw_range")})
 
 STEPS_LIMIT = 10.0  # the exact input
 STEPS_PICK_LIMIT = 6.0  # the slider: a coarse pick, tenths

@@ -6,8 +6,9 @@ rest of ui/ is Streamlit-free.
   link's page on its own (no page config, no frame) until some session has run ``st.navigation``
   (``PagesManager.uses_pages_directory``).  Every page calls this first: it clears the flag and reruns
   through app.py, which routes to the same page with the same URL parameters.
-* ``check_link(controls)``: a URL value a control cannot take is dropped before the widget reads it, and the
-  page says which and shows the default.
+* ``check_link(controls)``: an old link's keys are read as their controls' keys now (``PageControls.renamed``);
+  a URL value a control cannot take is dropped before the widget reads it, and the page says which and shows
+  the default.
 * ``share_link()``: the page's URL holds every bound control, so the link is copied from the browser's
   address bar when the button is pressed.
 * ``presenting()``: ``?present=true`` hides the sidebar and the lesson around the page and enlarges the type;
@@ -78,10 +79,31 @@ def _drop_url_values(keys) -> None:
             query._initial_query_params.pop(key, None)
 
 
+def _rename_url_values(renamed: Mapping[str, str]) -> None:
+    """An old link's parameters under their controls' keys now, before any widget reads them (the same private
+    attribute as ``_drop_url_values``); where a link holds both names, the new one's values stand."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    with ctx.session_state.query_params() as query:
+        for old, new in renamed.items():
+            if not query.has_param(old):
+                continue
+            if not query.has_param(new):
+                values = query.get_all(old)
+                query.set_with_no_forward_msg(new, values)
+                query._initial_query_params[new] = values
+            query.remove_param(old)  # tells the browser the address with the new key
+            query._initial_query_params.pop(old, None)
+
+
 def check_link(controls: PageControls | None) -> None:
-    """Drop every URL value this page's controls cannot take, with one short note naming each."""
+    """Read an old link's keys as the new ones, then drop every URL value this page's controls cannot take, with
+    one short note naming each."""
     if controls is None:
         return
+    if any(old in st.query_params for old in controls.renamed):
+        _rename_url_values(controls.renamed)
     query = {key: st.query_params.get_all(key) for key in st.query_params}
     problems = controls.url_problems(query)
     if not problems:

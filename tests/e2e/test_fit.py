@@ -22,9 +22,9 @@ VIEWS = [
     "derivative?derivative_form=sigmoid&derivative_nudge=1",
     "steps?steps_x=-10&steps_full=true",
     "steps?steps_x=-0.123456789&steps_full=true",
-    "approximations?approx_range=-12&approx_range=-11.5",
-    "approximations?approx_view=What+PyTorch+computes&approx_fw_form=tanh&approx_fw_dtypes=float32"
-    "&approx_fw_dtypes=bfloat16&approx_fw_dtypes=float16",
+    "approximations?approximations_range=-12&approximations_range=-11.5",
+    "approximations?approximations_view=What+PyTorch+computes&approximations_fw_form=tanh&approximations_fw_dtypes=float32"
+    "&approximations_fw_dtypes=bfloat16&approximations_fw_dtypes=float16",
 ]
 
 CUT_JS = """() => {

@@ -41,18 +41,6 @@ def unit_roundoff(dtype: str) -> float:
     return torch.finfo(_torch_dtype(dtype)).eps / 2.0
 
 
-def smallest_positive(dtype: str) -> float:
-    """The smallest positive (subnormal) number of a dtype: anything below rounds to 0 there.
-
-    >>> smallest_positive("float16")
-    5.960464477539063e-08
-    """
-    import torch
-
-    info = torch.finfo(_torch_dtype(dtype))
-    return info.tiny * info.eps  # smallest normal times one ulp: both powers of two, so exact
-
-
 @dataclass(frozen=True)
 class FrameworkGELU:
     """One dtype's run of torch's GELU over a grid, next to the float64 truth at the same inputs.

@@ -51,11 +51,6 @@ class LogHistogram:
     counts: np.ndarray  # (bins,) int64
     zeros: int  # values exactly 0 (or -0.0)
 
-    @property
-    def centers(self) -> np.ndarray:
-        """Geometric midpoints: where each bar sits on a log axis."""
-        return np.sqrt(self.edges[:-1] * self.edges[1:])
-
 
 @dataclass(frozen=True)
 class GradientResult:

@@ -203,10 +203,6 @@ class Histogram:
     edges: np.ndarray  # (bins + 1,) float64
     counts: np.ndarray  # (bins,) int64
 
-    @property
-    def centers(self) -> np.ndarray:
-        return 0.5 * (self.edges[:-1] + self.edges[1:])
-
 
 def histogram(values: torch.Tensor, lo: float, hi: float, bins: int = HIST_BINS, transform=None) -> Histogram:
     """Exact integer counts over [lo, hi] in ``bins`` equal bins (torch.histc in chunks; widened if lo == hi).
@@ -260,10 +256,7 @@ class LabResult:
     hidden_numel: int
     negative_count: int  # h < 0
     negative_share: float  # negative_count / hidden_numel
-    hidden_min: float
-    hidden_max: float
     hidden_hist: Histogram
-    input_norms: torch.Tensor  # (batch, tokens)
     a: ActivationResult  # the chosen activation (tanh GELU by default)
     b: ActivationResult  # the comparison (ReLU by default)
     max_abs_diff: float  # max |out_a - out_b|
@@ -410,10 +403,7 @@ def _run_lab(block: FeedForward, x: torch.Tensor | Tokens, activation: str, comp
             hidden_numel=h.numel(),
             negative_count=negative_count,
             negative_share=negative_count / h.numel(),
-            hidden_min=h_min,
-            hidden_max=h_max,
             hidden_hist=histogram(h, h_min, h_max, bins),
-            input_norms=torch.linalg.vector_norm(x, dim=-1),
             a=results[activation],
             b=results[compare],
             max_abs_diff=float(diff.max()),

@@ -15,9 +15,9 @@ their memory (torch already spreads one run over every core).  So:
   results that only departed owners used (the server's janitor calls it when students leave).
 * ``memo``: a function's results by its arguments, in a ``SharedRuns`` (the pages' figures, tables and
   landmarks).  ``SharedRuns.within`` and ``memo`` take their bound from the memory budget: the largest entry
-  and a share of ``gelu_core.budget.CACHE_BYTES``, so ``SharedRuns.fullest()`` (every cache at its bound)
-  can be checked against the budget.  This is the app's one cache: the pages use no ``st.cache_*`` and no
-  ``functools.lru_cache``, and what they keep is shared by every session of the process.
+  (``entry_bytes``) and a share of ``gelu_core.budget.CACHE_BYTES``.  This is the app's one cache: the pages
+  use no ``st.cache_*`` and no ``functools.lru_cache``, and what they keep is shared by every session of the
+  process (tests/test_memo.py).
 """
 
 from __future__ import annotations
@@ -105,7 +105,6 @@ class SharedRuns:
             raise ValueError("max_entries must be at least 1")
         self.max_entries = max_entries
         self.entry_bytes = entry_bytes  # the largest entry, when the bound came from the budget (``within``)
-        self.computed = 0  # results computed here (not found kept nor waited for): how often it missed
         self._results: OrderedDict[Hashable, Any] = OrderedDict()
         self._owners: dict[Hashable, set[str]] = {}
         self._pending: dict[Hashable, _Pending] = {}
@@ -116,11 +115,6 @@ class SharedRuns:
     def within(cls, entry_bytes: int, share: float) -> SharedRuns:
         """As many entries of at most ``entry_bytes`` as ``share`` of the budget's cache bytes holds (at least 1)."""
         return cls(budget.cache_entries(entry_bytes, share), entry_bytes)
-
-    @classmethod
-    def fullest(cls) -> int:
-        """Bytes every budgeted instance would hold at its bound: what the caches may keep at most."""
-        return sum(s.max_entries * s.entry_bytes for s in list(cls._instances) if s.entry_bytes is not None)
 
     @classmethod
     def forget_owners(cls, gone: set[str]) -> int:
@@ -179,7 +173,6 @@ class SharedRuns:
 
     def _compute(self, key: Hashable, compute: Callable[[], Any], pending: _Pending, owner: str | None) -> Any:
         try:
-            self.computed += 1
             pending.result = compute()
         except BaseException as err:
             pending.error = err

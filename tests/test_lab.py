@@ -84,7 +84,7 @@ def test_run_lab_matches_hand_computation(d_model, activation, compare):
     assert r.hidden_numel == 2 * 5 * 4 * d_model
     assert r.negative_count == a["negative_count"]
     assert r.negative_share == a["negative_count"] / r.hidden_numel
-    assert (r.hidden_min, r.hidden_max) == (float(a["h"].min()), float(a["h"].max()))
+    assert (r.hidden_hist.edges[0], r.hidden_hist.edges[-1]) == (float(a["h"].min()), float(a["h"].max()))
     for got, want, name in ((r.a, a, activation), (r.b, b, compare)):
         assert got.name == name and got.label == ACTIVATIONS[name].label
         assert got.zeroed == want["zeroed"]
@@ -101,7 +101,6 @@ def test_run_lab_matches_hand_computation(d_model, activation, compare):
     assert r.max_abs_diff == pytest.approx(diff.max(), rel=1e-6)
     assert r.mean_abs_diff == pytest.approx(diff.mean(), rel=RTOL_SUM)
     assert r.mean_abs_output == pytest.approx(np.abs(a["out"].double().numpy()).mean(), rel=RTOL_SUM)
-    np.testing.assert_allclose(r.input_norms.numpy(), np.linalg.norm(x.double().numpy(), axis=-1), rtol=1e-6)
 
 
 def test_relu_zeroes_every_negative_and_keeps_every_positive():
@@ -246,7 +245,6 @@ def test_token_profile_keeps_or_averages():
     assert p.bucket == 31 and len(p.mean) == 97 <= 100
     np.testing.assert_allclose(p.mean[:-1], flat[: 96 * 31].reshape(96, 31).mean(axis=1), rtol=1e-12)
     np.testing.assert_allclose(p.mean[-1], flat[96 * 31:].mean(), rtol=1e-12)
-    assert p.high[5] == flat[155:186].max() and p.low[5] == flat[155:186].min()
     assert p.position[1] == 31
 
 

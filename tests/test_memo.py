@@ -46,17 +46,20 @@ def test_a_memo_fills_past_its_bound_and_stays_within_it():
     entry = 256 * KB
     share = 5 * entry / budget.CACHE_BYTES  # room for 5 entries of 256 KB
 
+    computed = []
+
     @memo(entry_bytes=entry, share=share)
     def block(i: int) -> bytes:
+        computed.append(i)
         return bytes(entry - KB) + i.to_bytes(4, "little")
 
     assert block.runs.max_entries == 5 and block.runs.entry_bytes == entry
     grown = held_by(lambda: [block(i) for i in range(40)])  # 40 different keys: eight times the bound
-    assert len(block.runs) == 5 and block.runs.computed == 40
+    assert len(block.runs) == 5 and len(computed) == 40
     assert 4 * entry < grown <= 5 * entry + 16 * KB  # five entries are kept, not forty
-    assert block(39) == block(39) and block.runs.computed == 40  # the newest is kept: not computed again
+    assert block(39) == block(39) and len(computed) == 40  # the newest is kept: not computed again
     block(0)
-    assert block.runs.computed == 41  # the oldest was dropped: computed again
+    assert computed[-1] == 0 and len(computed) == 41  # the oldest was dropped: computed again
 
 
 def test_within_takes_its_bound_from_the_budget():
@@ -135,8 +138,9 @@ def test_every_cache_at_its_bound_fits_the_budget():
         "import json, pkgutil, importlib, ui, hosting.lab_runs, hosting.races\n"
         "for m in pkgutil.iter_modules(ui.__path__): importlib.import_module('ui.' + m.name)\n"
         "from hosting.runs import SharedRuns\nfrom gelu_core import budget\n"
-        "print(json.dumps([SharedRuns.fullest(), budget.CACHE_BYTES,"
-        " sum(s.entry_bytes is None for s in SharedRuns._instances), len(SharedRuns._instances)]))\n"
+        "caches = list(SharedRuns._instances)\n"
+        "print(json.dumps([sum(s.max_entries * (s.entry_bytes or 0) for s in caches), budget.CACHE_BYTES,"
+        " sum(s.entry_bytes is None for s in caches), len(caches)]))\n"
     )
     for env in ({}, {budget.ENV: str(int(0.6 * 690))}):
         out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
@@ -147,17 +151,23 @@ def test_every_cache_at_its_bound_fits_the_budget():
 
 
 @pytest.mark.parametrize("view", ["Three forms", "What PyTorch computes"])
-def test_two_sessions_share_what_a_page_computed(app, view):
+def test_two_sessions_share_what_a_page_computed(app, view, monkeypatch):
     """A second session of the Approximations page computes nothing the first one did, and shows the same
     numbers (its metrics, or its tables on the PyTorch tab)."""
     from streamlit.testing.v1 import AppTest
 
-    from ui.approximations import dtype_limits, framework_runs, worst_points
+    from gelu_core import analysis, frameworks
 
+    calls = []
+    for module, name in ((analysis, "worst_error"), (frameworks, "framework_gelu"), (frameworks, "zero_band")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, real=real, name=name, **k: calls.append(name) or real(*a, **k))
+    for memo_ in _memos().values():
+        memo_.runs.clear()
     page, query = "pages/approximations.py", {"approximations_view": view}
     first = open_page(app, page, **query)
-    computed = [f.runs.computed for f in (worst_points, framework_runs, dtype_limits)]
+    computed = list(calls)
     second = open_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60), page, **query)
-    assert [f.runs.computed for f in (worst_points, framework_runs, dtype_limits)] == computed
+    assert calls == computed and computed  # the first session computed, the second found it all kept
     shown = [(metrics(at), [t.value.to_dict() for t in at.dataframe]) for at in (first, second)]
     assert shown[0] == shown[1] and (shown[0][0] or shown[0][1])

@@ -18,7 +18,6 @@ from gelu_core.training import GRID_POINTS, RaceConfig, train
 from ui.theme import COLORS
 from ui.training import (
     CLASS_COLORS,
-    accuracy_figure,
     dead_units_figure,
     decision_regions_figure,
     loss_figure,
@@ -73,15 +72,6 @@ def test_the_loss_axis_labels_one_two_five_per_decade_and_spans_the_losses(snaps
     assert mantissas <= {1.0, 2.0, 5.0}, mantissas
     assert np.all(np.diff(ticks) > 0) and ticks[0] <= losses.min() and ticks[-1] >= losses.max()
     assert ticks[1] > losses.min() and ticks[-2] < losses.max()  # no label beyond the first past each end
-
-
-def test_accuracy_figure_carries_the_test_accuracy(snapshot):
-    fig = accuracy_figure(snapshot)
-    for run in snapshot.runs:
-        trace = by_meta(fig, f"accuracy:{run.name}")
-        np.testing.assert_array_equal(arr(trace["y"]), run.test_accuracy)
-        assert trace["line"]["color"] == COLORS[run.name]
-    assert valid(fig)["layout"]["yaxis"]["tickformat"] == ".0%"
 
 
 def test_dead_units_figure_sums_layers_and_names_them(snapshot):

@@ -22,12 +22,10 @@ MAX_POINTS = 2048  # most points per token-norm line sent to the browser
 
 @dataclass(frozen=True)
 class Profile:
-    """A per-token series cut to at most ``max_points``: token positions, and mean / min / max per bucket."""
+    """A per-token series cut to at most ``max_points``: token positions, and the mean per bucket."""
 
     position: np.ndarray  # first flat token index of each bucket
     mean: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
     bucket: int  # tokens per bucket (1: every token shown)
 
 
@@ -40,14 +38,11 @@ def token_profile(norms, max_points: int = MAX_POINTS) -> Profile:
     flat = np.asarray(norms, dtype=np.float64).reshape(-1)
     bucket = max(1, -(-flat.size // max_points))  # ceil division
     if bucket == 1:
-        return Profile(np.arange(flat.size), flat, flat, flat, 1)
+        return Profile(np.arange(flat.size), flat, 1)
     pad = -flat.size % bucket
     # the last bucket may be short: pad with NaN and let nan-aware reductions skip it
     grid = np.concatenate([flat, np.full(pad, np.nan)]).reshape(-1, bucket)
-    return Profile(
-        np.arange(grid.shape[0]) * bucket, np.nanmean(grid, axis=1), np.nanmin(grid, axis=1),
-        np.nanmax(grid, axis=1), bucket,
-    )
+    return Profile(np.arange(grid.shape[0]) * bucket, np.nanmean(grid, axis=1), bucket)
 
 
 def flow_text(input_shape: Sequence[int], flow: Sequence, total_params: int) -> str:

@@ -105,12 +105,6 @@ def bell_figure(x: float, *, points: int = 401) -> go.Figure:
     return quick_figure(traces, layout)
 
 
-def generalised(x, mu: float, sigma: float) -> np.ndarray:
-    """x · gate(x; mu, sigma), the gate being the CDF of N(mu, sigma^2) (sigma = 0: the hard step at mu)."""
-    x = np.asarray(x, dtype=np.float64)
-    return x * gaussian_gate(x, mu, sigma)
-
-
 def generalised_figure(mu: float, sigma: float, *, lo: float = -3.0, hi: float = 3.0,
                        points: int = 601) -> tuple[go.Figure, float]:
     """ReLU against x · gate(x; mu, sigma) and the gate itself; also the largest gap from ReLU on [lo, hi]."""

@@ -65,18 +65,6 @@ def loss_figure(snapshot, *, height: int = 340) -> go.Figure:
     return quick_figure(traces, layout)
 
 
-def accuracy_figure(snapshot, *, height: int = 300) -> go.Figure:
-    """Share of test points each run classifies right, over training (0.5: a coin toss on balanced data)."""
-    traces = [_curve(run.steps, run.test_accuracy, name=run.label, key=run.name, group="accuracy",
-                     hover="%{y:.1%}") for run in snapshot.runs]
-    layout = base_layout("training step", "test accuracy", height=height)
-    layout["yaxis"].update(range=[0.4, 1.02], tickformat=".0%")
-    layout["xaxis"]["range"] = [0, snapshot.config.steps]
-    layout["shapes"] = [dict(type="line", xref="paper", x0=0, x1=1, y0=0.5, y1=0.5,
-                             line=dict(color=NEUTRAL, width=1, dash="dot"))]
-    return quick_figure(traces, layout)
-
-
 def dead_units_figure(snapshot, *, height: int = 300) -> go.Figure:
     """Dead hidden units of each run over training (every layer together; the hover splits them by layer).
 

@@ -152,8 +152,10 @@ CACHE_BYTES = _SHARES["cache_bytes"]
 def cache_entries(bytes_per_entry: int, share: float = 1.0, cache_bytes: int | None = None) -> int:
     """How many entries of ``bytes_per_entry`` a cache may keep in ``share`` of CACHE_BYTES; at least 1.
 
-    For a ``hosting.runs.SharedRuns(max_entries)`` (the lab's results, blocks and files): size each entry at its
-    largest (a loaded file at LOADED_BYTES, a block at its float32 weights) and give each its share.
+    Every cache of the app is a ``hosting.runs.SharedRuns`` bounded this way (``SharedRuns.within``, ``memo``),
+    each entry sized at its largest (a loaded file at LOADED_BYTES, a block at its float32 weights): the lab's
+    results, blocks and files a quarter each, the finished races 5 %, each of the pages' memos and the lesson's
+    answers 0.5 %.  tests/test_memo.py checks that all of them at their bound fit in CACHE_BYTES.
 
     >>> cache_entries(128 * 2**20, share=0.5, cache_bytes=992 * 2**20)
     3

@@ -149,8 +149,7 @@ def _wanted(groups) -> tuple[str, ...] | None:
 
 def warm_all() -> None:
     """``warm()``, then each group of ``LATER`` when the server is quiet, or at once when a page has imported it
-    itself (so that its objects are frozen too: unfrozen, torch's made every run's collection 70 ms longer); then
-    say so in the log."""
+    itself (so that its objects are frozen too); then say so in the log."""
     warm()
     pending = list(LATER)
     while pending:

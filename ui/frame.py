@@ -212,17 +212,15 @@ def share_link(hide: list[str]) -> None:
 
 
 # ------------------------------------------------------------------ accessibility, page-wide
-# Sent with the share box (drawn on every page, once a run).  The style: captions (Streamlit draws them at 60 %
-# opacity, 4.21:1 on white) opaque, in 72 % of the text colour mixed with the theme's background: 5.6:1 or more on every
-# background of both themes (tests/test_ui_theme.py); a focus ring
-# on the app's own controls, and a table's toolbar shown while a key has focus in it (Streamlit shows it on hover
-# only, so its buttons took focus unseen); a slider's min/max labels shown or hidden at once (Streamlit fades
-# them out over 0.5 s, and half-faded they are 1.5-3.8:1); no animation for a reader who asks for reduced
-# motion.  The script mends what
-# Streamlit's own markup gets wrong, and again after every redraw: the sidebar navigation's sections (an <li>
-# in a <div> in the <ul>) become lists of their own, a formula wider than its column is reachable by keyboard,
-# each chart gets its name and description (ui/describe.py), and a changed chart summary is read out once,
-# politely, after a control has settled.
+# Sent with the share box (drawn on every page, once a run); the contrast it reaches, and how that is checked:
+# README, "Accessibility".  The style draws captions opaque (Streamlit's 60 % opacity is under AA on white) in the
+# text colour mixed with the theme's background; rings the focus on the app's own controls; shows a table's toolbar
+# while focus is in it (Streamlit shows it on hover only, so its buttons took focus unseen); shows or hides a
+# slider's min/max labels at once (half-way through Streamlit's fade they are under AA); and stops animation for
+# a reader who asks for reduced motion.  The script mends Streamlit's markup after every redraw: the sidebar
+# navigation's sections (an <li> in a <div> in the <ul>) become lists, a formula wider than its column is
+# reachable by keyboard, each chart gets its name and description (ui/describe.py), and a changed chart summary
+# is read out once, politely, after a control has settled.
 
 _A11Y_STYLE = """
 <style>

@@ -66,7 +66,7 @@ def check_run_size(batch: int, tokens: int, d_model: int, hidden: int | None = N
     >>> check_run_size(8, 1024, 131072, 1)
     Traceback (most recent call last):
     ...
-    gelu_core.lab.LabInputError: This block has d_model = 131,072; the lab runs blocks up to d_model = 1,600 (GPT-2 XL).
+    gelu_core.lab.LabInputError: ...d_model = 131,072; ...d_model = 1,600...
     """
     if d_model > MAX_D_MODEL:
         raise LabInputError(

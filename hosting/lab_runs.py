@@ -114,10 +114,11 @@ def shared_file_block(digest: str, tensors, candidate, *, owner: str | None = No
 
 
 def describe_run(shape: tuple[int, ...], block: FeedForward, backward: bool = False) -> str:
-    """What a run is, in words a waiting student can read.
+    r"""What a run is, in words a waiting student can read.
 
-    >>> describe_run((8, 1024, 768), FeedForward(8)), describe_run((2, 3, 8), FeedForward(8), backward=True)
-    ('(8, 1024, 768) through a block of d_model 8', '(2, 3, 8) through a block of d_model 8 and back')
+    >>> import re; [re.findall(r"\(.*\)|d_model \S+|and back", describe_run(s, FeedForward(8), backward=b))
+    ...                 for s, b in (((8, 1024, 768), False), ((2, 3, 8), True))]
+    [['(8, 1024, 768)', 'd_model 8'], ['(2, 3, 8)', 'd_model 8', 'and back']]
     """
     return f"{tuple(int(n) for n in shape)} through a block of d_model {block.d_model:,}" + (" and back" if backward
                                                                                            else "")

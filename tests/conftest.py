@@ -104,6 +104,26 @@ def most_at_once(monkeypatch, module, name: str, call, threads: int = 4) -> int:
     return most
 
 
+def functional(name: str):
+    """An activation written with torch.nn.functional (the registry's default parameters: PyTorch's own), not
+    the lab's ``gelu_core.ffn.activation_module``: the reference a lab run's activation is held to."""
+    import torch
+
+    F = torch.nn.functional
+    return {
+        "relu": F.relu,
+        "gelu": lambda h: F.gelu(h, approximate="none"),
+        "gelu_tanh": lambda h: F.gelu(h, approximate="tanh"),
+        "gelu_sigmoid": lambda h: h * torch.sigmoid(1.702 * h),
+        "silu": F.silu,
+        "leaky_relu": lambda h: F.leaky_relu(h, 0.01),
+        "elu": lambda h: F.elu(h, 1.0),
+        "softplus": F.softplus,
+        "sigmoid": torch.sigmoid,
+        "tanh": torch.tanh,
+    }[name]
+
+
 def with_activation(block, activation: str):
     """A FeedForward with ``block``'s weights (copied) and another activation: the reference the lab's
     two-activation run is held to."""

@@ -26,7 +26,7 @@ from gelu_core.ffn import activation_module
 from gelu_core.gradients import BINS_PER_DECADE, LOSS
 from gelu_core.lab import HIST_BINS, LabInputError
 from hosting.lab_runs import run_lab  # one at a time, as the lab runs it
-from tests.conftest import with_activation
+from tests.conftest import functional, with_activation
 
 FD_STEP = 1e-6
 
@@ -49,8 +49,8 @@ def hidden_gradient(block: FeedForward, x: torch.Tensor, name: str) -> tuple[flo
 
 
 def loss_of_h(block: FeedForward, name: str, h: torch.Tensor) -> float:
-    """L = ½ · mean(y²), y = c_proj(act(h)), written in the test."""
-    y = block.c_proj(activation_module(name)(h))
+    """L = ½ · mean(y²), y = c_proj(act(h)), written in the test (act: torch.nn.functional)."""
+    y = block.c_proj(functional(name)(h))
     return float(0.5 * (y * y).mean())
 
 
@@ -100,7 +100,7 @@ def direct(block: FeedForward, x: torch.Tensor, name: str) -> dict:
     W1 = block.c_fc.weight.detach().clone().requires_grad_()
     h = torch.nn.functional.linear(x, W1, block.c_fc.bias.detach())
     h.retain_grad()
-    y = block.c_proj(activation_module(name)(h))
+    y = block.c_proj(functional(name)(h))
     loss = 0.5 * (y * y).mean()
     loss.backward()
     g = h.grad.double().numpy()  # (B, T, hidden)

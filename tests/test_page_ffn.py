@@ -19,16 +19,9 @@ import pytest
 import torch
 
 from gelu_core import FeedForward, demo_input
-from tests.conftest import chart_spec
+from tests.conftest import chart_spec, functional
 
 PAGE = "pages/ffn.py"
-F = torch.nn.functional
-ACTIVATION = {  # the reference: torch.nn.functional written out, not the lab's own gelu_core.ffn.activation_module
-    "gelu_tanh": lambda h: F.gelu(h, approximate="tanh"),
-    "gelu": lambda h: F.gelu(h, approximate="none"),
-    "relu": F.relu,
-    "silu": F.silu,
-}
 
 
 def open_lab(app, **params):
@@ -57,7 +50,7 @@ def assert_shown(text: str, want: float):
 def by_hand(x: torch.Tensor, w1, b1, w2, b2, act="gelu_tanh", vs="relu") -> dict:
     """The lab's headline numbers, written out: x (B, T, d) -> h (B, T, 4d) -> act -> (B, T, d)."""
     h = torch.nn.functional.linear(x, w1, b1)
-    ya, yb = ACTIVATION[act](h), ACTIVATION[vs](h)
+    ya, yb = functional(act)(h), functional(vs)(h)  # torch.nn.functional, not the lab's activation_module
     out_a = torch.nn.functional.linear(ya, w2, b2).double().numpy()
     out_b = torch.nn.functional.linear(yb, w2, b2).double().numpy()
     h64, ya64, yb64 = h.double().numpy(), ya.double().numpy(), yb.double().numpy()
@@ -117,7 +110,7 @@ def test_the_backward_pass_against_autograd(app):
     counts = {}
     for name in ("gelu_tanh", "relu"):
         h = torch.nn.functional.linear(x, block.c_fc.weight, block.c_fc.bias).detach().requires_grad_(True)
-        y = torch.nn.functional.linear(ACTIVATION[name](h), block.c_proj.weight, block.c_proj.bias)
+        y = torch.nn.functional.linear(functional(name)(h), block.c_proj.weight, block.c_proj.bias)
         (grad,) = torch.autograd.grad(0.5 * (y * y).mean(), h)
         zero = grad == 0
         counts[name] = (100.0 * zero.double().mean().item(), int(zero.reshape(-1, 64).all(dim=0).sum()))

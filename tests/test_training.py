@@ -4,7 +4,7 @@ References and tolerances, per test:
 - datasets: class counts and shapes exactly; each task's geometry from its noise-free definition (exact
   inequalities on float32 points);
 - dead units: a direct autograd check written in the test (the slope d act(z)/dz of each unit on every
-  training point, by torch.autograd through PyTorch's own module, z from torch.nn.functional.linear on the
+  training point, by torch.autograd through torch.nn.functional, z from torch.nn.functional.linear on the
   network's weights), exact integer counts; and the lesson itself: a dead unit's incoming weights get exactly 0
   gradient from the training loss (torch autograd);
 - curves: bit-identical for the same seed (numpy.array_equal, tolerance 0); the stacked trainer bit-identical
@@ -44,6 +44,7 @@ from gelu_core.training import (
     verdict,
 )
 from harness.race_reference import reference_networks
+from tests.conftest import functional
 
 SMALL = dict(width=6, depth=2, steps=120, n_train=100, n_test=60, record_every=10)  # a race of a fraction of a second
 
@@ -102,9 +103,9 @@ def test_twins_start_from_the_same_weights():
 
 
 def direct_dead(net, points: torch.Tensor) -> tuple[list[int], list[torch.Tensor]]:
-    """Per layer: units whose slope, by autograd through the activation module, is 0 on every point."""
+    """Per layer: units whose slope, by autograd through torch.nn.functional's activation, is 0 on every point."""
     counts, slopes, x = [], [], points
-    act = activation_module(net.activation)
+    act = functional(net.activation)
     for layer in net.hidden:
         z = torch.nn.functional.linear(x, layer.weight.detach(), layer.bias.detach()).requires_grad_()
         a = act(z)
@@ -179,7 +180,7 @@ def test_pytorch_float32_gelu_passes_no_gradient_far_left(name, edge):
     ``edge`` although the true slope (gelu_core, float64) is not, so a GELU unit pushed below it on every point
     counts as dead.  If a torch upgrade moves the edge, this test says so."""
     z = torch.linspace(-8.0, -4.0, 4001).requires_grad_()  # 4001 points: the kernel's vectorised path
-    (slope,) = torch.autograd.grad(activation_module(name)(z).sum(), z)
+    (slope,) = torch.autograd.grad(functional(name)(z).sum(), z)
     zero = z.detach()[slope == 0]
     assert float(zero.max()) == pytest.approx(edge, abs=0.01)
     assert bool((ACTIVATIONS[name].derivative(z.detach().double()) != 0).all())  # the true slope is not 0

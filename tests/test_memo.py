@@ -11,6 +11,7 @@ sessions of one process; and, in a fresh interpreter, the sum of every cache at 
 from __future__ import annotations
 
 import gc
+import inspect
 import json
 import re
 import subprocess
@@ -22,6 +23,7 @@ import numpy as np
 import pytest
 
 from gelu_core import budget
+from hosting import runs as runs_module
 from hosting.runs import SharedRuns, memo
 from tests.conftest import metrics, open_page
 
@@ -29,17 +31,21 @@ ROOT = Path(__file__).resolve().parents[1]
 KB = 1024
 
 
-def held_by(call) -> int:
-    """Bytes still held (tracemalloc, after gc) once ``call()`` has run: what it left behind."""
+def held_by(call, *files: str) -> int:
+    """Bytes still held (tracemalloc, after gc) once ``call()`` has run: what it left behind, counting only what
+    was allocated with one of ``files`` on the stack (not what another thread of the test process allocated
+    meanwhile: a race lane or a script run left by an earlier test)."""
     gc.collect()
-    tracemalloc.start()
+    tracemalloc.start(128)
     try:
-        before = tracemalloc.get_traced_memory()[0]
+        before = tracemalloc.take_snapshot()
         call()
         gc.collect()
-        return tracemalloc.get_traced_memory()[0] - before
+        after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
+    mine = [tracemalloc.Filter(True, f, all_frames=True) for f in (*files, __file__, runs_module.__file__)]
+    return sum(d.size_diff for d in after.filter_traces(mine).compare_to(before.filter_traces(mine), "filename"))
 
 
 def test_a_memo_fills_past_its_bound_and_stays_within_it():
@@ -126,7 +132,7 @@ def test_each_memo_keeps_no_more_than_it_declares(name):
     function = _memos()[name]
     CALLS[name](function)  # imports and the memos it calls, warmed
     function.runs.clear()
-    kept = held_by(lambda: CALLS[name](function))
+    kept = held_by(lambda: CALLS[name](function), inspect.unwrap(function).__code__.co_filename)
     assert len(function.runs) == 1
     assert 0 < kept <= function.runs.entry_bytes, f"{name}: {kept} bytes kept, {function.runs.entry_bytes} declared"
 

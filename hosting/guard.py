@@ -13,7 +13,8 @@
   ``SESSION_FILES`` files and ``SESSION_BYTES`` bytes (the lab has two uploaders); past that an upload is
   refused (413) before its body is read.
 * A script's file path typed as a URL (``/pages/ffn.py``, ``/app.py``), which Streamlit's frontend would try
-  to treat as a base path (a blank page, a minute of retries), is redirected to the page itself (``/ffn``).
+  to treat as a base path (a blank page, a minute of retries), is redirected to the page itself (``/ffn``); a
+  download's ``/media/<id>.py`` (the code export's script) is not.
 * A file name longer than ``MAX_NAME`` characters (which Streamlit's form parser refuses with a bare 400, shown
   to the student as "AxiosError") reaches the app shortened, saying so:
   ``aaaa…(name cut from 4,004 characters).npy``; its extension is kept.
@@ -91,7 +92,8 @@ class Guard:
         if scope["type"] == "http" and path.rstrip("/").endswith(HIDDEN_PATHS):
             await PlainTextResponse("Not found", status_code=404)(scope, receive, send)
             return
-        if scope["type"] == "http" and path.rstrip("/").endswith(".py") and "/_stcore/" not in path:
+        if (scope["type"] == "http" and path.rstrip("/").endswith(".py") and "/_stcore/" not in path
+                and "/media/" not in path):  # a download named .py (the code export's script) is served as it is
             target = self.page_for_script(path)
             query = scope.get("query_string", b"").decode("latin-1")
             await RedirectResponse(target + (f"?{query}" if query else ""), status_code=308)(scope, receive, send)

@@ -84,6 +84,12 @@ def test_a_script_path_typed_as_a_url_goes_to_its_page(path, query, target):
     assert start["status"] == 308 and dict(start["headers"])[b"location"].decode() == target
 
 
+def test_a_downloaded_script_is_served_not_redirected():
+    # the code export's "Download the script" is /media/<id>.py: redirected, the browser saved the home page's HTML
+    status, _ = call(Guard(Inner()), http("/media/f1e0d32fc20cee65c1a05764d279bd4d.py"))
+    assert status == 204  # reached the app behind the guard, not a 308
+
+
 def test_ready_only_once_the_start_up_imports_are_done(monkeypatch):
     from hosting import warm
 

@@ -214,13 +214,17 @@ def share_link(hide: list[str]) -> None:
 # ------------------------------------------------------------------ accessibility, page-wide
 # Sent with the share box (drawn on every page, once a run); the contrast it reaches, and how that is checked:
 # README, "Accessibility".  The style draws captions opaque (Streamlit's 60 % opacity is under AA on white) in the
-# text colour mixed with the theme's background; rings the focus on the app's own controls; shows a table's toolbar
-# while focus is in it (Streamlit shows it on hover only, so its buttons took focus unseen); shows or hides a
-# slider's min/max labels at once (half-way through Streamlit's fade they are under AA); and stops animation for
-# a reader who asks for reduced motion.  The script mends Streamlit's markup after every redraw: the sidebar
-# navigation's sections (an <li> in a <div> in the <ul>) become lists, a formula wider than its column is
-# reachable by keyboard, each chart gets its name and description (ui/describe.py), and a changed chart summary
-# is read out once, politely, after a control has settled.
+# text colour mixed with the theme's background; draws one focus ring for every focusable, in the theme's text
+# colour (Streamlit's own halo is under 3:1, and a select has none), on the box a student sees (a slider's thumb, a
+# select's frame, a radio's label), not on the hidden input that has the focus; shows a table's toolbar and a
+# chart's modebar while focus is in them (both show on hover only, so their buttons took focus unseen); shows or
+# hides a slider's min/max labels at once (half-way through Streamlit's fade they are under AA); reflows at 200 %
+# zoom on a phone (segmented controls and tabs wrap instead of scrolling sideways behind a fade, a label Streamlit
+# cuts with an ellipsis wraps, a Markdown table scrolls in its own box); and stops animation for a reader who asks
+# for reduced motion.  The script mends Streamlit's markup after every redraw: the sidebar navigation's sections
+# (an <li> in a <div> in the <ul>) become lists, a formula or table wider than its column is reachable by keyboard,
+# each chart gets its name and description (ui/describe.py), and a changed chart summary is read out once,
+# politely, after a control has settled.
 
 _A11Y_STYLE = """
 <style>
@@ -236,10 +240,32 @@ _A11Y_STYLE = """
   border-bottom: 1px solid rgba(138, 148, 166, 0.35); }
 [data-testid='stElementToolbar']:focus-within { opacity: 1 !important; visibility: visible !important; }
 [data-testid='stSliderTickBar'] { transition: none !important; }
-[data-testid='stElementToolbarButton'] button:focus-visible,
-.gelu-share button:focus-visible, .gelu-share-url:focus-visible, .gelu-chart-data summary:focus-visible,
-.gelu-chart-table:focus-visible, .katex-display:focus-visible {
-  outline: 2px solid currentColor; outline-offset: 2px; border-radius: 0.25rem; }
+[data-testid='stButtonGroup'] [role='radiogroup'], [data-testid='stTabs'] [role='tablist'] {
+  flex-wrap: wrap; overflow-x: visible; mask-image: none; -webkit-mask-image: none; }
+@media (max-width: 40rem) {
+  [data-testid='stButtonGroup'] [role='radiogroup'] { column-gap: 0.25rem; }
+  [data-testid='stButtonGroup'] button[data-variant='segmented_control'] { margin-right: 0;
+    border-radius: 0.5rem; }
+  [data-testid='stButtonGroup'] button[data-variant='segmented_control']:not([aria-checked='true']) {
+    border-color: color-mix(in srgb, currentColor 20%, transparent) !important; }
+}
+.stMarkdownEllipsis, .stMarkdownEllipsis p, [data-testid='stPageLink-NavLink'] span,
+[data-testid='stSidebarNavLink'] span {
+  white-space: normal; text-overflow: clip; overflow: visible; overflow-wrap: anywhere; }
+[data-testid='stMarkdownContainer'] > table { display: block; max-width: 100%; overflow-x: auto; }
+:focus-visible:not(input, textarea, [data-testid='stMain']),
+[data-testid='stApp'] :is([data-testid='stNumberInputContainer'],
+  [data-testid='stTextInputRootElement'], [data-testid='stTextAreaRootElement'], [data-testid='stRadio'] label,
+  [data-testid='stCheckbox'] label):has(input:focus-visible, textarea:focus-visible),
+[data-testid='stMultiSelect'] div:has(> [data-testid='stMultiSelectTagsContainer'] > input:focus-visible),
+[data-testid='stSelectbox'] .react-aria-ComboBox > div:has(> input:focus-visible),
+[data-testid='stSlider'] div:has(> div > input:focus-visible), .gelu-share-url:focus-visible {
+  outline: 2px solid var(--gelu-ring, currentColor) !important; outline-offset: 2px !important; }
+.gelu-share button:focus-visible, .gelu-chart-data summary:focus-visible, .gelu-chart-table:focus-visible,
+.katex-display:focus-visible, .stMarkdown table:focus-visible { border-radius: 0.25rem; }
+[data-testid='stMain']:focus-visible { outline: 2px solid var(--gelu-ring, currentColor); outline-offset: -2px; }
+.js-plotly-plot .modebar--hover:focus-within > :not(.watermark) { opacity: 1 !important; }
+.js-plotly-plot .modebar-btn:focus-visible path { fill: #ffffff !important; }
 @media (prefers-reduced-motion: reduce) {
   *, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important;
     transition-duration: 0.01ms !important; scroll-behavior: auto !important; }
@@ -270,6 +296,10 @@ _A11Y_SCRIPT = """
     if (background && document.documentElement.style.getPropertyValue("--gelu-background") !== background) {
       document.documentElement.style.setProperty("--gelu-background", background);
     }
+    const text = app && getComputedStyle(app).color;  // the focus ring: the theme's text colour, 14:1 or more
+    if (text && document.documentElement.style.getPropertyValue("--gelu-ring") !== text) {
+      document.documentElement.style.setProperty("--gelu-ring", text);
+    }
     for (const list of document.querySelectorAll("[data-testid='stSidebarNavItems']")) {
       const sections = [...list.children].filter((c) => c.tagName !== "LI" && c.querySelector(":scope > li"));
       if (!sections.length) continue;
@@ -282,8 +312,8 @@ _A11Y_SCRIPT = """
         set(section, "aria-label", header.textContent.replace(/expand_(more|less)$/, "").trim());
       }
     }
-    for (const formula of document.querySelectorAll(".katex-display")) {
-      if (formula.scrollWidth > formula.clientWidth + 1) set(formula, "tabindex", "0");  // scrolls sideways
+    for (const wide of document.querySelectorAll(".katex-display, [data-testid='stMarkdownContainer'] > table")) {
+      if (wide.scrollWidth > wide.clientWidth + 1) set(wide, "tabindex", "0");  // scrolls sideways
     }
     for (const text of document.querySelectorAll(".gelu-chart-text")) {
       const box = text.closest("[data-testid='stElementContainer']");

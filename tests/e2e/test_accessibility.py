@@ -9,13 +9,20 @@ References and tolerances:
 * Every chart: its accessible name and description are what ``ui.describe`` makes of the figure the browser drew
   (Plotly's own ``gd.data`` and ``gd.layout``, read back from the page), compared exactly; the table holds that
   description's rows; the Curves probe's readouts appear in its chart's summary as the page shows them.
-* Keyboard alone: from Home to the race by Tab and Enter only (the Next links; the race's own page is reached,
-  not walked), every stop's focus visible (the
-  pixels around the stop differ with and without focus), no positive tabindex, the question answered with the
-  arrow keys, Copy link and the code export opened with Enter, a file chosen through the lab's upload button;
-  focus leaves the end of each page (no trap).
-* Reflow: at 320 CSS px (a 1280 px screen at 400 %, a 640 px one at 200 %) nothing sticks out sideways and no
-  element is cut, except inside its own scroll box (a table, a formula, code).
+* Keyboard alone: from Home to the end of the race page by Tab, Shift+Tab, arrows, Space and Enter only (the Next
+  links; on the race page every control in order, a race started from its slider and from its preset button,
+  the question, the code export downloaded, Copy link, Previous), every stop's focus visible (the pixels around
+  the stop differ with and without focus), no positive tabindex, the questions answered with the arrow keys, a
+  file chosen through the lab's upload button, a chart's PNG downloaded from Plotly's modebar (the download's
+  file name); focus leaves the end of each page (no trap).
+* Focus ring: at every tab stop of every page, light and dark, the focused box (the element, or the thumb, frame
+  or label drawn for a hidden input: up to its element container) has an outline or a box-shadow ring at least
+  2 px wide whose colour, composited over the background behind it, is at least 3:1 against that background
+  (WCAG 2.4.7, and 2.4.13's contrast), read from computed styles.
+* Reflow: at 320 CSS px (a 1280 px screen at 400 %, a 640 px one at 200 %) and at 195 CSS px (a 390 px phone at
+  200 %) nothing sticks out sideways and no element is cut, except inside its own scroll box (a table, a formula,
+  code); nothing else scrolls sideways (scrollWidth > clientWidth: a segmented control, tabs) or cuts its words
+  (a label's ellipsis).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ pytestmark = pytest.mark.e2e
 PAGES = driver.app_pages()
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 REFLOW = {"width": 320, "height": 720}
+ZOOMED_PHONE = {"width": 195, "height": 422}  # a 390x844 phone at 200 % zoom
 MAX_TABS = 90  # tab stops one page may take before its Next link (Home has about 30)
 
 
@@ -203,7 +211,11 @@ FOCUSED_JS = r"""() => {
   if (!e || e === document.body) return null;
   const box = e.closest("[data-testid='stElementContainer'], [data-testid='stSidebarNavLinkContainer']") || e;
   const r = box.getBoundingClientRect(), own = e.getBoundingClientRect();
-  const words = (e.getAttribute("aria-label") || e.innerText || e.value || "").trim().split("\n").pop();
+  // a container that takes focus (Streamlit's <main tabindex=0>, a scroll box) is named by its label alone: its
+  // text's last line would be the page's last link
+  const container = e.matches("main, [role=region], [role=figure], table, .katex-display");
+  const words = (e.getAttribute("aria-label") || (container ? "" : e.innerText || e.value) || "")
+    .trim().split("\n").pop();
   return {tag: e.tagName.toLowerCase(), role: e.getAttribute("role"), type: e.getAttribute("type"),
           words: words.slice(0, 60), sidebar: !!e.closest("[data-testid='stSidebar']"),
           main: !!e.closest("[data-testid='stMain']"), href: e.getAttribute("href"),
@@ -258,29 +270,115 @@ def _is_next(stop) -> bool:
     return stop["main"] and stop["tag"] == "a" and stop["words"].startswith("Next:")
 
 
-def test_the_lesson_by_keyboard_alone(new_tab, tmp_path):
+def _is_previous(stop) -> bool:
+    return stop["main"] and stop["tag"] == "a" and stop["words"].startswith("Previous:")
+
+
+def _is_radio(stop) -> bool:
+    return stop["type"] == "radio" or stop["role"] == "radio"
+
+
+def _unseen(stops: list[dict]) -> list[str]:
+    return [s["words"] or s["tag"] for s in stops if not s["ring"] and s["visible"]]
+
+
+def _in_order(words: list[str], wanted: list[str]) -> list[str]:
+    """The wanted words not found in this order among the stops' words (each a prefix of a stop's words)."""
+    at, missing = 0, []
+    for want in wanted:
+        hit = next((i for i in range(at, len(words)) if words[i].startswith(want)), None)
+        if hit is None:
+            missing.append(want)
+        else:
+            at = hit + 1
+    return missing
+
+
+# The race page's tab stops in the main area, in this order (the settings column, then the race's column, then the
+# frame's code export, question and Previous link); a radio's words are its selected option's.
+RACE_ORDER = ["", "Link to heading", "Help for Task", "spiral", "First network's activation",
+              "Second network's activation", "Help for Learning rate", "0.0", "Training steps",
+              "The network and the data", "Where ReLU units die", "Download plot as a PNG", "Chart data as a table",
+              "Download plot as a PNG", "Chart data as a table", "Download plot as a PNG", "Chart data as a table",
+              "Code for this view"]
+
+
+def _walk_the_race(tab) -> None:
+    """The race page by keyboard: every stop in order with its focus visible, a race started from the steps slider
+    and from the preset button (each runs to its verdict, focus kept), the network's sliders in the expander, the
+    question, the code export downloaded, Copy link, and Previous back to the lab."""
+    page = tab.page
+    stops = _tab_to(page, _is_previous)
+    assert _unseen(stops) == [], f"training: focus not visible on {_unseen(stops)}"
+    main = [s for s in stops if s["main"]]
+    assert main[0]["tag"] == "main", main[0]  # Streamlit's scroll box (tabindex=0) first, named by nothing else
+    words = [s["words"] for s in main]
+    assert _in_order(words, RACE_ORDER) == [], words
+    assert _is_radio(main[-2]) and _is_previous(main[-1]), words[-3:]  # the question, then Previous: nothing after
+
+    def verdict() -> str:
+        return " ".join(page.locator(f"{driver.MAIN} strong").all_inner_texts())
+
+    # A race started from the keyboard: one step of the slider reruns the page and trains; focus stays on the slider.
+    _tab_to(page, lambda s: s["main"] and s["words"] == "Training steps", reverse=True, check_focus=False)
+    driver.act(page, lambda: page.keyboard.press("ArrowRight"), timeout_ms=90_000)
+    assert driver.query(page.url).get("training_steps") == ["1100"], page.url
+    assert "test accuracy" in verdict() and page.locator(driver.ERROR_BOX).count() == 0
+    assert page.evaluate(FOCUSED_JS)["words"] == "Training steps"
+    # The network's sliders, inside the expander opened with Enter, each a stop with its focus visible.
+    _tab_to(page, lambda s: s["words"] == "The network and the data", check_focus=False)
+    page.keyboard.press("Enter")
+    inside = _tab_to(page, lambda s: s["words"] == "Seed")
+    assert _in_order([s["words"] for s in inside], ["Units per hidden layer", "Hidden layers",
+                                                      "Noise on the points", "Seed"]) == [], inside
+    assert _unseen(inside) == []
+    # The preset button by Enter: its settings and a race of their own.
+    _tab_to(page, lambda s: s["words"].startswith("Where ReLU units die"), check_focus=False)
+    driver.act(page, lambda: page.keyboard.press("Enter"), timeout_ms=90_000)
+    assert driver.query(page.url).get("training_task") == ["circle"], page.url
+    assert "test accuracy" in verdict()
+
+    # The question, by the arrow keys; the code export opened and downloaded by Enter.
+    _tab_to(page, _is_radio, check_focus=False)
+    driver.act(page, lambda: page.keyboard.press("ArrowDown"))
+    assert page.locator(f"{driver.MAIN} .st-key-lesson_footer [data-testid='stAlert']").count() == 1
+    _tab_to(page, lambda s: s["main"] and "Code for this view" in s["words"], reverse=True, check_focus=False)
+    driver.act(page, lambda: page.keyboard.press("Enter"))
+    _tab_to(page, lambda s: s["main"] and "Download the script" in s["words"], check_focus=False)
+    with page.expect_download() as download:
+        page.keyboard.press("Enter")
+    assert download.value.suggested_filename == "gelu_explorer_training.py"
+
+    # Copy link by keyboard, in the share box: on past the page's end (focus is not trapped there) to the sidebar.
+    _tab_to(page, lambda s: s["sidebar"] and s["words"] == "Copy link", limit=2 * MAX_TABS)
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => /copied/.test(document.querySelector('.gelu-share-note').textContent)")
+    # And back through the lesson: Previous, by Enter.
+    _tab_to(page, _is_previous, check_focus=False, limit=2 * MAX_TABS)
+    driver.act(page, lambda: page.keyboard.press("Enter"))
+    assert urlsplit(page.url).path.strip("/") == "ffn", page.url
+
+
+def test_the_lesson_by_keyboard_alone(new_tab):
     tab = new_tab()
     tab.open()
     page = tab.page
     assert page.evaluate("() => document.querySelectorAll('[tabindex]:not([tabindex=\"0\"]):not([tabindex=\"-1\"])')"
                          ".length") == 0, "a positive tabindex reorders the page"
-    # Home to the lab walked stop by stop; the race's page is reached by its Next link (while a race runs, its
-    # controls take no focus: the walk there is left to the race's own tests, see README "Accessibility").
+    # Home to the lab walked stop by stop and on by each page's Next link; then the race's page, to its end.
     lesson = [p for p in PAGES if p.url_path in ("home", "gate", "curves", "derivative", "steps", "ffn")]
     walked = []
     for app_page in lesson:
         assert urlsplit(page.url).path.strip("/") == page_path(app_page), page.url
         stops = _tab_to(page, _is_next)
-        unseen = [s["words"] or s["tag"] for s in stops if not s["ring"] and s["visible"]]
-        assert unseen == [], f"{app_page.url_path}: focus not visible on {unseen}"
+        assert _unseen(stops) == [], f"{app_page.url_path}: focus not visible on {_unseen(stops)}"
         kinds = {(s["tag"], s["role"], s["type"]) for s in stops if s["main"]}
         walked.append((app_page.url_path, len(stops)))
         assert any(s["type"] in ("range", "number") or s["role"] == "slider" for s in stops if s["main"]), kinds
-        assert any(s["role"] == "radio" or s["type"] == "radio" for s in stops), \
-            f"{app_page.url_path}: no question in {[s['words'] for s in stops]}"
+        assert any(_is_radio(s) for s in stops), f"{app_page.url_path}: no question in {[s['words'] for s in stops]}"
 
         # Answer the question with the arrow keys: back to it with Shift+Tab, then an arrow picks an answer.
-        _tab_to(page, lambda s: s["type"] == "radio" or s["role"] == "radio", reverse=True, check_focus=False)
+        _tab_to(page, _is_radio, reverse=True, check_focus=False)
         driver.act(page, lambda: page.keyboard.press("ArrowDown"))
         feedback = page.locator(f"{driver.MAIN} .st-key-lesson_footer [data-testid='stAlert']")
         assert feedback.count() == 1, f"{app_page.url_path}: answering by keyboard showed nothing"
@@ -291,11 +389,7 @@ def test_the_lesson_by_keyboard_alone(new_tab, tmp_path):
         _tab_to(page, _is_first, check_focus=False, limit=2 * MAX_TABS)
     print("tab stops per page:", walked)
     assert urlsplit(page.url).path.strip("/") == "training", page.url
-
-    # Copy link by keyboard, in the share box: on past the page's end (focus is not trapped there) to the sidebar.
-    _tab_to(page, lambda s: s["sidebar"] and s["words"] == "Copy link", limit=2 * MAX_TABS)
-    page.keyboard.press("Enter")
-    page.wait_for_function("() => /copied/.test(document.querySelector('.gelu-share-note').textContent)")
+    _walk_the_race(tab)
     tab.assert_clean()
 
 
@@ -321,6 +415,92 @@ def test_the_code_export_and_the_upload_by_keyboard(new_tab):
     tab.assert_clean()
 
 
+def test_a_charts_png_download_by_keyboard(new_tab):
+    tab = new_tab()
+    tab.open("curves")
+    page = tab.page
+    stops = _tab_to(page, lambda s: s["main"] and s["words"] == "Download plot as a PNG")
+    assert stops[-1]["ring"], "the modebar's button took focus unseen"
+    page.wait_for_function("() => getComputedStyle(document.activeElement.closest('.modebar-group')).opacity === '1'",
+                           timeout=2000)  # shown while its button has focus (it fades in over 0.3 s)
+    with page.expect_download() as download:
+        page.keyboard.press("Enter")
+    assert download.value.suggested_filename == "gelu-explorer-curves.png"
+    with open(download.value.path(), "rb") as png:
+        assert png.read(8) == b"\x89PNG\r\n\x1a\n"
+    page.keyboard.press("Tab")  # focus moves on out of the chart (no trap)
+    assert page.evaluate(FOCUSED_JS)["words"] != "Download plot as a PNG"
+    tab.assert_clean()
+
+
+# The ring drawn for the focused element: the strongest outline or box-shadow (spread) on it or on an ancestor up to
+# its element container (a slider's thumb, a select's frame, a radio's label), with its colour composited over the
+# background behind it and that colour's contrast against the background (WCAG's relative luminance).
+RING_JS = r"""() => {
+  const e = document.activeElement;
+  if (!e || e === document.body) return null;
+  const rgba = (text) => {
+    const m = text.match(/rgba?\(([^)]+)\)/);
+    if (!m) return null;
+    const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const lum = ([r, g, b]) => {
+    const f = (c) => { c /= 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const over = (c, bg) => [0, 1, 2].map((i) => c[i] * c[3] + bg[i] * (1 - c[3]));
+  const behind = (el) => {
+    for (let a = el; a; a = a.parentElement) {
+      const c = rgba(getComputedStyle(a).backgroundColor);
+      if (c && c[3] > 0.5) return c;
+    }
+    return [255, 255, 255, 1];
+  };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const container = e.closest("[data-testid='stElementContainer'], [data-testid='stSidebarNavLinkContainer']");
+  const found = [];
+  for (let a = e, depth = 0; a && depth < 6; a = a.parentElement, depth++) {
+    const s = getComputedStyle(a), bg = behind(a.parentElement || a);
+    const ring = (via, width, colour) => {
+      const c = rgba(colour);
+      if (c && c[3] > 0 && width > 0) found.push({via, depth, width, ratio: ratio(over(c, bg), bg)});
+    };
+    if (s.outlineStyle !== "none") ring("outline", parseFloat(s.outlineWidth), s.outlineColor);
+    for (const part of (s.boxShadow === "none" ? "" : s.boxShadow).split(/,(?![^(]*\))/).filter(Boolean)) {
+      const lengths = part.replace(/rgba?\([^)]*\)/, "").trim().split(/\s+/).map(parseFloat);
+      ring("shadow", lengths[3] || 0, part);  // x y blur spread: the spread is the ring's width
+    }
+    if (a === container) break;
+  }
+  found.sort((p, q) => q.ratio * Math.min(q.width, 2) - p.ratio * Math.min(p.width, 2));
+  const words = (e.getAttribute("aria-label") || e.innerText || "").trim().split("\n")[0].slice(0, 40);
+  return {tag: e.tagName.toLowerCase(), role: e.getAttribute("role"), words, best: found[0] || null};
+}"""
+RING_RATIO, RING_WIDTH = 3.0, 2.0  # WCAG 2.4.13's 3:1 between focused and unfocused; a ring at least 2 px wide
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_focus_ring_is_3_to_1_in_both_themes(new_tab, scheme):
+    tab = new_tab(color_scheme=scheme)
+    page = tab.page
+    faint = {}
+    for app_page in PAGES:
+        tab.open(page_path(app_page))
+        for _ in range(MAX_TABS):
+            page.keyboard.press("Tab")
+            ring = page.evaluate(RING_JS)
+            if ring is None:
+                continue
+            best = ring["best"]
+            if best is None or best["ratio"] < RING_RATIO or best["width"] < RING_WIDTH:
+                faint[(app_page.url_path, ring["tag"], ring["role"], ring["words"])] = best
+            if ring["words"].startswith(("Next:", "Previous:")) and ring["tag"] == "a":
+                break
+    assert faint == {}, faint
+    tab.assert_clean()
+
+
 # ---------------------------------------------------------------------------------------------- zoom and motion
 
 CUT_JS = r"""() => {
@@ -343,13 +523,35 @@ CUT_JS = r"""() => {
 }"""
 
 
+# What scrolls sideways or cuts its words in the main area, other than content with a scroll box of its own (a table,
+# a formula, code, a chart): an element whose scrollWidth passes its clientWidth and whose overflow is not visible
+# (a segmented control behind a fade, tabs, a label cut with an ellipsis).  A 1 px screen-reader-only box is none.
+SIDEWAYS_JS = r"""() => {
+  const own = "[data-testid='stTable'], [data-testid='stDataFrame'], .katex-display, [data-testid='stCode'], " +
+              ".gelu-chart-table, .js-plotly-plot, [data-testid='stMarkdownContainer'] > table";
+  const found = [];
+  for (const e of document.querySelectorAll("[data-testid='stMain'] *")) {
+    if (e.clientWidth < 4 || e.scrollWidth <= e.clientWidth + 1) continue;
+    const overflow = getComputedStyle(e).overflowX;
+    if (overflow === "visible" || e.closest(own)) continue;
+    const key = e.closest("[class*='st-key-']");
+    found.push([e.tagName, e.getAttribute("role") || e.getAttribute("data-testid") || "",
+                key ? [...key.classList].find((c) => c.startsWith("st-key-")) : "", e.scrollWidth - e.clientWidth,
+                overflow, e.textContent.slice(0, 40)]);
+  }
+  return found.slice(0, 8);
+}"""
+
+
+@pytest.mark.parametrize("viewport", [REFLOW, ZOOMED_PHONE], ids=["320px", "phone-at-200pc"])
 @pytest.mark.parametrize("app_page", PAGES, ids=[p.url_path for p in PAGES])
-def test_every_page_reflows_at_320_css_px(new_tab, app_page):
-    tab = new_tab(color_scheme="dark", viewport=REFLOW)
+def test_every_page_reflows_at_320_and_195_css_px(new_tab, app_page, viewport):
+    tab = new_tab(color_scheme="dark", viewport=viewport)
     tab.open(page_path(app_page))
     found = tab.page.evaluate(CUT_JS)
     assert found["page"] <= 0 and found["main"] <= 0, found
     assert found["cut"] == [], found
+    assert tab.page.evaluate(SIDEWAYS_JS) == []
     tab.assert_clean()
 
 

@@ -110,32 +110,35 @@ def shoot_poll(browser, base_url: str, out_dir: Path) -> list[Path]:
 
 
 def shoot_a11y(browser, base_url: str, out_dir: Path) -> list[Path]:
-    """The keyboard focus on the Curves probe, on a Next link and on a chart's data table (desktop, both themes),
-    and pages as a phone shows them at 200 % zoom (390 px wide / 2 = 195 CSS px) and at 320 CSS px."""
+    """The keyboard focus on the Curves probe's thumb, its GELU-form control, a chart's PNG button (its modebar
+    shown), a chart's data table and a Next link (desktop, both themes), and pages as a phone shows them at 200 %
+    zoom (390 px wide / 2 = 195 CSS px, light and dark) and at 320 CSS px."""
     written = []
     for scheme in ("light", "dark"):
         page = driver.new_page(browser, color_scheme=scheme)
         try:
             driver.open_app(page, f"{base_url}/curves")
             for name, wanted in (("probe", "[data-testid='stMain'] [data-testid='stSlider']"),
+                                 ("gelu-form", "[data-testid='stMain'] [data-testid='stButtonGroup']"),
+                                 ("png-button", "[data-testid='stMain'] .modebar-btn"),
                                  ("chart-table", "[data-testid='stMain'] .gelu-chart-data summary"),
                                  ("next", "[data-testid='stMain'] .st-key-lesson_footer a")):
                 for _ in range(120):
                     page.keyboard.press("Tab")
                     if page.evaluate("s => !!document.activeElement.closest(s)", wanted):
                         break
-                page.wait_for_timeout(150)
+                page.wait_for_timeout(400)  # the modebar fades in over 0.3 s
                 written.append(out_dir / f"a11y-focus-{name}-{scheme}.png")
                 page.screenshot(path=str(written[-1]))
         finally:
             page.context.close()
-    for label, viewport in (("zoom200-phone", {"width": 195, "height": 422}), ("reflow320", {"width": 320,
-                                                                                           "height": 720})):
-        for path in ("", "curves", "ffn"):
-            context_page = driver.new_page(browser, color_scheme="dark", viewport=viewport)
+    shots = [("zoom200-phone", {"width": 195, "height": 422}, scheme) for scheme in ("light", "dark")]
+    for label, viewport, scheme in shots + [("reflow320", {"width": 320, "height": 720}, "dark")]:
+        for path in ("", "curves", "ffn", "training"):
+            context_page = driver.new_page(browser, color_scheme=scheme, viewport=viewport)
             try:
                 driver.open_app(context_page, f"{base_url}/{path}")
-                written.append(out_dir / f"a11y-{label}-{path or 'home'}.png")
+                written.append(out_dir / f"a11y-{label}-{scheme}-{path or 'home'}.png")
                 driver.screenshot_full(context_page, written[-1])
             finally:
                 context_page.context.close()

@@ -265,6 +265,7 @@ _A11Y_STYLE = """
 .katex-display:focus-visible, .stMarkdown table:focus-visible { border-radius: 0.25rem; }
 [data-testid='stMain']:focus-visible { outline: 2px solid var(--gelu-ring, currentColor); outline-offset: -2px; }
 .js-plotly-plot .modebar--hover:focus-within > :not(.watermark) { opacity: 1 !important; }
+.js-plotly-plot .modebar-btn:focus-visible { outline-offset: -2px !important; }  /* the plot clips what sticks out */
 .js-plotly-plot .modebar-btn:focus-visible path { fill: #ffffff !important; }
 @media (prefers-reduced-motion: reduce) {
   *, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important;

@@ -58,16 +58,9 @@ def _tanh_inner(x):
     return SQRT_2_OVER_PI * (x + TANH_COEF * (x * x * x))
 
 
-def _gate(ops, x, approximate):
-    if approximate == "none":
-        return 0.5 * ops.erfc(-x * INV_SQRT_2)  # Phi(x)
-    if approximate == "tanh":
-        return _sigmoid(ops, 2.0 * _tanh_inner(x))  # == 0.5 * (1 + tanh(u))
-    return _sigmoid(ops, SIGMOID_COEF * x)
-
-
-def _gelu(ops, x, approximate):
-    return _at_infinity(ops, x, x * _gate(ops, x, approximate), 0.0, x)
+def _phi(ops, x):
+    """Phi(x), the standard normal CDF: the exact form's gate (erfc: nothing cancels far left)."""
+    return 0.5 * ops.erfc(-x * INV_SQRT_2)
 
 
 def _normal_pdf(ops, x):
@@ -75,18 +68,46 @@ def _normal_pdf(ops, x):
     return INV_SQRT_2PI * ops.exp(-0.5 * (x * x))
 
 
+def _tanh_gate(ops, x):
+    """The tanh form's gate (GPT-2): 0.5 * (1 + tanh(u)), evaluated as sigmoid(2u), the same number without
+    1 + tanh(u) cancelling to 0 far left."""
+    return _sigmoid(ops, 2.0 * _tanh_inner(x))
+
+
+def _tanh_gate_slope(ops, x):
+    """d/dx sigmoid(2u) = 2 u' sigmoid(2u) sigmoid(-2u): the chain rule through the gate."""
+    du = SQRT_2_OVER_PI * (1.0 + 3.0 * TANH_COEF * (x * x))  # inf once x^2 overflows (|x| > 1.3e154)
+    pair = _sigmoid_pair(ops, 2.0 * _tanh_inner(x))  # 0 for |x| > 22, so the product is 0 there, never inf * 0
+    return ops.where(pair > 0, 2.0 * du * pair, 0.0)
+
+
+def _sigmoid_gate(ops, x):
+    """The sigmoid form's gate: sigmoid(1.702 x)."""
+    return _sigmoid(ops, SIGMOID_COEF * x)
+
+
+def _sigmoid_gate_slope(ops, x):
+    """1.702 * sigmoid(1.702 x) * sigmoid(-1.702 x)."""
+    return SIGMOID_COEF * _sigmoid_pair(ops, SIGMOID_COEF * x)
+
+
+# Each GELU form's gate and the gate's slope, by PyTorch's approximate= name: GELU(x) = x * gate(x), and
+# GELU'(x) = gate(x) + x * gate'(x).  The code export prints these very functions (ui/code_export).
+GATES = {"none": _phi, "tanh": _tanh_gate, "sigmoid": _sigmoid_gate}
+GATE_SLOPES = {"none": _normal_pdf, "tanh": _tanh_gate_slope, "sigmoid": _sigmoid_gate_slope}
+
+
+def _gate(ops, x, approximate):
+    return GATES[approximate](ops, x)
+
+
+def _gelu(ops, x, approximate):
+    return _at_infinity(ops, x, x * _gate(ops, x, approximate), 0.0, x)
+
+
 def _gelu_grad(ops, x, approximate):
-    gate = _gate(ops, x, approximate)
-    if approximate == "none":
-        slope_of_gate = _normal_pdf(ops, x)
-    elif approximate == "tanh":
-        u = _tanh_inner(x)
-        du = SQRT_2_OVER_PI * (1.0 + 3.0 * TANH_COEF * (x * x))  # inf once x^2 overflows (|x| > 1.3e154)
-        pair = _sigmoid_pair(ops, 2.0 * u)  # 0 for |x| > 22, so the product is 0 there, never inf * 0
-        slope_of_gate = ops.where(pair > 0, 2.0 * du * pair, 0.0)
-    else:
-        slope_of_gate = SIGMOID_COEF * _sigmoid_pair(ops, SIGMOID_COEF * x)
-    return _at_infinity(ops, x, gate + x * slope_of_gate, 0.0, 1.0)
+    slope_of_gate = GATE_SLOPES[approximate](ops, x)
+    return _at_infinity(ops, x, _gate(ops, x, approximate) + x * slope_of_gate, 0.0, 1.0)
 
 
 def _nan_kept(ops, x, y):
@@ -281,6 +302,10 @@ class Activation:
     description: str
     short: str = ""  # on controls and in links: "GELU tanh" (?ffn_act=GELU+tanh)
     approximate: str | None = None  # a GELU form's approximate= ("none", "tanh", "sigmoid"); None otherwise
+    # what fn and grad evaluate: formula(ops, x, *params) (a GELU form: x * gate, and gate + x * gate', from
+    # GATES and GATE_SLOPES); the code export prints their source
+    formula: Callable[..., Any] | None = None
+    slope_formula: Callable[..., Any] | None = None
     params: dict[str, float] = field(default_factory=dict)
     param_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
 
@@ -320,7 +345,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "relu", "ReLU", relu, relu_grad,
             r"\mathrm{ReLU}(x) = \max(0,\,x)",
             "A hard rule: negatives become 0, positives pass unchanged.",
-            short="ReLU",
+            short="ReLU", formula=_relu, slope_formula=_relu_grad,
         ),
         _gelu_entry(
             "gelu", "none", "GELU (exact)",
@@ -343,25 +368,25 @@ ACTIVATIONS: dict[str, Activation] = {
             "sigmoid", "Sigmoid", sigmoid, sigmoid_grad,
             r"\sigma(x) = \frac{1}{1 + e^{-x}}",
             "Squashes any number into (0, 1); the classic gate of early networks.",
-            short="Sigmoid",
+            short="Sigmoid", formula=_sigmoid, slope_formula=_sigmoid_pair,
         ),
         Activation(
             "tanh", "Tanh", tanh, tanh_grad,
             r"\tanh(x) = \frac{e^{x} - e^{-x}}{e^{x} + e^{-x}}",
             "Squashes into (-1, 1), centred on zero.",
-            short="Tanh",
+            short="Tanh", formula=_tanh, slope_formula=_tanh_grad,
         ),
         Activation(
             "silu", "SiLU / Swish", silu, silu_grad,
             r"\mathrm{SiLU}(x) = x\,\sigma(x)",
             "GELU's close cousin: x gated by a sigmoid instead of Phi (Llama uses it).",
-            short="SiLU",
+            short="SiLU", formula=_silu, slope_formula=_silu_grad,
         ),
         Activation(
             "leaky_relu", "Leaky ReLU", leaky_relu, leaky_relu_grad,
             r"\mathrm{LeakyReLU}(x) = \max(0, x) + a\,\min(0, x)",
             "ReLU that lets a fixed fraction a of each negative through.",
-            short="Leaky ReLU",
+            short="Leaky ReLU", formula=_leaky_relu, slope_formula=_leaky_relu_grad,
             params={"negative_slope": 0.01},
             param_ranges={"negative_slope": (0.0, 0.5)},
         ),
@@ -369,7 +394,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "elu", "ELU", elu, elu_grad,
             r"\mathrm{ELU}(x) = \begin{cases} x & x > 0 \\ \alpha\,(e^{x} - 1) & x \le 0 \end{cases}",
             "Smooth on the negative side, levelling off at -alpha.",
-            short="ELU",
+            short="ELU", formula=_elu, slope_formula=_elu_grad,
             params={"alpha": 1.0},
             param_ranges={"alpha": (0.1, 3.0)},
         ),
@@ -377,7 +402,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "softplus", "Softplus", softplus, softplus_grad,
             r"\mathrm{softplus}(x) = \log\left(1 + e^{x}\right)",
             "A smooth ReLU that never goes negative.",
-            short="Softplus",
+            short="Softplus", formula=_softplus, slope_formula=_sigmoid,
         ),
     )
 }

@@ -3,8 +3,17 @@
 import streamlit as st
 
 import gelu_core
-from ui.controls import CURVES, ordered_range, parse_points
-from ui.curves import READOUT, curves_figure, probe_live_table, readout_texts, shape_words, values_tables
+from ui.controls import CURVES, ordered_range
+from ui.curves import (
+    OVERLAY_PARAMS,
+    READOUT,
+    curves_figure,
+    probe_live_table,
+    readout_texts,
+    shape_words,
+    table_points,
+    values_tables,
+)
 from ui.format import fixed
 from ui.frame import chart, require_app_frame
 from ui.live import follow
@@ -27,11 +36,9 @@ with st.expander("Range, points and other activations", expanded=True):
     n = r2.slider(**CURVES["n"].kwargs())
     overlays = st.multiselect(**CURVES["more"].kwargs())
     params = {}
-    p1, p2 = st.columns(2)
-    if "leaky_relu" in overlays:
-        params["leaky_relu"] = {"negative_slope": p1.slider(**CURVES["slope"].kwargs())}
-    if "elu" in overlays:
-        params["elu"] = {"alpha": p2.slider(**CURVES["alpha"].kwargs())}
+    for col, (name, (control, param)) in zip(st.columns(2), OVERLAY_PARAMS.items(), strict=True):
+        if name in overlays:
+            params[name] = {param: col.slider(**CURVES[control].kwargs())}
 
 with chart_col:
     if lo == hi:
@@ -58,11 +65,9 @@ if others:
 
 st.subheader("Values at chosen points")
 points_text = st.text_input(**CURVES["points"].kwargs())
-try:
-    points = parse_points(points_text)
-except ValueError as err:
-    st.info(f"{err} Meanwhile the table shows the default points.")
-    points = parse_points(CURVES["points"].default)
+points, problem = table_points(points_text)
+if problem:
+    st.info(problem)
 tables = values_tables(points, approximate, overlays, params)
 for row in range(0, len(tables), 2):  # two side by side on a desktop; one under the other on a phone
     for col, (i, table) in zip(st.columns(2), enumerate(tables[row:row + 2], start=row), strict=False):

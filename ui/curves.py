@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 import gelu_core
 from hosting.runs import memo
+from ui.controls import CURVES, parse_points
 from ui.format import fixed
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -22,6 +23,19 @@ def overlay_label(name: str, params: Mapping[str, float]) -> str:
     if not params:
         return label
     return f"{label} ({', '.join(f'{PARAM_SYMBOLS.get(k, k)} = {v:g}' for k, v in params.items())})"
+
+
+# the overlays with a parameter: registry name -> (the page's control for it, the parameter's name)
+OVERLAY_PARAMS = {"leaky_relu": ("slope", "negative_slope"), "elu": ("alpha", "alpha")}
+
+
+def table_points(text: str | None) -> tuple[list[float], str | None]:
+    """The points the values table shows for the typed text, and why they are the default ones instead (None
+    when the text is used)."""
+    try:
+        return parse_points(text), None
+    except ValueError as err:
+        return parse_points(CURVES["points"].default), f"{err} Meanwhile the table shows the default points."
 
 
 def chosen_overlays(approximate: str, overlays: Sequence[str]) -> list[str]:

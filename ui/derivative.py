@@ -55,8 +55,11 @@ def nudge_words(n: Nudge) -> str:
     >>> nudge_words(nudge("none", 0.01)), nudge_words(nudge("none", 1.0))
     ('barely moves', "moves more than ReLU's jump")
     """
-    jump = n.relu[1] - n.relu[0]
-    change = abs(n.gelu[1] - n.gelu[0])
+    return change_words(abs(n.gelu[1] - n.gelu[0]), n.relu[1] - n.relu[0])
+
+
+def change_words(change: float, jump: float) -> str:  # the code export prints this function
+    """How far a slope moves across the nudge, in words, judged against ReLU's jump."""
     if change < 0.05 * jump:
         return "barely moves"
     if change < 0.5 * jump:

@@ -4,37 +4,25 @@ PyTorch's GELU returns in each chosen dtype at the table's inputs."""
 from __future__ import annotations
 
 import gelu_core
+from gelu_core.activations import GATES
 from ui.approximations import TABLE_X
-from ui.code_export.common import Values, fill, number, settings
+from ui.code_export.common import Values, fill, number, settings, source
 from ui.controls import APPROX, APPROXIMATIONS_VIEWS, DTYPES
 
 FORMS = '''
 """GELU Explorer, Approximations: how far the tanh and sigmoid forms stray from exact GELU, at their worst."""
 
-import math
+$imports
 
-import numpy as np
-from scipy.optimize import minimize_scalar
-from scipy.special import erfc
-
-
-def gelu_exact(x):
-    return 0.5 * x * erfc(-x / math.sqrt(2.0))  # x * Phi(x), Phi the standard normal CDF
+# GELU Explorer's own gates (gelu_core, here for float64 numpy): GELU(x) = x * gate(x) in every form
+$code
 
 
-def gelu_tanh(x):
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * np.power(x, 3))))  # GPT-2's
-
-
-def gelu_sigmoid(x):
-    return x / (1 + np.exp(-1.702 * x))  # x * sigmoid(1.702 x)
-
-
-def largest_error(approximation):
-    """(x, |approximation(x) - exact(x)|) where that error peaks.  It is the same at -x and +x (GELU(x) - GELU(-x)
+def largest_error(gate):
+    """(x, |x * gate(x) - x * phi(x)|) where that error peaks.  It is the same at -x and +x (GELU(x) - GELU(-x)
     = x in every form), so x >= 0 covers both sides."""
     def error(x):
-        return np.abs(approximation(x) - gelu_exact(x))
+        return np.abs(x * gate(x) - x * phi(x))
 
     grid = np.linspace(0.0, 10.0, 4001)  # (4001,): find the peak on a grid, then refine it between its neighbours
     i = int(np.argmax(error(grid)))
@@ -43,8 +31,8 @@ def largest_error(approximation):
     return worst, error(worst)
 
 
-for name, approximation in (("tanh", gelu_tanh), ("sigmoid", gelu_sigmoid)):
-    worst, error = largest_error(approximation)
+for name, gate in (("tanh", tanh_gate), ("sigmoid", sigmoid_gate)):
+    worst, error = largest_error(gate)
     print(f"Largest error, {name} form: {error:.2e} at x = ±{worst:.2f}")
 '''
 
@@ -52,31 +40,23 @@ PYTORCH = '''
 """GELU Explorer, Approximations: what torch.nn.functional.gelu ($form form) returns in low precision, against the
 float64 truth."""
 
-import math
-
-import torch
+$imports
 
 approximate = "$approximate"  # PyTorch's name: "none" is the exact form, "tanh" GPT-2's
 dtypes = [$dtypes]  # the number formats chosen on the page
 # the table's inputs, each exact in every dtype: all the error below is the kernel's
-x = torch.tensor([$inputs], dtype=torch.float64)  # (9,)
+x = torch.tensor([$inputs], dtype=torch.float64)  # ($count,)
 
-# The float64 reference of this form, written so that nothing cancels: far left it is tiny, but not 0
-$truth
-
-
-def torch_gelu(x, dtype):
-    """torch's GELU in ``dtype``, inside a longer tensor as in a model: then every element takes PyTorch's
-    vectorised kernel (the last few elements of a short tensor take a scalar path, which near the cliff can
-    round the other way)."""
-    padded = torch.cat([x.to(dtype), torch.zeros(64, dtype=dtype)])
-    return torch.nn.functional.gelu(padded, approximate=approximate)[: len(x)].double()
+# GELU Explorer's own code (gelu_core): the float64 reference, written so that nothing cancels (far left it is
+# tiny, but not 0), and how it calls PyTorch's GELU
+$code
 
 
+exact = x * $gate(x)
 table = {"x": x, "exact (float64)": exact}
 for dtype in dtypes:
     name = str(dtype).removeprefix("torch.")
-    value = torch_gelu(x, dtype)
+    value = torch_gelu(x.to(dtype), approximate).double()
     table[f"torch {name}"] = value
     table[f"rel. error {name}"] = torch.abs(value - exact) / torch.abs(exact)  # 1 where torch returns 0
 if dtypes:
@@ -89,20 +69,16 @@ for row in zip(*table.values(), strict=True):
     print("  ".join(f"{cell:>{max(11, len(name))}}" for name, cell in zip(table, cells, strict=True)))
 '''
 
-TRUTH = {
-    "none": "exact = 0.5 * x * torch.special.erfc(-x / math.sqrt(2.0))  # x * Phi(x)",
-    "tanh": ("# 0.5 * x * (1 + tanh(u)) with u = sqrt(2/pi) * (x + 0.044715 x^3), as x * sigmoid(2u): the same\n"
-             "# number, without 1 + tanh(u) rounding to 0\n"
-             "u = math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3))\n"
-             "exact = x * torch.sigmoid(2 * u)"),
-}
-
 
 def script(values: Values) -> str:
     v = settings(APPROX, values)
     if v["view"] == APPROXIMATIONS_VIEWS[0]:
-        return fill(FORMS)
+        names = {"phi": GATES["none"], "tanh_gate": GATES["tanh"], "sigmoid_gate": GATES["sigmoid"]}
+        return fill(FORMS, code=source(backend="numpy", names=names))
+    from gelu_core.frameworks import _torch_gelu  # torch: imported when this tab asks, as the page's
+
     order = [d for d in DTYPES if d in v["fw_dtypes"]]  # the page's order, whatever the order chosen
+    gate = GATES[v["fw_form"]]
     return fill(PYTORCH, form=gelu_core.form_word(v["fw_form"]), approximate=v["fw_form"],
                 dtypes=", ".join(f"torch.{d}" for d in order), inputs=", ".join(number(x) for x in TABLE_X),
-                truth=TRUTH[v["fw_form"]])
+                count=len(TABLE_X), gate=gate.__name__.lstrip("_"), code=source(gate, _torch_gelu))

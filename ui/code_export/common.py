@@ -1,8 +1,14 @@
-"""What every page's script is made from: the controls' values by short name, and numbers written as literals."""
+"""What every page's script is made from: the controls' values by short name, numbers written as literals, and the
+app's own functions printed from their source (``source``), so that a script cannot drift from what the page runs."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ast
+import functools
+import inspect
+import re
+import sys
+from collections.abc import Callable, Mapping
 from string import Template
 from typing import Any
 
@@ -36,6 +42,133 @@ def settings(controls: PageControls, values: Values) -> dict[str, Any]:
     return out
 
 
+# ---------------------------------------------------------------- the app's own source, printed
+
+# ``ops.<name>`` in a gelu_core formula (gelu_core._backend) as each backend spells it
+_OPS = {"torch": {"erfc": "torch.special.erfc"}, "numpy": {"erfc": "erfc"}}
+_PREFIX = {"torch": "torch.", "numpy": "np."}
+
+
+@functools.cache
+def _definitions(module: str) -> tuple[list[str], dict[str, ast.stmt]]:
+    """A module's source lines and its top-level functions, classes and assignments by name."""
+    text = inspect.getsource(sys.modules[module])
+    defs: dict[str, ast.stmt] = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("gelu_core", "ui"):
+            for alias in node.names:  # a name taken from another module of the app: printed from there
+                if alias.asname is None and alias.name in _definitions(node.module)[1]:
+                    defs[alias.name] = node
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defs[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    defs[target.id] = node
+    return text.splitlines(), defs
+
+
+def _text(lines: list[str], node: ast.stmt) -> str:
+    """The node's source, its docstring cut to the first paragraph (no doctests in a student's script)."""
+    start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
+    body = lines[start:node.end_lineno]
+    docstring = getattr(node, "body", [None])[0]
+    if (isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant)
+            and isinstance(docstring.value.value, str)):
+        first, last = docstring.lineno - 1 - start, docstring.end_lineno - 1 - start
+        for i in range(first + 1, last + 1):
+            stripped = body[i].strip()
+            if not stripped or stripped.startswith(">>>"):
+                body = body[:first] + body[first:i - 1] + [body[i - 1].rstrip() + '"""'] + body[last + 1:]
+                break
+    return "\n".join(body)
+
+
+def source(*objects: Callable[..., Any] | str, backend: str = "torch", rename: Mapping[str, str] | None = None,
+           names: Mapping[str, Callable[..., Any]] | None = None) -> str:
+    """The source of these functions or classes (or "module:NAME" for a constant), with the constants and helpers
+    of their module they use, in the module's order: the very code the app runs, for a script to print.
+
+    A gelu_core formula ``f(ops, x, ...)`` (gelu_core._backend) is written for ``backend``, "torch" or "numpy"
+    (with scipy's erfc); a private name loses its underscore; ``rename`` renames (by the name in the source), and
+    ``names`` gives more functions with the name each takes in the script, whatever the app calls it.
+
+    >>> from gelu_core.activations import GATES
+    >>> print(source(GATES["sigmoid"], rename={"_sigmoid_gate": "gate"}))
+    SIGMOID_COEF = 1.702  # x * sigmoid(1.702 x), the paper's cheaper approximation
+    <BLANKLINE>
+    <BLANKLINE>
+    def sigmoid(t):
+        e = torch.exp(-torch.abs(t))  # in (0, 1]: never overflows
+        return torch.where(t >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    <BLANKLINE>
+    <BLANKLINE>
+    def gate(x):
+        \"\"\"The sigmoid form's gate: sigmoid(1.702 x).\"\"\"
+        return sigmoid(SIGMOID_COEF * x)
+    """
+    names = dict(names or {})
+    objects = (*objects, *names.values())
+    rename = {**(rename or {}), **{f.__name__: n for n, f in names.items()}}
+    chosen: dict[tuple[str, str], ast.stmt] = {}
+    pending = [tuple(obj.split(":")) if isinstance(obj, str) else (obj.__module__, obj.__name__) for obj in objects]
+    while pending:
+        module, name = pending.pop()
+        if (module, name) in chosen:
+            continue
+        lines, defs = _definitions(module)
+        if isinstance(defs[name], ast.ImportFrom):
+            pending.append((defs[name].module, name))
+            continue
+        chosen[module, name] = defs[name]
+        used = {n.id for n in ast.walk(defs[name]) if isinstance(n, ast.Name)} - {name}
+        pending.extend((module, n) for n in used if n in defs and not isinstance(defs[n], ast.ClassDef))
+    constants = [(m, n) for (m, n), node in chosen.items() if not isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+    order = sorted(constants, key=lambda k: chosen[k].lineno) + sorted(
+        (k for k in chosen if k not in constants), key=lambda k: (k[0], chosen[k].lineno))
+    renames = {n: n.lstrip("_") for _, n in chosen if n.startswith("_")} | rename
+    parts = {False: [], True: []}  # constants, then functions and classes
+    for module, name in order:
+        node = chosen[module, name]
+        text = _text(_definitions(module)[0], node)
+        if isinstance(node, ast.FunctionDef) and node.args.args and node.args.args[0].arg == "ops":
+            text = re.sub(r"\(ops(, |\))", lambda m: "(" if m.group(1) == ", " else "()", text)
+            text = re.sub(r"\bops\.(\w+)", lambda m: _OPS[backend].get(m.group(1), _PREFIX[backend] + m.group(1)),
+                          text)
+        parts[isinstance(node, (ast.FunctionDef, ast.ClassDef))].append(text)
+    code = "\n\n\n".join(filter(None, ["\n".join(parts[False]), *parts[True]]))
+    return re.sub(r"\b(" + "|".join(map(re.escape, sorted(renames, key=len, reverse=True))) + r")\b",
+                  lambda m: renames[m.group(1)], code) if renames else code
+
+
+_IMPORTS = (  # (what a script's text uses, the import it needs), in the order a sorted header lists them
+    (r"\bmath\.", "import math"),
+    (r"\bnp\.", "import numpy as np"),
+    (r"\btorch\.", "import torch"),
+    (r"\bbrentq\(", "from scipy.optimize import brentq"),
+    (r"\bminimize_scalar\(", "from scipy.optimize import minimize_scalar"),
+    (r"(?<!special\.)\berfc\(", "from scipy.special import erfc"),
+)
+
+
+def imports(code: str) -> str:
+    """The import lines ``code`` needs, sorted and grouped as ruff's isort wants them (math, then the rest)."""
+    found = [line for pattern, line in _IMPORTS if re.search(pattern, code)]
+    optimize = [line.split(" import ")[1] for line in found if line.startswith("from scipy.optimize")]
+    found = [line for line in found if not line.startswith("from scipy.optimize")]
+    if optimize:
+        found.insert(next((i for i, line in enumerate(found) if line.startswith("from scipy.special")), len(found)),
+                     "from scipy.optimize import " + ", ".join(optimize))
+    stdlib = [line for line in found if line == "import math"]
+    rest = [line for line in found if line != "import math"]
+    return "\n\n".join("\n".join(group) for group in (stdlib, rest) if group)
+
+
 def fill(template: str, **fields: Any) -> str:
-    """The template with each ``$name`` replaced (every name must be given); no trailing blank lines."""
-    return Template(template).substitute(fields).strip() + "\n"
+    """The template with each ``$name`` replaced (every name must be given) and ``$imports`` by the imports the
+    filled text uses, followed by the blank lines ruff's isort wants; no trailing blank lines."""
+    head, _, rest = Template(template).substitute(fields, imports="\0").partition("\0")
+    rest = rest.lstrip("\n")
+    first = next((line for line in rest.splitlines() if not line.startswith("#")), "")
+    gap = "\n\n\n" if first.startswith(("def ", "class ", "@")) else "\n\n"
+    return (head + imports(head + rest) + gap + rest if rest else head).strip() + "\n"

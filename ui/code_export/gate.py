@@ -2,59 +2,45 @@
 
 from __future__ import annotations
 
-from ui.code_export.common import Values, fill, number, settings
+import inspect
+
+from gelu_core.activations import ACTIVATIONS, GATES
+from ui.code_export.common import Values, fill, number, settings, source
 from ui.controls import GATE
+from ui.format import fixed, percent
+from ui.gate import BOUNCER_XS, generalised_figure
 
 TEMPLATE = '''
 """GELU Explorer, The gate: Phi(x), the chance that a standard-normal sample falls below x, and GELU = x * Phi(x)."""
 
-import math
+$imports
 
-import torch
-
-
-def Phi(x):
-    """The standard normal CDF, written with erfc: no 1 + erf(...) cancelling to 0 far left."""
-    return 0.5 * torch.special.erfc(-x / math.sqrt(2.0))
-
-
-def percent(p):
-    """A probability as the page writes it: never a false 0 % or 100 %."""
-    pct = 100.0 * float(p)
-    if pct <= 0 or pct >= 100:
-        return f"{pct:.0f}%"
-    if pct < 1:
-        return f"{pct:.2g}%"  # two significant digits of a sliver
-    if pct > 99:
-        return f"{pct:.{max(1, 1 - math.floor(math.log10(100.0 - pct)))}f}%"  # two digits of what is missing
-    return f"{pct:.1f}%"
-
-
-def four(value):
-    """Four decimals, no minus sign on a value that rounds to 0 (as the page)."""
-    text = f"{float(value):.4f}"
-    return text.lstrip("-") if float(text) == 0 else text
+# GELU Explorer's own formulas (gelu_core) and number formats (ui/format.py), for float64 tensors
+$code
 
 
 # The bouncer: show him a card, he opens the door by Phi(card)
-for card in (2.0, 0.0, -3.0):
-    print(f"card {card:.0f}: {percent(Phi(torch.tensor(card, dtype=torch.float64)))} open")
+for card in ($cards):
+    print(f"card {fixed(card, 0)}: {percent(phi(torch.tensor(card, dtype=torch.float64)))} open")
 
 x = torch.tensor($x, dtype=torch.float64)  # the slider
-gate = Phi(x)
-print(f"gate Φ({x:.2f}): {percent(gate)}")
-print(f"GELU({x:.2f}) = x · Φ(x): {four(x * gate)}")
-print(f"ReLU({x:.2f}): {four(torch.clamp(x, min=0.0))}")
+print(f"gate Φ({fixed(x, 2)}): {percent(phi(x))}")
+print(f"GELU({fixed(x, 2)}) = x · Φ(x): {fixed(x * phi(x))}")
+print(f"ReLU({fixed(x, 2)}): {fixed(relu(x))}")
 
 # Soften or harden the gate: gate(x; mu, sigma) = Phi((x - mu) / sigma); sigma = 0 is the hard step at mu
 mu, sigma = $mu, $sigma
-grid = torch.linspace(-3.0, 3.0, 601, dtype=torch.float64)  # (601,), as the page's chart
-soft_gate = (grid > mu).double() if sigma == 0 else Phi((grid - mu) / sigma)
-gap = torch.max(torch.abs(grid * soft_gate - torch.clamp(grid, min=0.0)))
-print(f"Largest gap between x · gate and ReLU on -3 … 3: {four(gap)}")
+grid = torch.linspace($lo, $hi, $points, dtype=torch.float64)  # ($points,), as the page's chart
+soft_gate = (grid > mu).double() if sigma == 0 else phi((grid - mu) / sigma)
+gap = torch.max(torch.abs(grid * soft_gate - relu(grid)))
+print(f"Largest gap between x · gate and ReLU on $lo_text … $hi_text: {fixed(gap)}")
 '''
 
 
 def script(values: Values) -> str:
     v = settings(GATE, values)
-    return fill(TEMPLATE, x=number(v["x"]), mu=number(v["mu"]), sigma=number(v["sigma"]))
+    chart = {k: p.default for k, p in inspect.signature(generalised_figure).parameters.items()}  # the chart's grid
+    return fill(TEMPLATE, x=number(v["x"]), mu=number(v["mu"]), sigma=number(v["sigma"]),
+                cards=", ".join(number(c) for c in BOUNCER_XS), lo=number(chart["lo"]), hi=number(chart["hi"]),
+                points=chart["points"], lo_text=fixed(chart["lo"], 0), hi_text=fixed(chart["hi"], 0),
+                code=source(fixed, percent, names={"relu": ACTIVATIONS["relu"].formula, "phi": GATES["none"]}))

@@ -9,8 +9,9 @@ from torch import nn
 from gelu_core.activations import SIGMOID_COEF, get_activation
 
 
-class SigmoidGELU(nn.Module):
-    """x * sigmoid(1.702 x); owns no parameters."""
+# written with torch.nn, not nn: the code export prints this class into a script that imports torch
+class SigmoidGELU(torch.nn.Module):
+    """GELU's sigmoid form, x * sigmoid(1.702 x): no module in PyTorch; owns no parameters."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x * torch.sigmoid(SIGMOID_COEF * x)

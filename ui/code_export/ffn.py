@@ -8,50 +8,42 @@ name is not among the control values: the script names it in a variable at its t
 
 from __future__ import annotations
 
-import gelu_core
-from ui.code_export.common import Values, fill, settings
+from gelu_core.activations import ACTIVATIONS
+from ui.code_export.common import Values, fill, settings, source
 from ui.controls import DEMO_SHAPES, FFN
+from ui.format import count, share, sig
 
-# registry name -> PyTorch's module, as gelu_core.ffn.activation_module builds it, and what it computes
-MODULES = {
-    "relu": ("torch.nn.ReLU()", "max(0, h)"),
-    "gelu": ('torch.nn.GELU(approximate="none")', "h * Phi(h), Phi the standard normal CDF"),
-    "gelu_tanh": ('torch.nn.GELU(approximate="tanh")', "0.5 * h * (1 + tanh(sqrt(2/pi) * (h + 0.044715 * h^3)))"),
-    "gelu_sigmoid": ("lambda h: h * torch.sigmoid(1.702 * h)", "no module in PyTorch: the formula itself"),
-    "silu": ("torch.nn.SiLU()", "h * sigmoid(h)"),
-    "leaky_relu": ("torch.nn.LeakyReLU(negative_slope=0.01)", "h, or 0.01 * h below 0"),
-    "elu": ("torch.nn.ELU(alpha=1.0)", "h, or exp(h) - 1 below 0"),
-    "softplus": ("torch.nn.Softplus()", "log(1 + exp(h))"),
-    "sigmoid": ("torch.nn.Sigmoid()", "1 / (1 + exp(-h))"),
-    "tanh": ("torch.nn.Tanh()", "tanh(h)"),
-}
+
+def modules(names, label: str = "short") -> tuple[str, list[type]]:
+    """The activations' dict, name -> module, as gelu_core.ffn.activation_module builds each one (PyTorch's own
+    module, written as it prints itself), and the source of any module of gelu_core's own among them."""
+    from gelu_core.ffn import activation_module  # torch: imported when the page asks, as the page's
+
+    lines, own = [], []
+    for name in dict.fromkeys(names):
+        module = activation_module(name)
+        if type(module).__module__.startswith("torch."):
+            lines.append(f'    "{getattr(ACTIVATIONS[name], label)}": torch.nn.{module!r},')
+        else:
+            lines.append(f'    "{getattr(ACTIVATIONS[name], label)}": {type(module).__name__}(),')
+            own.append(type(module))
+    return "\n".join(lines), own
+
 
 HEAD = '''
 """GELU Explorer, Feed-forward lab: GPT-2's block Linear(d, 4d) -> activation -> Linear(4d, d), run with
 $first and with $second on the same weights and the same input."""
 
-${numpy}import torch
+$imports
+
+# GELU Explorer's own code: its number formats (ui/format.py)$own_note
+$code
+
 
 first, second = "$first", "$second"  # the activation, and the one it is compared with
-activations = {  # PyTorch's own modules, as the page runs them; an activation owns no weights
+activations = {  # the modules the page runs; an activation owns no weights
 $modules
 }
-
-
-def share(p):
-    """A share as a percentage, one decimal; "n/a" when there is nothing to share (0 / 0)."""
-    p = float(p)
-    return "n/a" if p != p else f"{100 * p:.1f}%"
-
-
-def sig(value, digits=4):
-    """``digits`` significant digits, trailing zeros kept."""
-    return f"{float(value):#.{digits}g}".rstrip(".")
-
-
-def count(n):
-    return f"{int(n):,}"
-
 '''
 
 SEEDED = '''
@@ -188,20 +180,15 @@ for name, run in runs.items():
 
 def script(values: Values) -> str:
     v = settings(FFN, values)
-    first, second = (gelu_core.ACTIVATIONS[v[key]].short for key in ("act", "vs"))
-    modules = "\n".join(f'    "{gelu_core.ACTIVATIONS[name].short}": {MODULES[name][0]},  # {MODULES[name][1]}'
-                        for name in dict.fromkeys((v["act"], v["vs"])))
+    first, second = (ACTIVATIONS[v[key]].short for key in ("act", "vs"))
+    listed, own = modules((v["act"], v["vs"]))
     upload = v["input"] != "Demo"
-    parts = [fill(HEAD, first=first, second=second, modules=modules, numpy="import numpy as np\n" if upload else "")]
     seeded = v["weights"] == "Seeded"
-    parts.append(fill(SEEDED, d_model=int(v["d_model"]), seed=int(v["seed"])) if seeded else fill(FILE_WEIGHTS))
-    if not upload:
-        batch, tokens = DEMO_SHAPES[v["demo"]]
-        demo_seed = int(v["seed"]) + 1 if seeded else 1  # the page seeds a file's block's demo with 0 + 1
-        parts.append(fill(DEMO, batch=batch, tokens=tokens, demo_seed=demo_seed))
-    else:
-        parts.append(fill(UPLOAD))
-    parts.append(fill(FORWARD))
+    parts = [HEAD, SEEDED if seeded else FILE_WEIGHTS, UPLOAD if upload else DEMO, FORWARD]
     if v["backward"]:
-        parts.append(fill(BACKWARD))
-    return "\n\n".join(parts)
+        parts.append(BACKWARD)
+    batch, tokens = DEMO_SHAPES[v["demo"]]
+    return fill("\n\n\n".join(part.strip() for part in parts), first=first, second=second, modules=listed,
+                code=source(share, sig, count, *own), own_note=" and its module for the sigmoid form" if own else "",
+                d_model=int(v["d_model"]), seed=int(v["seed"]), batch=batch, tokens=tokens,
+                demo_seed=int(v["seed"]) + 1 if seeded else 1)  # the page seeds a file's block's demo with 0 + 1

@@ -8,47 +8,20 @@ steps; recording changes nothing in training, so the script measures once, at th
 
 from __future__ import annotations
 
-import gelu_core
-from ui.code_export.common import Values, fill, number, settings
-from ui.code_export.ffn import MODULES
+from gelu_core.activations import ACTIVATIONS
+from ui.code_export.common import Values, fill, number, settings, source
+from ui.code_export.ffn import modules
 from ui.controls import TRAINING
-
-# Each task's noise-free points of one class, n of them, as gelu_core.training._class_points draws them.
-TASKS = {
-    "circle": '''
-def class_points(label, n):
-    """Class 1 inside radius 0.5, class 0 on the ring from 0.7 to 1."""
-    radius = rng.uniform(0.0, 0.5, n) if label else rng.uniform(0.7, 1.0, n)
-    angle = rng.uniform(0.0, 2 * np.pi, n)
-    return np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=-1)  # (n, 2)
-''',
-    "xor": '''
-def class_points(label, n):
-    """Class 1 where x and y have the same sign, class 0 where they differ (kept 0.06 off the axes)."""
-    x, y = rng.uniform(0.06, 1.0, n), rng.uniform(0.06, 1.0, n)
-    sign = rng.choice([-1.0, 1.0], n)
-    return np.stack([sign * x, (sign if label else -sign) * y], axis=-1)  # (n, 2)
-''',
-    "spiral": '''
-def class_points(label, n):
-    """Two arms of 1.75 turns, the second the first turned by half a turn."""
-    t = rng.uniform(0.0, 1.0, n)
-    angle = 1.75 * 2 * np.pi * t + (0.0 if label else np.pi)
-    return np.stack([t * np.sin(angle), t * np.cos(angle)], axis=-1)  # (n, 2)
-''',
-    "gauss": '''
-def class_points(label, n):
-    """Two round clouds of std 0.2, centred at (0.4, 0.4) and (-0.4, -0.4)."""
-    return rng.normal(0.4 if label else -0.4, 0.2, (n, 2))  # (n, 2)
-''',
-}
 
 TEMPLATE = '''
 """GELU Explorer, Training race: two copies of one small network, $first against $second, trained on the same
 points from the same starting weights with the same mini-batches; the activation is the only difference."""
 
-import numpy as np
-import torch
+$imports
+
+# GELU Explorer's own code (gelu_core), as the page runs it: how each class's points are drawn
+$code
+
 
 config = {
     "task": "$task",  # two classes of points in the plane
@@ -62,17 +35,17 @@ config = {
     "n_test": $n_test,  # test points, half of each class, never trained on
     "seed": $seed,  # seeds the points, the starting weights and the order of the mini-batches
 }
-activations = {  # PyTorch's own modules, as the page trains them; an activation owns no weights
+activations = {  # the modules the page trains; an activation owns no weights
 $modules
 }
 torch.set_num_threads(1)  # tensors of a few hundred numbers: one thread is fastest, and the page uses one
 
 # The points: each class drawn, then every point nudged by normal noise; training set first, then the test set
 rng = np.random.default_rng(config["seed"])
-$task_points
+
 
 def split(n):
-    points = np.concatenate([class_points(label, n // 2) for label in (0, 1)])  # class 0, then class 1
+    points = np.concatenate([class_points(config["task"], label, n // 2, rng) for label in (0, 1)])  # 0, then 1
     points = points + config["noise"] * rng.standard_normal(points.shape)
     labels = np.repeat([0.0, 1.0], n // 2)
     return torch.from_numpy(points.astype(np.float32)), torch.from_numpy(labels.astype(np.float32))
@@ -142,14 +115,13 @@ for name, activation in activations.items():
 
 
 def script(values: Values) -> str:
-    from gelu_core.training import RaceConfig  # torch: imported when the race's page asks, not with the app
+    from gelu_core.training import RaceConfig, _class_points  # torch: imported when the race's page asks
 
     v = settings(TRAINING, values)
     race = RaceConfig()  # what the page leaves at its default: batch size, points, the optimiser (Adam)
     names = (v["a"], v["b"])
-    modules = "\n".join(f'    "{gelu_core.ACTIVATIONS[name].label}": {MODULES[name][0]},  # {MODULES[name][1]}'
-                        for name in dict.fromkeys(names))
-    return fill(TEMPLATE, first=gelu_core.ACTIVATIONS[names[0]].label, second=gelu_core.ACTIVATIONS[names[1]].label,
+    listed, own = modules(names, "label")
+    return fill(TEMPLATE, first=ACTIVATIONS[names[0]].label, second=ACTIVATIONS[names[1]].label,
                 task=v["task"], width=int(v["width"]), depth=int(v["depth"]), learning_rate=number(v["lr"]),
                 steps=int(v["steps"]), batch_size=race.batch_size, noise=number(v["noise"]), n_train=race.n_train,
-                n_test=race.n_test, seed=int(v["seed"]), modules=modules, task_points=TASKS[v["task"]])
+                n_test=race.n_test, seed=int(v["seed"]), modules=listed, code=source(_class_points, *own))

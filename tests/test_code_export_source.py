@@ -1,0 +1,149 @@
+"""One source for each formula: the code export prints gelu_core's own functions (``ui.code_export.common.source``),
+so a script computes what the page computes, and a change to a formula in gelu_core reaches every script.
+
+Reference: gelu_core itself, on purpose: these tests check that the printed text *is* the core's code (the same
+values bit for bit, tolerance 0) and that it follows a change to the registry.  Whether the numbers are right is
+checked elsewhere: the core against mpmath (tests/test_activations.py), each script against its page
+(tests/test_code_export.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import math
+
+import numpy as np
+import pytest
+import scipy.special
+import torch
+
+import gelu_core
+from gelu_core._backend import evaluate
+from gelu_core.activations import ACTIVATIONS, GATE_SLOPES, GATES
+from ui.code_export.common import source
+from ui.format import fixed
+from ui.pages import code_for
+
+GRID = np.concatenate([np.linspace(-30.0, 30.0, 6001), [-1.0, -0.0, 0.0, 1e-300, 1e6]])  # erfc's tail is not reached
+NAMESPACE = {"math": math, "np": np, "torch": torch, "erfc": scipy.special.erfc}
+
+
+def printed(formula, backend: str):
+    """The formula as a script prints it, run: a function of x (and the activation's parameters)."""
+    namespace = dict(NAMESPACE)
+    exec(source(names={"f": formula}, backend=backend), namespace)
+    return namespace["f"]
+
+
+def same(a, b) -> bool:
+    a, b = (np.asarray(v.numpy() if isinstance(v, torch.Tensor) else v, dtype=np.float64) for v in (a, b))
+    return a.shape == b.shape and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("backend", ["torch", "numpy"])
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_each_printed_formula_computes_what_the_core_computes(name, backend):
+    """Each activation and its slope as printed (a GELU form: x * gate and gate + x * gate', from GATES and
+    GATE_SLOPES), run on float64 input, equal gelu_core's values bit for bit."""
+    a = ACTIVATIONS[name]
+    x = torch.tensor(GRID, dtype=torch.float64) if backend == "torch" else GRID.copy()
+    params = list(a.params.values())
+    if a.approximate:
+        gate, slope = printed(GATES[a.approximate], backend), printed(GATE_SLOPES[a.approximate], backend)
+        value, derivative = x * gate(x), gate(x) + x * slope(x)
+    else:
+        value, derivative = printed(a.formula, backend)(x, *params), printed(a.slope_formula, backend)(x, *params)
+    assert same(value, a(x)) and same(derivative, a.derivative(x))
+
+
+def test_the_registry_evaluates_its_formulas():
+    """Each entry's fn and grad are its formula and slope_formula (a GELU form: the gate's product and product rule)."""
+    for a in ACTIVATIONS.values():
+        if a.approximate:
+            gate = GATES[a.approximate]
+            assert same(a(GRID), evaluate(lambda ops, x, gate=gate: x * gate(ops, x), GRID))
+        else:
+            assert a.formula and a.slope_formula, a.name
+            assert same(a(GRID), evaluate(a.formula, GRID, *a.params.values()))
+            assert same(a.derivative(GRID), evaluate(a.slope_formula, GRID, *a.params.values()))
+
+
+def test_the_printed_modules_are_the_ones_the_core_builds():
+    """The lab's and the race's activation modules, as printed, are gelu_core.ffn.activation_module's: same class
+    and settings (repr), same output bit for bit."""
+    from gelu_core.ffn import activation_module
+    from ui.code_export.ffn import modules
+
+    for name in ACTIVATIONS:
+        listed, own = modules([name])
+        namespace = {"torch": torch}
+        exec((source(*own) if own else "") + "\nactivations = {\n" + listed + "\n}", namespace)
+        [printed_module] = namespace["activations"].values()
+        core = activation_module(name)
+        h = torch.randn(64, generator=torch.Generator().manual_seed(0)) * 8
+        assert repr(printed_module) == repr(core) and torch.equal(printed_module(h), core(h)), name
+
+
+# ---------------------------------------------------------------- a change in gelu_core reaches the scripts
+
+def _made_up_gate(ops, x):
+    """A gate no GELU form has: sigmoid(3x)."""
+    return 1.0 / (1.0 + ops.exp(-3.0 * x))
+
+
+def _made_up_gate_slope(ops, x):
+    """Its slope."""
+    return 3.0 * ops.exp(-3.0 * x) / ((1.0 + ops.exp(-3.0 * x)) * (1.0 + ops.exp(-3.0 * x)))
+
+
+def _made_up_silu(ops, x):
+    """Not SiLU: x * sigmoid(2x)."""
+    return x / (1.0 + ops.exp(-2.0 * x))
+
+
+def run(code: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "<script>", "exec"), {"__name__": "__main__"})
+    return out.getvalue()
+
+
+def lines(output: str) -> dict[str, str]:
+    return dict(line.rsplit(": ", 1) for line in output.splitlines() if ": " in line)
+
+
+SEEN = {"curves": {"curves_more": ["silu"]}, "derivative": {"derivative_form": "tanh"}, "home": {}, "steps": {}}
+
+
+def test_a_changed_formula_changes_the_scripts_with_the_page(monkeypatch):
+    """With the tanh form's gate and slope and SiLU swapped in gelu_core's registry for made-up ones, the Curves,
+    Derivative, Home and Step-by-step scripts print the made-up numbers, as gelu_core now computes them."""
+    before = {page: code_for(page, values) for page, values in SEEN.items()}
+    monkeypatch.setitem(GATES, "tanh", _made_up_gate)
+    monkeypatch.setitem(GATE_SLOPES, "tanh", _made_up_gate_slope)
+    silu = ACTIVATIONS["silu"]
+    monkeypatch.setitem(ACTIVATIONS, "silu", dataclasses.replace(
+        silu, fn=lambda x: evaluate(_made_up_silu, x), formula=_made_up_silu))
+    x = 1.5
+    assert gelu_core.gelu_gate(x, "tanh") == 1.0 / (1.0 + math.exp(-3.0 * x))  # the core computes the made-up gate
+
+    curves = code_for("curves", {"curves_more": ["silu"], "curves_x": x, "curves_points": "1.5"})
+    assert "def made_up_silu(x):" in curves and "def tanh_gate" not in curves
+    shown = lines(run(curves))
+    assert shown["GELU(1.50), tanh"] == fixed(gelu_core.gelu(x, "tanh"))
+    assert shown["gate(1.50), tanh"] == fixed(gelu_core.gelu_gate(x, "tanh"))
+    assert run(curves).splitlines()[-1].split()[-1] == fixed(ACTIVATIONS["silu"](x))  # the table's SiLU column
+
+    derivative = code_for("derivative", {"derivative_x": x, "derivative_form": "tanh"})
+    assert lines(run(derivative))["passed back by GELU (tanh)"] == fixed(gelu_core.gelu_grad(x, "tanh"))
+
+    home = run(code_for("home", {"home_x1": x}))
+    assert home.splitlines()[1].split()[2:4] == [fixed(gelu_core.gelu_gate(x, "tanh")),
+                                                 fixed(gelu_core.gelu(x, "tanh"))]
+
+    steps = lines(run(code_for("steps", {"steps_x": x})))
+    assert steps["gate = 0.5 · (1 + tanh(u))"] == f"{gelu_core.gelu_gate(x, 'tanh'):.6f}"
+
+    assert all(code_for(page, values) != before[page] for page, values in SEEN.items())

@@ -39,6 +39,18 @@ def activation_module(name: str, **params) -> nn.Module:
     return factories[name]()
 
 
+@torch.no_grad()
+def seeded_init(layers, seed: int) -> None:
+    """nn.Linear's own initialisation, uniform in ±1/sqrt(fan_in), drawn again from one generator seeded with seed:
+    layer by layer, weight then bias, in float32 (so that every device and dtype gets the same numbers)."""
+    generator = torch.Generator(device="cpu").manual_seed(int(seed))
+    for layer in layers:
+        bound = layer.in_features ** -0.5
+        for parameter in (layer.weight, layer.bias):
+            values = torch.empty(parameter.shape, dtype=torch.float32).uniform_(-bound, bound, generator=generator)
+            parameter.copy_(values.to(parameter.device, parameter.dtype))
+
+
 class FeedForward(nn.Module):
     """GPT-2's MLP, named as in GPT-2 (c_fc, c_proj); the activation owns no weights.
 
@@ -69,15 +81,9 @@ class FeedForward(nn.Module):
         if seed is not None:
             self.reset_parameters(seed)
 
-    @torch.no_grad()
     def reset_parameters(self, seed: int) -> None:
-        """nn.Linear's default init (uniform +-1/sqrt(fan_in)), drawn from a seeded generator."""
-        generator = torch.Generator(device="cpu").manual_seed(int(seed))
-        for layer in (self.c_fc, self.c_proj):
-            bound = layer.in_features ** -0.5
-            for p in (layer.weight, layer.bias):
-                values = torch.empty(p.shape, dtype=torch.float32).uniform_(-bound, bound, generator=generator)
-                p.copy_(values.to(p.device, p.dtype))
+        """nn.Linear's default init (uniform +-1/sqrt(fan_in)), drawn from a seeded generator (``seeded_init``)."""
+        seeded_init((self.c_fc, self.c_proj), seed)
 
     def hidden_pre(self, x: torch.Tensor) -> torch.Tensor:
         """(..., d_model) -> (..., hidden): what the activation receives."""

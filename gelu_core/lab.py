@@ -105,6 +105,7 @@ def demo_input(d_model: int, seed: int, batch: int = 2, tokens: int = 3) -> torc
 
 
 def _demo(d_model: int, seed: int, batch: int, tokens: int) -> torch.Tensor:
+    """(batch, tokens, d_model) standard-normal numbers from a generator of their own, seeded with seed + 1."""
     generator = torch.Generator(device="cpu").manual_seed(int(seed) + 1)
     return torch.randn((batch, tokens, d_model), generator=generator, dtype=torch.float32)
 

@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from gelu_core.activations import get_activation
-from gelu_core.ffn import activation_module
+from gelu_core.ffn import activation_module, seeded_init
 
 TASKS = ("circle", "xor", "spiral", "gauss")
 OPTIMIZERS = ("sgd", "adam")
@@ -175,14 +175,9 @@ class RaceNet(nn.Module):
             x = self.act(z)
         return zs
 
-    @torch.no_grad()
     def reset_parameters(self, seed: int) -> None:
         """nn.Linear's default init (uniform ±1/sqrt(fan_in), weights and biases) from a seeded generator."""
-        generator = torch.Generator(device="cpu").manual_seed(int(seed))
-        for layer in [*self.hidden, self.out]:
-            bound = layer.in_features ** -0.5
-            for p in (layer.weight, layer.bias):
-                p.copy_(torch.empty(p.shape).uniform_(-bound, bound, generator=generator))
+        seeded_init([*self.hidden, self.out], seed)
 
 
 def twin_networks(config: RaceConfig) -> tuple[RaceNet, RaceNet]:

@@ -63,8 +63,9 @@ def _definitions(module: str) -> tuple[list[str], dict[str, ast.stmt]]:
             defs[node.name] = node
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(target, ast.Name):
-                    defs[target.id] = node
+                for name in [target] if isinstance(target, ast.Name) else getattr(target, "elts", []):
+                    if isinstance(name, ast.Name):
+                        defs[name.id] = node
     return text.splitlines(), defs
 
 
@@ -122,14 +123,18 @@ def source(*objects: Callable[..., Any] | str, backend: str = "torch", rename: M
             continue
         chosen[module, name] = defs[name]
         used = {n.id for n in ast.walk(defs[name]) if isinstance(n, ast.Name)} - {name}
-        pending.extend((module, n) for n in used if n in defs and not isinstance(defs[n], ast.ClassDef))
+        pending.extend((module, n) for n in used if n in defs)
     constants = [(m, n) for (m, n), node in chosen.items() if not isinstance(node, (ast.FunctionDef, ast.ClassDef))]
     order = sorted(constants, key=lambda k: chosen[k].lineno) + sorted(
         (k for k in chosen if k not in constants), key=lambda k: (k[0], chosen[k].lineno))
     renames = {n: n.lstrip("_") for _, n in chosen if n.startswith("_")} | rename
     parts = {False: [], True: []}  # constants, then functions and classes
+    printed = set()  # a node that assigns several names is printed once
     for module, name in order:
         node = chosen[module, name]
+        if id(node) in printed:
+            continue
+        printed.add(id(node))
         text = _text(_definitions(module)[0], node)
         if isinstance(node, ast.FunctionDef) and node.args.args and node.args.args[0].arg == "ops":
             text = re.sub(r"\(ops(, |\))", lambda m: "(" if m.group(1) == ", " else "()", text)

@@ -1,9 +1,10 @@
 """The feed-forward lab's script: GPT-2's block seeded as the page seeds it (or read from the student's files), the
 two activations on the same hidden values, the page's metrics and tables, and the backward pass if it is on.
 
-The seeded weights and the demo input are drawn exactly as ``gelu_core.FeedForward.reset_parameters`` and
-``gelu_core.lab.demo_input`` draw them, so the script holds the page's numbers bit for bit.  An uploaded file's
-name is not among the control values: the script names it in a variable at its top, for the student to set.
+The seeded weights, the demo input, a file's layout and the activation modules come from gelu_core's own code
+(``seeded_init``, ``lab._demo``, ``weights._layout``, ``activation_module``), so the script holds the page's numbers
+bit for bit.  An uploaded file's name is not among the control values: the script names it in a variable at its
+top, for the student to set.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ui.format import count, share, sig
 def modules(names, label: str = "short") -> tuple[str, list[type]]:
     """The activations' dict, name -> module, as gelu_core.ffn.activation_module builds each one (PyTorch's own
     module, written as it prints itself), and the source of any module of gelu_core's own among them."""
-    from gelu_core.ffn import activation_module  # torch: imported when the page asks, as the page's
+    from gelu_core.ffn import activation_module  # torch: imported when the page asks
 
     lines, own = [], []
     for name in dict.fromkeys(names):
@@ -36,7 +37,7 @@ $first and with $second on the same weights and the same input."""
 
 $imports
 
-# GELU Explorer's own code: its number formats (ui/format.py)$own_note
+# GELU Explorer's own code (gelu_core, and the number formats of ui/format.py), as the page runs it
 $code
 
 
@@ -53,16 +54,10 @@ config = {
 }
 d_model, hidden = config["d_model"], 4 * config["d_model"]
 
-# The block, named as in GPT-2.  nn.Linear's own initialisation, uniform in ±1/sqrt(fan_in), drawn again from one
-# seeded generator in this order: c_fc.weight, c_fc.bias, c_proj.weight, c_proj.bias.
+# The block, named as in GPT-2, seeded as the page seeds it
 c_fc = torch.nn.Linear(d_model, hidden)  # (..., d) -> (..., 4d)
 c_proj = torch.nn.Linear(hidden, d_model)  # (..., 4d) -> (..., d)
-generator = torch.Generator().manual_seed(config["seed"])
-with torch.no_grad():
-    for layer in (c_fc, c_proj):
-        bound = layer.in_features ** -0.5
-        for parameter in (layer.weight, layer.bias):
-            parameter.uniform_(-bound, bound, generator=generator)
+seeded_init((c_fc, c_proj), config["seed"])
 '''
 
 FILE_WEIGHTS = '''
@@ -72,10 +67,9 @@ FIRST, SECOND = "c_fc", "c_proj"  # the block's two layers as the file names the
 state = torch.load(WEIGHTS_FILE, weights_only=True)  # data only: no code in the file runs
 w_fc, w_proj = state[FIRST + ".weight"], state[SECOND + ".weight"]
 b_fc, b_proj = state.get(FIRST + ".bias"), state.get(SECOND + ".bias")
-# nn.Linear stores a layer as (out, in), GPT-2's Conv1D as (in, out): a bias has the out size (without biases,
-# the hidden side is the wider one)
-rows, columns = w_fc.shape
-if (b_fc is not None and len(b_fc) != rows) or (b_fc is None and rows < columns):
+# nn.Linear stores a layer as (out, in), GPT-2's Conv1D as (in, out): told apart by the shapes, as the page does
+found, _ = layout(tuple(w_fc.shape), None if b_fc is None else tuple(b_fc.shape), FIRST)
+if found == CONV1D:
     w_fc, w_proj = w_fc.T, w_proj.T
 hidden, d_model = w_fc.shape
 c_fc = torch.nn.Linear(d_model, hidden)  # (..., d) -> (..., 4d)
@@ -90,7 +84,7 @@ with torch.no_grad():
 DEMO = '''
 # The demo input: standard-normal numbers, about what LayerNorm hands the block, from a generator of its own
 batch, tokens = $batch, $tokens
-x = torch.randn((batch, tokens, d_model), generator=torch.Generator().manual_seed($demo_seed))  # (B, T, d)
+x = demo(d_model, $demo_seed, batch, tokens)  # (B, T, d)
 '''
 
 UPLOAD = '''
@@ -179,16 +173,18 @@ for name, run in runs.items():
 
 
 def script(values: Values) -> str:
+    from gelu_core.ffn import seeded_init  # torch: imported when the page asks, as the page's
+    from gelu_core.lab import _demo
+    from gelu_core.weights import _layout
+
     v = settings(FFN, values)
     first, second = (ACTIVATIONS[v[key]].short for key in ("act", "vs"))
     listed, own = modules((v["act"], v["vs"]))
-    upload = v["input"] != "Demo"
-    seeded = v["weights"] == "Seeded"
-    parts = [HEAD, SEEDED if seeded else FILE_WEIGHTS, UPLOAD if upload else DEMO, FORWARD]
-    if v["backward"]:
-        parts.append(BACKWARD)
+    upload, seeded = v["input"] != "Demo", v["weights"] == "Seeded"
+    parts = [HEAD, SEEDED if seeded else FILE_WEIGHTS, UPLOAD if upload else DEMO, FORWARD, *[BACKWARD] * v["backward"]]
     batch, tokens = DEMO_SHAPES[v["demo"]]
-    return fill("\n\n\n".join(part.strip() for part in parts), first=first, second=second, modules=listed,
-                code=source(share, sig, count, *own), own_note=" and its module for the sigmoid form" if own else "",
+    return fill("\n\n".join(part.strip() for part in parts), first=first, second=second, modules=listed,
+                code=source(seeded_init if seeded else _layout, *own, share, sig, count,
+                            names={} if upload else {"demo": _demo}),
                 d_model=int(v["d_model"]), seed=int(v["seed"]), batch=batch, tokens=tokens,
-                demo_seed=int(v["seed"]) + 1 if seeded else 1)  # the page seeds a file's block's demo with 0 + 1
+                demo_seed='config["seed"]' if seeded else "0")  # a file's block: seed 0, as the page

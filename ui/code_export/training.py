@@ -1,9 +1,10 @@
 """The training race's script: the race's points, two copies of one network with the same seeded weights, the same
 mini-batches and Adam, and what the page reports at the finish: test accuracy, test loss and dead units per run.
 
-It follows ``gelu_core.training`` step for step (the data's draws in order, the weights' seeded draws, the mini-batch
-generator, one torch thread), so it gives the page's numbers bit for bit.  The page also records curves every ten
-steps; recording changes nothing in training, so the script measures once, at the end.
+It follows ``gelu_core.training`` step for step (the data's draws in order, printed from ``_class_points``; the
+weights' seeded draws, from ``ffn.seeded_init``; the mini-batch generator, one torch thread), so it gives the page's
+numbers bit for bit.  The page also records curves every ten steps; recording changes nothing in training, so the
+script measures once, at the end.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ points from the same starting weights with the same mini-batches; the activation
 
 $imports
 
-# GELU Explorer's own code (gelu_core), as the page runs it: how each class's points are drawn
+# GELU Explorer's own code (gelu_core), as the page runs it: how each class's points are drawn, the seeded weights
 $code
 
 
@@ -55,19 +56,13 @@ train_points, train_labels = split(config["n_train"])  # (n_train, 2), (n_train,
 test_points, test_labels = split(config["n_test"])
 
 
-def network(activation):
-    """2 -> width -> ... -> width -> 1: depth hidden layers (Linear, then the activation), and one logit out.
-    nn.Linear's own initialisation (uniform in ±1/sqrt(fan_in)), drawn from a generator seeded with the seed, layer
-    by layer, weight then bias: both copies start from the same weights."""
+def network():
+    """2 -> width -> ... -> width -> 1: depth hidden layers (Linear, then the activation), and one logit out; seeded
+    as the page seeds it, so both copies start from the same weights."""
     width, depth = config["width"], config["depth"]
     hidden = [torch.nn.Linear(2 if i == 0 else width, width) for i in range(depth)]
     out = torch.nn.Linear(width, 1)
-    generator = torch.Generator().manual_seed(config["seed"])
-    with torch.no_grad():
-        for layer in [*hidden, out]:
-            bound = layer.in_features ** -0.5
-            for parameter in (layer.weight, layer.bias):
-                parameter.uniform_(-bound, bound, generator=generator)
+    seeded_init([*hidden, out], config["seed"])
     return hidden, out
 
 
@@ -91,7 +86,7 @@ def dead_units(hidden, activation, points):
 
 
 for name, activation in activations.items():
-    hidden, out = network(activation)
+    hidden, out = network()
     parameters = [p for layer in [*hidden, out] for p in layer.parameters()]
     optimizer = torch.optim.Adam(parameters, lr=config["learning_rate"])
     batches = torch.Generator().manual_seed(config["seed"] + 1)  # the mini-batch order: the same for both runs
@@ -115,7 +110,8 @@ for name, activation in activations.items():
 
 
 def script(values: Values) -> str:
-    from gelu_core.training import RaceConfig, _class_points  # torch: imported when the race's page asks
+    from gelu_core.ffn import seeded_init  # torch: imported when the race's page asks
+    from gelu_core.training import RaceConfig, _class_points
 
     v = settings(TRAINING, values)
     race = RaceConfig()  # what the page leaves at its default: batch size, points, the optimiser (Adam)
@@ -124,4 +120,4 @@ def script(values: Values) -> str:
     return fill(TEMPLATE, first=ACTIVATIONS[names[0]].label, second=ACTIVATIONS[names[1]].label,
                 task=v["task"], width=int(v["width"]), depth=int(v["depth"]), learning_rate=number(v["lr"]),
                 steps=int(v["steps"]), batch_size=race.batch_size, noise=number(v["noise"]), n_train=race.n_train,
-                n_test=race.n_test, seed=int(v["seed"]), modules=listed, code=source(_class_points, *own))
+                n_test=race.n_test, seed=int(v["seed"]), modules=listed, code=source(_class_points, seeded_init, *own))

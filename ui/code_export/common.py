@@ -85,17 +85,17 @@ def _text(lines: list[str], node: ast.stmt) -> str:
     return "\n".join(body)
 
 
-def source(*objects: Callable[..., Any] | str, backend: str = "torch", rename: Mapping[str, str] | None = None,
+def source(*objects: Callable[..., Any] | str, backend: str = "torch",
            names: Mapping[str, Callable[..., Any]] | None = None) -> str:
     """The source of these functions or classes (or "module:NAME" for a constant), with the constants and helpers
     of their module they use, in the module's order: the very code the app runs, for a script to print.
 
     A gelu_core formula ``f(ops, x, ...)`` (gelu_core._backend) is written for ``backend``, "torch" or "numpy"
-    (with scipy's erfc); a private name loses its underscore; ``rename`` renames (by the name in the source), and
-    ``names`` gives more functions with the name each takes in the script, whatever the app calls it.
+    (with scipy's erfc); a private name loses its underscore; ``names`` gives more functions with the name each
+    takes in the script, whatever the app calls it.
 
     >>> from gelu_core.activations import GATES
-    >>> print(source(GATES["sigmoid"], rename={"_sigmoid_gate": "gate"}))
+    >>> print(source(names={"gate": GATES["sigmoid"]}))
     SIGMOID_COEF = 1.702  # x * sigmoid(1.702 x), the paper's cheaper approximation
     <BLANKLINE>
     <BLANKLINE>
@@ -109,64 +109,49 @@ def source(*objects: Callable[..., Any] | str, backend: str = "torch", rename: M
         return sigmoid(SIGMOID_COEF * x)
     """
     names = dict(names or {})
-    objects = (*objects, *names.values())
-    rename = {**(rename or {}), **{f.__name__: n for n, f in names.items()}}
     chosen: dict[tuple[str, str], ast.stmt] = {}
-    pending = [tuple(obj.split(":")) if isinstance(obj, str) else (obj.__module__, obj.__name__) for obj in objects]
+    pending = [tuple(obj.split(":")) if isinstance(obj, str) else (obj.__module__, obj.__name__)
+               for obj in (*objects, *names.values())]
     while pending:
         module, name = pending.pop()
-        if (module, name) in chosen:
-            continue
-        lines, defs = _definitions(module)
-        if isinstance(defs[name], ast.ImportFrom):
-            pending.append((defs[name].module, name))
-            continue
-        chosen[module, name] = defs[name]
-        used = {n.id for n in ast.walk(defs[name]) if isinstance(n, ast.Name)} - {name}
-        pending.extend((module, n) for n in used if n in defs)
-    constants = [(m, n) for (m, n), node in chosen.items() if not isinstance(node, (ast.FunctionDef, ast.ClassDef))]
-    order = sorted(constants, key=lambda k: chosen[k].lineno) + sorted(
-        (k for k in chosen if k not in constants), key=lambda k: (k[0], chosen[k].lineno))
-    renames = {n: n.lstrip("_") for _, n in chosen if n.startswith("_")} | rename
-    parts = {False: [], True: []}  # constants, then functions and classes
-    printed = set()  # a node that assigns several names is printed once
-    for module, name in order:
-        node = chosen[module, name]
-        if id(node) in printed:
-            continue
-        printed.add(id(node))
+        node = _definitions(module)[1][name]
+        if isinstance(node, ast.ImportFrom):  # taken from another module of the app: printed from there
+            pending.append((node.module, name))
+        elif (module, name) not in chosen:
+            chosen[module, name] = node
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            pending.extend((module, n) for n in used - {name} if n in _definitions(module)[1])
+
+    def place(item):  # constants first, by line; then functions and classes, module by module
+        module, node = item
+        is_def = isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        return is_def, module if is_def else "", node.lineno
+
+    parts = {False: [], True: []}
+    for module, node in sorted({id(n): (m, n) for (m, _), n in chosen.items()}.values(), key=place):  # each once
         text = _text(_definitions(module)[0], node)
         if isinstance(node, ast.FunctionDef) and node.args.args and node.args.args[0].arg == "ops":
             text = re.sub(r"\(ops(, |\))", lambda m: "(" if m.group(1) == ", " else "()", text)
             text = re.sub(r"\bops\.(\w+)", lambda m: _OPS[backend].get(m.group(1), _PREFIX[backend] + m.group(1)),
                           text)
-        parts[isinstance(node, (ast.FunctionDef, ast.ClassDef))].append(text)
+        parts[place((module, node))[0]].append(text)
     code = "\n\n\n".join(filter(None, ["\n".join(parts[False]), *parts[True]]))
+    renames = {n: n.lstrip("_") for _, n in chosen if n.startswith("_")} | {f.__name__: n for n, f in names.items()}
     return re.sub(r"\b(" + "|".join(map(re.escape, sorted(renames, key=len, reverse=True))) + r")\b",
                   lambda m: renames[m.group(1)], code) if renames else code
 
 
-_IMPORTS = (  # (what a script's text uses, the import it needs), in the order a sorted header lists them
-    (r"\bmath\.", "import math"),
-    (r"\bnp\.", "import numpy as np"),
-    (r"\btorch\.", "import torch"),
-    (r"\bbrentq\(", "from scipy.optimize import brentq"),
-    (r"\bminimize_scalar\(", "from scipy.optimize import minimize_scalar"),
-    (r"(?<!special\.)\berfc\(", "from scipy.special import erfc"),
-)
-
-
 def imports(code: str) -> str:
     """The import lines ``code`` needs, sorted and grouped as ruff's isort wants them (math, then the rest)."""
-    found = [line for pattern, line in _IMPORTS if re.search(pattern, code)]
-    optimize = [line.split(" import ")[1] for line in found if line.startswith("from scipy.optimize")]
-    found = [line for line in found if not line.startswith("from scipy.optimize")]
-    if optimize:
-        found.insert(next((i for i, line in enumerate(found) if line.startswith("from scipy.special")), len(found)),
-                     "from scipy.optimize import " + ", ".join(optimize))
-    stdlib = [line for line in found if line == "import math"]
-    rest = [line for line in found if line != "import math"]
-    return "\n\n".join("\n".join(group) for group in (stdlib, rest) if group)
+    def calls(*names):
+        return [n for n in names if re.search(rf"(?<![\w.]){n}\(", code)]
+
+    rest = [line for pattern, line in ((r"\bnp\.", "import numpy as np"), (r"\btorch\.", "import torch"))
+            if re.search(pattern, code)]
+    rest += [f"from scipy.{module} import {', '.join(found)}"
+             for module, found in (("optimize", calls("brentq", "minimize_scalar")), ("special", calls("erfc")))
+             if found]
+    return "\n\n".join(filter(None, ["import math" if re.search(r"\bmath\.", code) else "", "\n".join(rest)]))
 
 
 def fill(template: str, **fields: Any) -> str:

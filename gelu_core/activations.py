@@ -37,6 +37,7 @@ APPROXIMATIONS = ("none", "tanh", "sigmoid")
 # Each ``_f(ops, x)`` receives float64 x and the numpy or torch namespace.
 
 def _sigmoid(ops, t):
+    """sigmoid(t) = 1 / (1 + exp(-t)), from exp(-|t|): it never overflows."""
     e = ops.exp(-ops.abs(t))  # in (0, 1]: never overflows
     return ops.where(t >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
@@ -111,19 +112,23 @@ def _gelu_grad(ops, x, approximate):
 
 
 def _nan_kept(ops, x, y):
+    """y, with NaN wherever x is NaN."""
     return ops.where(ops.isnan(x), x, y)
 
 
 def _relu(ops, x):
+    """max(0, x)."""
     return _nan_kept(ops, x, ops.where(x > 0, x, 0.0))
 
 
 def _relu_grad(ops, x):
+    """1 for x > 0, else 0 (ReLU'(0) = 0, as PyTorch's autograd)."""
     one = ops.ones_like(x)
     return _nan_kept(ops, x, ops.where(x > 0, one, 0.0 * one))
 
 
 def _leaky_relu(ops, x, negative_slope):
+    """x for x > 0, else negative_slope * x."""
     return ops.where(x > 0, x, negative_slope * x)
 
 
@@ -133,6 +138,7 @@ def _leaky_relu_grad(ops, x, negative_slope):
 
 
 def _elu(ops, x, alpha):
+    """x for x > 0, else alpha * (exp(x) - 1)."""
     return ops.where(x > 0, x, alpha * ops.expm1(ops.where(x > 0, 0.0, x)))
 
 
@@ -141,6 +147,7 @@ def _elu_grad(ops, x, alpha):
 
 
 def _softplus(ops, x):
+    """log(1 + exp(x)), written so that exp never overflows."""
     return ops.where(x > 0, x, 0.0) + ops.log1p(ops.exp(-ops.abs(x)))
 
 
@@ -154,6 +161,7 @@ def _tanh_grad(ops, x):
 
 
 def _silu(ops, x):
+    """x * sigmoid(x)."""
     return _at_infinity(ops, x, x * _sigmoid(ops, x), 0.0, x)
 
 

@@ -95,18 +95,9 @@ def source(*objects: Callable[..., Any] | str, backend: str = "torch",
     takes in the script, whatever the app calls it.
 
     >>> from gelu_core.activations import GATES
-    >>> print(source(names={"gate": GATES["sigmoid"]}))
-    SIGMOID_COEF = 1.702  # x * sigmoid(1.702 x), the paper's cheaper approximation
-    <BLANKLINE>
-    <BLANKLINE>
-    def sigmoid(t):
-        e = torch.exp(-torch.abs(t))  # in (0, 1]: never overflows
-        return torch.where(t >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-    <BLANKLINE>
-    <BLANKLINE>
-    def gate(x):
-        \"\"\"The sigmoid form's gate: sigmoid(1.702 x).\"\"\"
-        return sigmoid(SIGMOID_COEF * x)
+    >>> code = source(names={"gate": GATES["sigmoid"]})
+    >>> [line for line in code.splitlines() if line.startswith("def")], "ops" in code, "SIGMOID_COEF = 1.702" in code
+    (['def sigmoid(t):', 'def gate(x):'], False, True)
     """
     names = dict(names or {})
     chosen: dict[tuple[str, str], ast.stmt] = {}

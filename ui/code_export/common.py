@@ -99,7 +99,12 @@ def source(*objects: Callable[..., Any] | str, backend: str = "torch",
     >>> [line for line in code.splitlines() if line.startswith("def")], "ops" in code, "SIGMOID_COEF = 1.702" in code
     (['def sigmoid(t):', 'def gate(x):'], False, True)
     """
-    names = dict(names or {})
+    return _source(objects, backend, tuple((names or {}).items()))
+
+
+@functools.lru_cache(maxsize=64)  # a page's script is rebuilt on every rerun while its expander is open
+def _source(objects: tuple, backend: str, named: tuple) -> str:
+    names = dict(named)
     chosen: dict[tuple[str, str], ast.stmt] = {}
     pending = [tuple(obj.split(":")) if isinstance(obj, str) else (obj.__module__, obj.__name__)
                for obj in (*objects, *names.values())]

@@ -62,12 +62,12 @@ LIMITS: dict[str, tuple[float, float]] = {
 class RaceConfig:
     """Everything that decides a race; two equal configs give bit-identical races."""
 
-    task: str = "spiral"  # one of TASKS
+    task: str = "spiral"  # one of TASKS: "circle", "xor", "spiral", "gauss"
     activations: tuple[str, str] = ("relu", "gelu")  # registry names, raced on the same weights
     width: int = 8  # units per hidden layer
     depth: int = 3  # hidden layers
     optimizer: str = "adam"  # "adam" or "sgd" (plain: w -= learning_rate * dL/dw)
-    learning_rate: float = 0.03
+    learning_rate: float = 0.03  # the optimiser's step size
     steps: int = 1000  # optimiser steps, one mini-batch each
     batch_size: int = 32  # training points per step, drawn at random (with replacement)
     noise: float = 0.05  # std of the normal nudge given to every point (the data square is about [-1, 1]²)

@@ -48,9 +48,8 @@ with settings:
     st.button("Where ReLU units die: circle, learning rate 0.1, seed 1", on_click=use_preset, args=(PRESET_DYING,),
               key="training_preset_dying", icon=":material/skull:")
 
-config = training.RaceConfig(task=task, activations=(first, second), width=int(width), depth=int(depth),
-                             learning_rate=float(learning_rate), steps=int(steps), noise=float(noise),
-                             seed=int(seed))
+config = view.race_config(dict(task=task, a=first, b=second, lr=learning_rate, steps=steps, width=width, depth=depth,
+                               noise=noise, seed=seed))
 
 with live:
     status = st.empty()

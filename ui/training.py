@@ -2,9 +2,13 @@
 
 Streamlit-free and torch-free: every builder reads a ``gelu_core.training.RaceSnapshot`` (numpy arrays only)
 and returns a figure of plain dicts through ``quick_figure``; each run keeps its activation's house colour.
+``race_config`` (torch on its first call) turns the controls' values into the race, for the page and its script.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -14,6 +18,15 @@ from ui.theme import DASHES, NEUTRAL, base_layout, color, quick_figure, rgba
 # the two classes of points: colours outside the activation palette, so a class is never read as a run
 CLASS_COLORS = ("#F0A35E", "#5B8DB8")  # class 0 amber, class 1 steel blue
 _REGION_ALPHA = 0.55  # how strongly a sure region is tinted; the undecided middle (p = 1/2) is see-through
+
+
+def race_config(v: Mapping[str, Any]):
+    """The race the page's controls ask for, by their short names (``ui.controls.TRAINING``); the rest of
+    ``RaceConfig`` (the optimiser, Adam; the batch size; the points) at its defaults."""
+    from gelu_core.training import RaceConfig  # torch: imported when the race's page asks
+
+    return RaceConfig(task=v["task"], activations=(v["a"], v["b"]), width=int(v["width"]), depth=int(v["depth"]),
+                      learning_rate=float(v["lr"]), steps=int(v["steps"]), noise=float(v["noise"]), seed=int(v["seed"]))
 
 
 def _curve(x, y, *, name: str, key: str, group: str, width: float = 3, opacity: float = 1.0,

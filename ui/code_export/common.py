@@ -137,6 +137,17 @@ def _source(objects: tuple, backend: str, named: tuple) -> str:
                   lambda m: renames[m.group(1)], code) if renames else code
 
 
+def fields(instance: Any, names: tuple[str, ...]) -> str:
+    """A dict's lines ``"name": value,  # comment`` for these fields of a dataclass instance, each with the comment
+    its class's source gives the field."""
+    lines, defs = _definitions(type(instance).__module__)
+    comments = {n.target.id: lines[n.lineno - 1].partition("  # ")[2] for n in defs[type(instance).__name__].body
+                if isinstance(n, ast.AnnAssign)}
+    shown = {str: lambda v: f'"{v}"', float: number}
+    return "\n".join(f'    "{name}": {shown.get(type(v := getattr(instance, name)), str)(v)},  # {comments[name]}'
+                     for name in names)
+
+
 def imports(code: str) -> str:
     """The import lines ``code`` needs, sorted and grouped as ruff's isort wants them (math, then the rest)."""
     def calls(*names):

@@ -10,9 +10,10 @@ script measures once, at the end.
 from __future__ import annotations
 
 from gelu_core.activations import ACTIVATIONS
-from ui.code_export.common import Values, fill, number, settings, source
+from ui.code_export.common import Values, fields, fill, settings, source
 from ui.code_export.ffn import modules
 from ui.controls import TRAINING
+from ui.training import race_config
 
 TEMPLATE = '''
 """GELU Explorer, Training race: two copies of one small network, $first against $second, trained on the same
@@ -24,17 +25,8 @@ $imports
 $code
 
 
-config = {
-    "task": "$task",  # two classes of points in the plane
-    "width": $width,  # units per hidden layer
-    "depth": $depth,  # hidden layers
-    "learning_rate": $learning_rate,  # Adam's step size
-    "steps": $steps,  # optimiser steps, one mini-batch each
-    "batch_size": $batch_size,  # training points per step, drawn at random (with replacement)
-    "noise": $noise,  # std of the normal nudge given to every point
-    "n_train": $n_train,  # training points, half of each class
-    "n_test": $n_test,  # test points, half of each class, never trained on
-    "seed": $seed,  # seeds the points, the starting weights and the order of the mini-batches
+config = {  # the race as the page runs it
+$config
 }
 activations = {  # the modules the page trains; an activation owns no weights
 $modules
@@ -109,15 +101,15 @@ for name, activation in activations.items():
 '''
 
 
+FIELDS = ("task", "width", "depth", "learning_rate", "steps", "batch_size", "noise", "n_train", "n_test", "seed")
+
+
 def script(values: Values) -> str:
     from gelu_core.ffn import seeded_init  # torch: imported when the race's page asks
-    from gelu_core.training import RaceConfig, _class_points
+    from gelu_core.training import _class_points
 
-    v = settings(TRAINING, values)
-    race = RaceConfig()  # what the page leaves at its default: batch size, points, the optimiser (Adam)
-    names = (v["a"], v["b"])
-    listed, own = modules(names, "label")
-    return fill(TEMPLATE, first=ACTIVATIONS[names[0]].label, second=ACTIVATIONS[names[1]].label,
-                task=v["task"], width=int(v["width"]), depth=int(v["depth"]), learning_rate=number(v["lr"]),
-                steps=int(v["steps"]), batch_size=race.batch_size, noise=number(v["noise"]), n_train=race.n_train,
-                n_test=race.n_test, seed=int(v["seed"]), modules=listed, code=source(_class_points, seeded_init, *own))
+    race = race_config(settings(TRAINING, values))  # as the page builds it
+    listed, own = modules(race.activations, "label")
+    first, second = (ACTIVATIONS[name].label for name in race.activations)
+    return fill(TEMPLATE, first=first, second=second, config=fields(race, FIELDS), modules=listed,
+                code=source(_class_points, seeded_init, *own))

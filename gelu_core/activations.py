@@ -37,7 +37,7 @@ APPROXIMATIONS = ("none", "tanh", "sigmoid")
 # Each ``_f(ops, x)`` receives float64 x and the numpy or torch namespace.
 
 def _sigmoid(ops, t):
-    """sigmoid(t) = 1 / (1 + exp(-t)), from exp(-|t|): it never overflows."""
+    """sigmoid(t) = 1 / (1 + exp(-t))."""
     e = ops.exp(-ops.abs(t))  # in (0, 1]: never overflows
     return ops.where(t >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 

@@ -117,7 +117,7 @@ def lines(output: str) -> dict[str, str]:
 SEEN = {"curves": {"curves_more": ["silu"]}, "derivative": {"derivative_form": "tanh"}, "home": {}, "steps": {}}
 
 
-def test_a_changed_formula_changes_the_scripts_with_the_page(monkeypatch):
+def test_a_formula_changed_in_the_registry_reaches_the_scripts(monkeypatch):
     """With the tanh form's gate and slope and SiLU swapped in gelu_core's registry for made-up ones, the Curves,
     Derivative, Home and Step-by-step scripts print the made-up numbers, as gelu_core now computes them."""
     before = {page: code_for(page, values) for page, values in SEEN.items()}

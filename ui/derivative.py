@@ -58,7 +58,8 @@ def nudge_words(n: Nudge) -> str:
     return change_words(abs(n.gelu[1] - n.gelu[0]), n.relu[1] - n.relu[0])
 
 
-def change_words(change: float, jump: float) -> str:  # the code export prints this function
+# the Derivative page's script prints this function (ui/code_export/derivative.py)
+def change_words(change: float, jump: float) -> str:
     """How far a slope moves across the nudge, in words, judged against ReLU's jump."""
     if change < 0.05 * jump:
         return "barely moves"

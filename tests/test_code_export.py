@@ -138,7 +138,8 @@ BRANCHES = {
                        {"approximations_view": APPROXIMATIONS_VIEWS[1], "approximations_fw_dtypes": []}],
     "ffn": [{}, {"ffn_backward": False, "ffn_act": "gelu_sigmoid", "ffn_vs": "gelu_sigmoid"},
             {"ffn_weights": "File", "ffn_input": "Upload"}],
-    "training": [{"training_task": task} for task in RACE_TASKS],
+    "training": [{"training_task": task} for task in RACE_TASKS]
+    + [{"training_a": "gelu_tanh", "training_b": "gelu_tanh"}],  # the longest labels in the docstring
 }
 
 

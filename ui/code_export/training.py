@@ -16,8 +16,9 @@ from ui.controls import TRAINING
 from ui.training import race_config
 
 TEMPLATE = '''
-"""GELU Explorer, Training race: two copies of one small network, $first against $second, trained on the same
-points from the same starting weights with the same mini-batches; the activation is the only difference."""
+"""GELU Explorer, Training race: two copies of one small network, $first against $second,
+trained on the same points from the same starting weights with the same mini-batches; the activation is the only
+difference."""
 
 $imports
 
@@ -101,6 +102,7 @@ for name, activation in activations.items():
 '''
 
 
+# the race's settings the script reads (the optimiser is the page's, Adam)
 FIELDS = ("task", "width", "depth", "learning_rate", "steps", "batch_size", "noise", "n_train", "n_test", "seed")
 
 

@@ -91,11 +91,11 @@ def _memos() -> dict[str, object]:
     import ui
 
     found = {}
-    for info in pkgutil.iter_modules(ui.__path__):
-        module = importlib.import_module(f"ui.{info.name}")
+    for info in pkgutil.walk_packages(ui.__path__, "ui."):
+        module = importlib.import_module(info.name)
         for name, value in vars(module).items():
             if isinstance(getattr(value, "runs", None), SharedRuns) and value.__module__ == module.__name__:
-                found[f"ui.{info.name}.{name}"] = value
+                found[f"{info.name}.{name}"] = value
     return found
 
 
@@ -103,6 +103,12 @@ def _x() -> tuple[float, ...]:
     from ui.approximations import POINTS
 
     return tuple(np.linspace(-12.0, 12.0, POINTS).tolist())
+
+
+def _printed() -> tuple:
+    from gelu_core.activations import ACTIVATIONS, GATES
+
+    return tuple(GATES.values()) + tuple(a.formula for a in ACTIVATIONS.values() if a.formula)  # the longest text
 
 
 # One call of each memo, its arguments made inside the call (the key is kept too, and counted).
@@ -119,6 +125,8 @@ CALLS = {
     "ui.approximations.framework_runs": lambda f: f(_x(), ("float32", "bfloat16", "float16"), "none"),
     "ui.approximations.dtype_limits": lambda f: f("float16", "tanh"),
     "ui.approximations.digits_kept": lambda f: f(("float32", "bfloat16", "float16")),
+    "ui.code_export.common._source": lambda f: f(_printed(), "torch", ()),
+    "ui.code_export.common._comments": lambda f: f("gelu_core.training", "RaceConfig"),
 }
 
 

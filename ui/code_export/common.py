@@ -4,14 +4,14 @@ app's own functions printed from their source (``source``), so that a script can
 from __future__ import annotations
 
 import ast
-import functools
+import importlib
 import inspect
 import re
-import sys
 from collections.abc import Callable, Mapping
 from string import Template
 from typing import Any
 
+from hosting.runs import memo
 from ui.controls import PageControls
 from ui.format import full as number  # noqa: F401  a float as a literal that reads back the same
 
@@ -49,15 +49,17 @@ _OPS = {"torch": {"erfc": "torch.special.erfc"}, "numpy": {"erfc": "erfc"}}
 _PREFIX = {"torch": "torch.", "numpy": "np."}
 
 
-@functools.cache
-def _definitions(module: str) -> tuple[list[str], dict[str, ast.stmt]]:
-    """A module's source lines and its top-level functions, classes and assignments by name."""
-    text = inspect.getsource(sys.modules[module])
+def _definitions(module: str, parsed: dict) -> tuple[list[str], dict[str, ast.stmt]]:
+    """A module's source lines and its top-level functions, classes and assignments by name (kept in ``parsed``
+    for the rest of one printing)."""
+    if module in parsed:
+        return parsed[module]
+    text = inspect.getsource(importlib.import_module(module))
     defs: dict[str, ast.stmt] = {}
     for node in ast.parse(text).body:
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("gelu_core", "ui"):
             for alias in node.names:  # a name taken from another module of the app: printed from there
-                if alias.asname is None and alias.name in _definitions(node.module)[1]:
+                if alias.asname is None and alias.name in _definitions(node.module, parsed)[1]:
                     defs[alias.name] = node
         elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             defs[node.name] = node
@@ -66,7 +68,8 @@ def _definitions(module: str) -> tuple[list[str], dict[str, ast.stmt]]:
                 for name in [target] if isinstance(target, ast.Name) else getattr(target, "elts", []):
                     if isinstance(name, ast.Name):
                         defs[name.id] = node
-    return text.splitlines(), defs
+    parsed[module] = text.splitlines(), defs
+    return parsed[module]
 
 
 def _text(lines: list[str], node: ast.stmt) -> str:
@@ -102,21 +105,21 @@ def source(*objects: Callable[..., Any] | str, backend: str = "torch",
     return _source(objects, backend, tuple((names or {}).items()))
 
 
-@functools.lru_cache(maxsize=64)  # a page's script is rebuilt on every rerun while its expander is open
+@memo(entry_bytes=16 * 1024)  # a page's helpers as text, a few KB; rebuilt on every rerun while the code is open
 def _source(objects: tuple, backend: str, named: tuple) -> str:
-    names = dict(named)
+    names, parsed = dict(named), {}
     chosen: dict[tuple[str, str], ast.stmt] = {}
     pending = [tuple(obj.split(":")) if isinstance(obj, str) else (obj.__module__, obj.__name__)
                for obj in (*objects, *names.values())]
     while pending:
         module, name = pending.pop()
-        node = _definitions(module)[1][name]
+        node = _definitions(module, parsed)[1][name]
         if isinstance(node, ast.ImportFrom):  # taken from another module of the app: printed from there
             pending.append((node.module, name))
         elif (module, name) not in chosen:
             chosen[module, name] = node
             used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            pending.extend((module, n) for n in used - {name} if n in _definitions(module)[1])
+            pending.extend((module, n) for n in used - {name} if n in _definitions(module, parsed)[1])
 
     def place(item):  # constants first, by line; then functions and classes, module by module
         module, node = item
@@ -125,7 +128,7 @@ def _source(objects: tuple, backend: str, named: tuple) -> str:
 
     parts = {False: [], True: []}
     for module, node in sorted({id(n): (m, n) for (m, _), n in chosen.items()}.values(), key=place):  # each once
-        text = _text(_definitions(module)[0], node)
+        text = _text(_definitions(module, parsed)[0], node)
         if isinstance(node, ast.FunctionDef) and node.args.args and node.args.args[0].arg == "ops":
             text = re.sub(r"\(ops(, |\))", lambda m: "(" if m.group(1) == ", " else "()", text)
             text = re.sub(r"\bops\.(\w+)", lambda m: _OPS[backend].get(m.group(1), _PREFIX[backend] + m.group(1)),
@@ -137,12 +140,18 @@ def _source(objects: tuple, backend: str, named: tuple) -> str:
                   lambda m: renames[m.group(1)], code) if renames else code
 
 
+@memo(entry_bytes=16 * 1024)  # a class's field comments, a few hundred bytes
+def _comments(module: str, name: str) -> dict[str, str]:
+    """field -> the comment on its line, for a dataclass in the app's source."""
+    lines, defs = _definitions(module, {})
+    return {n.target.id: lines[n.lineno - 1].partition("  # ")[2] for n in defs[name].body
+            if isinstance(n, ast.AnnAssign)}
+
+
 def fields(instance: Any, names: tuple[str, ...]) -> str:
     """A dict's lines ``"name": value,  # comment`` for these fields of a dataclass instance, each with the comment
     its class's source gives the field."""
-    lines, defs = _definitions(type(instance).__module__)
-    comments = {n.target.id: lines[n.lineno - 1].partition("  # ")[2] for n in defs[type(instance).__name__].body
-                if isinstance(n, ast.AnnAssign)}
+    comments = _comments(type(instance).__module__, type(instance).__name__)
     shown = {str: lambda v: f'"{v}"', float: number}
     return "\n".join(f'    "{name}": {shown.get(type(v := getattr(instance, name)), str)(v)},  # {comments[name]}'
                      for name in names)

@@ -41,7 +41,10 @@ window.__drag = { on: false, events: [], frames: [] };
     const texts = d.readout ? [...document.querySelectorAll(d.readout)].map((e) => e.textContent).join("|") : "";
     const thumb = input ? Number(input.value) : NaN;
     const marks = d.chart ? window.__dragMarks(d.chart).map((m) => (Math.abs(m.x - thumb) <= m.tol ? thumb : m.x)) : [];
-    return { thumb, texts, marks };
+    // a chart with no probe whose view the control sets (Approximations' range): its x axis's range
+    const fl = d.chart && !marks.length && document.querySelector(`.st-key-${d.chart} .js-plotly-plot`)?._fullLayout;
+    const view = fl && fl.xaxis ? fl.xaxis.range.join(" ") : "";
+    return { thumb, texts, marks, view };
   };
   const loop = () => {
     if (d.on) d.frames.push({ t: performance.now(), ...state() });
@@ -96,7 +99,8 @@ def latencies(events: list[float], frames: list[dict]) -> tuple[list[float], int
         if all(f["thumb"] == prev["thumb"] for f in after[:4]):
             continue  # this event did not move the thumb (less than a step, or at an end)
         shown = next((f for f in after if f["texts"] != prev["texts"]
-                      and (f["marks"] != prev["marks"] or not prev["marks"])), None)  # a page with no chart: texts
+                      and (f["marks"] != prev["marks"] or not prev["marks"])  # a page with no chart: texts
+                      and (f.get("view") != prev.get("view") or not prev.get("view"))), None)
         if shown is None:
             unshown += 1
         else:
@@ -165,9 +169,11 @@ def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = No
     return context.new_page()
 
 
-def thumb_centre(page, control: str) -> tuple[float, float, float, float]:
-    """(x, y) of the slider's thumb, and the track's left and right ends, in page pixels."""
-    thumb = page.locator(f".st-key-{control} [data-testid='stSliderThumbValue']").locator("..").bounding_box()
+def thumb_centre(page, control: str, thumb: int = 0) -> tuple[float, float, float, float]:
+    """(x, y) of the slider's thumb (``thumb``: 1 for a range slider's upper one), and the track's left and right
+    ends, in page pixels."""
+    values = page.locator(f".st-key-{control} [data-testid='stSliderThumbValue']")
+    thumb = values.nth(thumb).locator("..").bounding_box()
     track = page.locator(f".st-key-{control} [data-testid='stSlider'] [data-orientation='horizontal']").last
     box = track.bounding_box()
     return thumb["x"] + thumb["width"] / 2, thumb["y"] + thumb["height"] / 2, box["x"], box["x"] + box["width"]
@@ -182,10 +188,10 @@ def path(x0: float, x1: float, moves: int) -> list[float]:
 
 
 def mouse_drag(page, recorder: Recorder, control: str, to_x: float, *, moves: int = 36, seconds: float = 1.5,
-               watch: tuple[str, str] = ("", "")) -> Drag:
+               watch: tuple[str, str] = ("", ""), thumb: int = 0) -> Drag:
     """Press the thumb, sweep to ``to_x`` (page pixels) and back half way in ``moves`` moves over ``seconds``;
     record; the button is still down when this returns (``page.mouse.up()`` releases)."""
-    x, y, _, _ = thumb_centre(page, control)
+    x, y, _, _ = thumb_centre(page, control, thumb)
     page.mouse.move(x, y)
     recorder.start(control, *watch)
     page.mouse.down()
@@ -196,11 +202,11 @@ def mouse_drag(page, recorder: Recorder, control: str, to_x: float, *, moves: in
 
 
 def touch_drag(page, recorder: Recorder, control: str, to_x: float, *, moves: int = 36, seconds: float = 1.5,
-               watch: tuple[str, str] = ("", "")) -> tuple[Drag, object]:
+               watch: tuple[str, str] = ("", ""), thumb: int = 0) -> tuple[Drag, object]:
     """As ``mouse_drag`` with one finger (Chrome DevTools' touch events); returns the drag and a function that
     lifts the finger."""
     cdp = page.context.new_cdp_session(page)
-    x, y, _, _ = thumb_centre(page, control)
+    x, y, _, _ = thumb_centre(page, control, thumb)
     recorder.start(control, *watch)
     cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
     last = x
@@ -213,10 +219,10 @@ def touch_drag(page, recorder: Recorder, control: str, to_x: float, *, moves: in
 
 
 def held_key(page, recorder: Recorder, control: str, key: str = "ArrowRight", *, presses: int = 30,
-             seconds: float = 1.0, watch: tuple[str, str] = ("", "")) -> Drag:
+             seconds: float = 1.0, watch: tuple[str, str] = ("", ""), thumb: int = 0) -> Drag:
     """Hold an arrow key on the slider: ``presses`` auto-repeated keydowns over ``seconds``; the key is still
     down when this returns (``page.keyboard.up(key)`` releases)."""
-    page.locator(f".st-key-{control} input[type=range]").focus()
+    page.locator(f".st-key-{control} input[type=range]").nth(thumb).focus()
     recorder.start(control, *watch)
     for _ in range(presses):
         page.keyboard.down(key)  # a second down() without up() is an auto-repeat (repeat: true)

@@ -3,28 +3,27 @@
 import numpy as np
 import streamlit as st
 
-from gelu_core import ACTIVATIONS, APPROXIMATIONS, form_word, gelu
-from gelu_core.analysis import approximation_error
+from gelu_core import ACTIVATIONS, form_word
+from gelu_core.analysis import worst_error
 from ui.approximations import (
     LIMITS,
     POINTS,
     TABLE_X,
     cliff_words,
-    digits_kept,
-    dtype_limits,
-    error_figure,
-    forms_figure,
+    digits_words,
+    errors_words,
+    forms_words,
     framework_figure,
     framework_runs,
     framework_tables,
     limits_table,
-    overlap_words,
-    tail_words,
-    worst_points,
+    range_live_table,
+    view_figures,
 )
 from ui.controls import APPROX, DTYPES
 from ui.format import sci
 from ui.frame import chart, require_app_frame
+from ui.live import follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -47,27 +46,19 @@ def three_forms(shown: bool):
     if hi - lo < 0.5:
         st.info("Pick a range at least 0.5 wide: drag the two ends of the slider apart.")
         return
-    x = np.linspace(lo, hi, POINTS)
-    forms = {a: gelu(x, a) for a in APPROXIMATIONS}
-    chart(forms_figure(x, forms), "approximations-forms")
-    st.caption(overlap_words(forms))
-
     worst = worst_points()
-    errors = {a: approximation_error(x, a) for a in ("tanh", "sigmoid")}
+    figures = view_figures(lo, hi, worst)  # the curves over the slider's whole span, the range as the view
+    chart(figures["approx-forms"], "approx-forms")
+    st.container(key="approx_forms_words").caption(forms_words(lo, hi))
     c1, c2 = st.columns(2)
     with c1:
         st.markdown("**Absolute error**")
-        chart(error_figure(x, {a: e[0] for a, e in errors.items()}, kind="absolute", worst=worst),
-              "approximations-absolute")
+        chart(figures["approx-absolute"], "approx-absolute")
     with c2:
         st.markdown("**Relative error**")
-        chart(error_figure(x, {a: e[1] for a, e in errors.items()}, kind="relative"), "approximations-relative")
-    st.caption(
-        "Absolute error is |approximation − exact|; relative error divides it by |exact|. Both are drawn on a "
-        "log scale that stops at 10⁻¹²: smaller errors, and exact zeros, fall below it. The error is the same at "
-        "-x and +x, so each worst point is marked on both sides. "
-        + tail_words(lo, *(float(gelu(lo, a)) for a in APPROXIMATIONS))
-    )
+        chart(figures["approx-relative"], "approx-relative")
+    st.container(key="approx_errors_words").caption(errors_words(lo))
+    follow(range_live_table(), "approx_range_live")  # the axes and the two captions, moved by the thumbs as they go
     c1, c2 = st.columns(2)
     for col, a in ((c1, "tanh"), (c2, "sigmoid")):
         at_x, value = worst[a]

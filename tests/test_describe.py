@@ -65,3 +65,20 @@ def test_the_html_escapes_and_links_the_summary():
     assert "id='gelu-chart-summary-chart-name-1'" in out and "data-announce='false'" in out
     assert "<b>&" not in out and "&lt;b&gt;&amp;" in out
     assert out.count("<tr>") == len(d.rows) + 1
+
+
+def test_a_chart_viewing_part_of_its_curves_says_the_part_it_shows():
+    """Approximations' charts hold their curves over -12 … 12 and show the range: the summary and the table speak of
+    the points inside the x axis's range (the forms' values there, gelu_core's), nothing outside it."""
+    from ui import approximations
+
+    d = describe(approximations.view_figures(-2.0, 3.5, {"tanh": (2.7, 4.7e-4)})["approx-forms"])
+    x = approximations.view_grid()
+    inside = x[(x >= -2.0) & (x <= 3.5)]
+    exact = gelu_core.gelu(inside)
+    low = int(np.argmin(exact))
+    assert (f"exact x·Φ(x), for x from -2 to 3.5: lowest {number(exact[low])} at {number(inside[low])}, highest "
+            f"{number(exact[-1])} at 3.5.") in d.summary
+    assert {float(row[1]) for row in d.rows} <= set(inside.tolist()) and {row[1] for row in d.rows} >= {"-2", "3.5"}
+    marks = describe(approximations.view_figures(-1.0, 1.0, {"tanh": (2.7, 4.7e-4)})["approx-absolute"])
+    assert "largest error" not in marks.summary  # the worst points, at ±2.7, lie outside the view

@@ -159,3 +159,77 @@ def test_every_steps_row_is_what_the_page_writes_there(show_all):
         if show_all:
             assert [columns[(cell.format(2), 7 + r)][i] for r in range(7)] == steps.digits_table(s)["full precision"]
     json.dumps(table, allow_nan=False)
+
+
+def test_every_approximations_range_row_is_what_the_page_writes_there():
+    """Approximations' range (two thumbs): at every pair of positions, lo before hi, the three charts' axes are
+    ui.approximations.view_axes (as Plotly.relayout keys) and the two captions are the page's own forms_words and
+    errors_words; a pair the page answers with a note (lo = hi; the thumbs do not cross) leaves everything as it is.
+    The axes are the figures' own (view_figures), and the curves they view are gelu_core's over the slider's span."""
+    from gelu_core.analysis import worst_error
+    from ui import approximations as A
+    from ui.controls import APPROX
+    from ui.live import unpacked
+
+    table = A.range_live_table()
+    o = APPROX["range"].options
+    ends = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    n = len(ends)
+    assert (table["control"], table["thumbs"], table["count"]) == ("approx_range", 2, n)
+    (forms_sel, _, forms_col), (errors_sel, _, errors_col) = table["texts"]
+    assert (forms_sel, errors_sel) == (A.FORMS_CAPTION, A.ERRORS_CAPTION_AT)
+    forms_text, errors_text = unpacked(forms_col), unpacked(errors_col)
+    views = {key: {name: unpacked(col) for name, col in cols.items()} for key, cols in table["views"].items()}
+    assert set(views) == {f"chart_{name}" for name in A.VIEW_CHARTS}
+    worst = {a: tuple(worst_error(a)) for a in ("tanh", "sigmoid")}
+    for i, lo in enumerate(ends):
+        for j, hi in enumerate(ends):
+            k = i * n + j
+            if j <= i:
+                assert forms_text[k] is errors_text[k] is None
+                assert all(v is None for cols in views.values() for v in (c[k] for c in cols.values()))
+                continue
+            assert forms_text[k] == A.forms_words(lo, hi) and errors_text[k] == A.errors_words(lo)
+            for name in A.VIEW_CHARTS:
+                axes = A.view_axes(name, lo, hi)
+                got = {key: col[k] for key, col in views[f"chart_{name}"].items()}
+                assert got == {f"{a}.{key}": v for a, patch in axes.items() for key, v in patch.items()
+                               if key in ("range", "tickvals", "ticktext")}
+    for lo, hi in ((-6.0, 6.0), (-12.0, 2.0), (-1.0, -0.5), (11.5, 12.0)):
+        figures = A.view_figures(lo, hi, worst)
+        for name, fig in figures.items():
+            layout = fig.to_plotly_json()["layout"]
+            for axis, patch in A.view_axes(name, lo, hi).items():
+                assert {key: layout[axis][key] for key in patch} == patch
+    json.dumps(table, allow_nan=False)
+
+
+def test_the_range_views_curves_gelu_core_computes_over_the_whole_span():
+    """The three forms' curves: gelu_core's GELU and approximation error at every x of the view grid, -12 … 12 in
+    steps of 0.025 (each 0.5 step of the range on it, so both ends of any range are drawn points); the forms chart's
+    y holds every form inside the range with a margin, and each error chart's top is above its largest error there."""
+    from gelu_core.analysis import approximation_error
+    from ui import approximations as A
+    from ui.describe import values
+
+    x = A.view_grid()
+    assert (x[0], x[-1], len(x)) == (-12.0, 12.0, 961) and set(grid(-12.0, 12.0, 0.5)) <= set(x.tolist())
+    fig = A.view_figures(-2.0, 3.5, {})
+    data = {t["meta"]: t for t in fig["approx-forms"].to_plotly_json()["data"]}
+    for a in gelu_core.APPROXIMATIONS:
+        assert np.array_equal(values(data[A.FORM_KEYS[a]]["y"]), gelu_core.gelu(x, a))
+    for kind, name in enumerate(("approx-absolute", "approx-relative")):
+        lines = [t for t in fig[name].to_plotly_json()["data"] if "lines" in t["mode"]]
+        for t, a in zip(lines, ("tanh", "sigmoid"), strict=True):
+            err = approximation_error(x, a)[kind]
+            drawn = values(t["y"])
+            assert np.array_equal(np.isnan(drawn), ~(err > 0)) and np.array_equal(drawn[err > 0], err[err > 0])
+    for lo, hi in ((-6.0, 6.0), (-1.0, -0.5), (-12.0, -11.5), (0.0, 12.0)):
+        inside = (x >= lo) & (x <= hi)
+        bottom, top = A.view_axes("approx-forms", lo, hi)["yaxis"]["range"]
+        ys = np.concatenate([gelu_core.gelu(x[inside], a) for a in gelu_core.APPROXIMATIONS])
+        assert bottom < ys.min() and ys.max() < top
+        for kind, name in enumerate(("approx-absolute", "approx-relative")):
+            log_top = A.view_axes(name, lo, hi)["yaxis"]["range"][1]
+            worst = max(np.nanmax(approximation_error(x[inside], a)[kind]) for a in ("tanh", "sigmoid"))
+            assert np.log10(worst) < log_top

@@ -13,6 +13,7 @@ its tick, torch's cliff in the legend.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol
@@ -20,7 +21,8 @@ from typing import Protocol
 import numpy as np
 import plotly.graph_objects as go
 
-from hosting.runs import memo
+from gelu_core import APPROXIMATIONS, gelu
+from gelu_core.analysis import approximation_error
 from ui.format import count, fixed, percent, power_of_ten, sci, sig
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -85,10 +87,18 @@ def _top(arrays) -> float:
     return max((float(a.max()) for a in finite), default=ERROR_FLOOR)
 
 
-def forms_figure(x, values: Mapping[str, np.ndarray], *, height: int = 380) -> go.Figure:
-    """The exact, tanh and sigmoid GELU on one chart (``values`` maps approximate -> GELU(x))."""
+def _with_axes(layout: dict, axes: Mapping[str, Mapping] | None) -> dict:
+    for name, patch in (axes or {}).items():
+        layout[name].update(patch)
+    return layout
+
+
+def forms_figure(x, values: Mapping[str, np.ndarray], *, height: int = 380,
+                 axes: Mapping[str, Mapping] | None = None) -> go.Figure:
+    """The exact, tanh and sigmoid GELU on one chart (``values`` maps approximate -> GELU(x)); ``axes``: the
+    view (``view_axes``), laid over the axes."""
     traces = [line_trace(x, y, name=FORM_LABELS[a], key=FORM_KEYS[a], hover_format=".6f") for a, y in values.items()]
-    return quick_figure(traces, base_layout("x", "GELU(x)", height=height))
+    return quick_figure(traces, _with_axes(base_layout("x", "GELU(x)", height=height), axes))
 
 
 def error_figure(
@@ -98,12 +108,14 @@ def error_figure(
     kind: str,
     worst: Mapping[str, tuple[float, float]] | None = None,
     height: int = 340,
+    axes: Mapping[str, Mapping] | None = None,
 ) -> go.Figure:
     """|approximation − exact| (``kind="absolute"``) or that over |exact| (``"relative"``), log y.
 
     ``errors`` maps approximate ("tanh", "sigmoid") -> error array.  ``worst`` maps
     approximate -> (x, error) of the largest error: marked at −|x| and +|x|
-    where they fall inside the plotted range (the error is even in x).
+    where they fall inside the plotted range (the error is even in x).  ``axes``: the view (``view_axes``), laid
+    over the axes.
     """
     if kind not in ("absolute", "relative"):
         raise ValueError(f"kind must be 'absolute' or 'relative', got {kind!r}")
@@ -124,7 +136,123 @@ def error_figure(
     if kind == "relative":
         layout["shapes"] = [_hline(1.0, NEUTRAL)]
     _log_yaxis(layout, _top(errors.values()), percent_at_1=kind == "relative")
-    return quick_figure(traces, layout)
+    return quick_figure(traces, _with_axes(layout, axes))
+
+
+# ------------------------------------------------------------------ the three forms' charts, and their view
+
+VIEW_STEP = 0.025  # the curves' spacing: 20 points to each 0.5 step of the range, 481 on the default -6 ... 6
+VIEW_CHARTS = ("approx-forms", "approx-absolute", "approx-relative")
+
+
+def view_grid() -> np.ndarray:
+    """Every x the range slider can show, at ``VIEW_STEP``: the three charts hold their curves over the slider's
+    whole span, and the range sets their axes (a view), so that a drag of the range moves the view in the browser
+    without new data."""
+    from ui.controls import APPROX
+    from ui.live import grid
+
+    o = APPROX["range"].options
+    return grid(o["min_value"], o["max_value"], VIEW_STEP)
+
+
+@functools.lru_cache(maxsize=1)
+def _view_curves() -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
+    x = view_grid()
+    x.setflags(write=False)
+    return x, {a: gelu(x, a) for a in APPROXIMATIONS}, {a: approximation_error(x, a) for a in ("tanh", "sigmoid")}
+
+
+def view_axes(name: str, lo: float, hi: float) -> dict[str, dict]:
+    """The axes of chart ``name`` (one of ``VIEW_CHARTS``) for the range lo ... hi: x is the range; y holds what the
+    curves do inside it (the forms: their lowest and highest value, 5 % margin; the errors: a log axis up to their
+    largest, ticked as ``error_figure`` ticks); the y ends rounded (4 significant digits, a log axis's top to 3
+    decimals), which keeps the live layer's table of them short."""
+    x, forms, errors = _view_curves()
+    inside = (x >= lo) & (x <= hi)
+    if name == "approx-forms":
+        ys = np.concatenate([v[inside] for v in forms.values()])
+        bottom, top = float(ys.min()), float(ys.max())
+        pad = 0.05 * ((top - bottom) or 1.0)
+        ends = [float(f"{bottom - pad:.4g}"), float(f"{top + pad:.4g}")]
+        return {"xaxis": {"range": [lo, hi]}, "yaxis": {"range": ends}}
+    kind = {"approx-absolute": 0, "approx-relative": 1}[name]
+    layout = {"yaxis": {}}
+    _log_yaxis(layout, _top(e[kind][inside] for e in errors.values()), percent_at_1=kind == 1)
+    layout["yaxis"]["range"] = [layout["yaxis"]["range"][0], round(layout["yaxis"]["range"][1], 3)]
+    return {"xaxis": {"range": [lo, hi]}, "yaxis": layout["yaxis"]}
+
+
+def view_figures(lo: float, hi: float, worst: Mapping[str, tuple[float, float]]) -> dict[str, go.Figure]:
+    """The three charts of the forms tab (by name) on the range lo ... hi."""
+    x, forms, errors = _view_curves()
+    return {
+        "approx-forms": forms_figure(x, forms, axes=view_axes("approx-forms", lo, hi)),
+        "approx-absolute": error_figure(x, {a: e[0] for a, e in errors.items()}, kind="absolute", worst=worst,
+                                        axes=view_axes("approx-absolute", lo, hi)),
+        "approx-relative": error_figure(x, {a: e[1] for a, e in errors.items()}, kind="relative",
+                                        axes=view_axes("approx-relative", lo, hi)),
+    }
+
+
+def forms_words(lo: float, hi: float) -> str:
+    """The forms chart's caption for the range lo ... hi (``overlap_words`` on ``POINTS`` points)."""
+    x = np.linspace(lo, hi, POINTS)
+    return overlap_words({a: gelu(x, a) for a in APPROXIMATIONS})
+
+
+ERRORS_CAPTION = (
+    "Absolute error is |approximation − exact|; relative error divides it by |exact|. Both are drawn on a "
+    "log scale that stops at 10⁻¹²: smaller errors, and exact zeros, fall below it. The error is the same at "
+    "-x and +x, so each worst point is marked on both sides. "
+)
+
+
+def errors_words(lo: float) -> str:
+    """The error charts' caption for a range that starts at lo."""
+    return ERRORS_CAPTION + tail_words(lo, *(float(gelu(lo, a)) for a in APPROXIMATIONS))
+
+
+def _dotted(axes: Mapping[str, Mapping]) -> dict:
+    """``view_axes`` as Plotly.relayout's keys: {"xaxis.range": ..., "yaxis.tickvals": ...}."""
+    return {f"{axis}.{k}": v for axis, patch in axes.items() for k, v in patch.items()}
+
+
+# Where the page writes the two captions the range moves: after the forms chart, and after the two error charts.
+FORMS_CAPTION = ".st-key-approx_forms_words [data-testid='stCaptionContainer'] p"
+ERRORS_CAPTION_AT = ".st-key-approx_errors_words [data-testid='stCaptionContainer'] p"
+
+
+@functools.lru_cache(maxsize=1)
+def range_live_table() -> dict:
+    """The live layer's table for the range slider: at every pair of its thumbs' positions (lo before hi, at least
+    a step apart; the others hold still until the release shows the page's note), the three charts' axes as
+    ``view_axes`` gives them and the two captions as the page writes them."""
+    from ui.controls import APPROX
+    from ui.live import grid, live_table
+
+    o = APPROX["range"].options
+    ends = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    n = len(ends)
+    views: dict[str, list] = {name: [None] * n * n for name in VIEW_CHARTS}
+    forms_text: list = [None] * n * n
+    errors_text: list = [None] * n * n
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    # forms_words at every pair at once: each row is np.linspace(lo, hi, POINTS), bit for bit
+    rows = np.linspace([ends[i] for i, _ in pairs], [ends[j] for _, j in pairs], POINTS, axis=1)
+    curves = {a: gelu(rows, a) for a in APPROXIMATIONS}
+    tails = [errors_words(lo) for lo in ends]
+    for r, (i, j) in enumerate(pairs):
+        k = i * n + j
+        for name in VIEW_CHARTS:
+            views[name][k] = _dotted(view_axes(name, ends[i], ends[j]))
+        forms_text[k], errors_text[k] = overlap_words({a: c[r] for a, c in curves.items()}), tails[i]
+    # each relayout key a column of its own: the ticks repeat, the ranges do not
+    columns = {name: {key: [v[key] if v else None for v in views[name]] for key in next(filter(None, views[name]))
+                      if key.endswith(("range", "tickvals", "ticktext"))} for name in VIEW_CHARTS}
+    return live_table({"key": APPROX["range"].key, **o}, thumbs=2, pack=True,
+                      texts=[(FORMS_CAPTION, 0, forms_text), (ERRORS_CAPTION_AT, 0, errors_text)],
+                      views={f"chart_{name}": column for name, column in columns.items()})
 
 
 def framework_figure(

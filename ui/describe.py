@@ -87,6 +87,20 @@ def _sample(n: int) -> list[int]:
     return sorted({round(i * (n - 1) / (TABLE_SAMPLES - 1)) for i in range(TABLE_SAMPLES)})
 
 
+def _x_view(layout) -> tuple[float, float] | None:
+    """The x axis's fixed range, when the layout sets one (the Approximations charts hold their curves over the
+    range slider's whole span and show the chosen range)."""
+    axis = layout.get("xaxis") or {}
+    ends = axis.get("range")
+    if axis.get("autorange") is True or not isinstance(ends, (list, tuple)) or len(ends) != 2:
+        return None
+    try:
+        lo, hi = sorted(float(v) for v in ends)
+    except (TypeError, ValueError):
+        return None
+    return (lo, hi) if axis.get("type") in (None, "-", "linear") else None
+
+
 def describe(fig) -> Description:
     """The name, summary and table of a Plotly figure (a go.Figure, or its dict)."""
     spec = fig if isinstance(fig, dict) else fig.to_plotly_json()  # no copy: read only
@@ -94,6 +108,7 @@ def describe(fig) -> Description:
     x_word, y_word = _title(layout.get("xaxis")) or "x", _title(layout.get("yaxis")) or "value"
     chart_title = _title(layout)
 
+    view = _x_view(layout)
     shown: list[str] = []  # the series a legend would list
     marks: list[str] = []
     curves: list[str] = []
@@ -112,6 +127,11 @@ def describe(fig) -> Description:
                 curves.append(f"{name}: a map over {x_word} and {y_word}.")
             continue
         y = y.astype(float)
+        if view and kind == "scatter" and x.dtype != object:  # a chart whose axis shows part of its data: that part
+            inside = (x.astype(float) >= view[0]) & (x.astype(float) <= view[1])
+            x, y = x[inside], y[inside]
+            if x.size == 0:
+                continue
         finite = np.isfinite(y) & np.isfinite(x.astype(float))
         if kind == "bar":
             shown.append(name)

@@ -16,6 +16,7 @@ A ``Live`` table is a plain dict (JSON): see ``live_table``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -26,7 +27,9 @@ JS = r"""
 export default function (component) {
   const { data, parentElement } = component;
   const note = parentElement.querySelector(".gelu-live-note");
-  let input = null, shown = -1, stopped = false;
+  let input = null, inputs = [], shown = -1, stopped = false;
+  // a column is a list, or its distinct values and an index ({u, i}: ui/live._packed); null: write nothing there
+  const at = (column, k) => (Array.isArray(column) ? column[k] : column.u[column.i[k]]);
   // A page whose own value sits in an exact input beside this slider (a coarse pick) may show a value off the
   // grid: then the layer writes nothing, until a pointer or a key on this slider leads.
   // Whether this slider leads is kept across reruns (each rerun mounts the layer anew, and keys rerun at each step).
@@ -35,10 +38,9 @@ export default function (component) {
     const exact = !leads[data.control] && data.exact && document.querySelector(data.exact);
     return !!exact && !!input && Number(exact.value) !== Number(input.value);
   };
-  const gridIndex = () => {
-    const k = Math.round((Number(input.value) - data.min) / data.step);
-    return Math.max(0, Math.min(data.count - 1, k));
-  };
+  const step = (el) => Math.max(0, Math.min(data.count - 1, Math.round((Number(el.value) - data.min) / data.step)));
+  // one thumb: its step; a range slider's two: lo's step × count + hi's
+  const gridIndex = () => inputs.reduce((k, el) => k * data.count + step(el), 0);
   const chart = () => data.chart.key && document.querySelector(`.st-key-${data.chart.key} .js-plotly-plot`);
   // Plotly drew the figure; move its probe markers and lines the way it places them (an axis's c2p, points in
   // the subplot's frame, shapes in the page's), without a redraw.  The axes' ranges are fixed by the figure, so
@@ -69,18 +71,38 @@ export default function (component) {
       const text = gd.querySelector(`.annotation[data-index="${index}"] .annotation-text`);
       const walk = text && document.createTreeWalker(text, NodeFilter.SHOW_TEXT);
       for (let j = 0, node; walk && j < leaves.length && (node = walk.nextNode()); j++)
-        if (node.nodeValue !== leaves[j][k]) node.nodeValue = leaves[j][k];
+        if (node.nodeValue !== at(leaves[j], k)) node.nodeValue = at(leaves[j], k);
+    }
+  };
+  // A chart whose view a control sets (a range: its axes): Plotly's own relayout, with the axes' ranges and ticks the
+  // table holds for this position; the data stay.  Skipped where the chart already shows that view.
+  const moveViews = (k) => {
+    for (const [key, columns] of Object.entries(data.views || {})) {
+      const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+      if (!gd || !gd._fullLayout || !window.Plotly) continue;
+      const update = {};
+      for (const [name, column] of Object.entries(columns)) {
+        const value = at(column, k);
+        if (value != null) update[name] = value;
+      }
+      const tag = JSON.stringify(update);
+      if (!Object.keys(update).length || (gd.__geluView === tag && gd.__geluLayout === gd.layout)) continue;
+      gd.__geluView = tag;
+      gd.__geluLayout = gd.layout;  // a rerun's figure is a new layout: its view is the figure's own
+      window.Plotly.relayout(gd, update);
     }
   };
   const writeTexts = (k) => {
     for (const [selector, nth, column, child] of data.texts) {
       const el = document.querySelectorAll(selector)[nth];
       if (!el) continue;
+      const text = at(column, k);
+      if (text == null) continue;
       const node = el.childNodes[child || 0];  // the text node React owns: change it in place, so a rerun updates it
-      if (node && node.nodeType === 3) { if (node.nodeValue !== column[k]) node.nodeValue = column[k]; }
-      else if (el.textContent !== column[k]) el.textContent = column[k];
+      if (node && node.nodeType === 3) { if (node.nodeValue !== text) node.nodeValue = text; }
+      else if (el.textContent !== text) el.textContent = text;
     }
-    const sentence = data.note ? data.note[k] : "";
+    const sentence = data.note ? at(data.note, k) : "";
     if (note && note.textContent !== sentence) note.textContent = sentence;
   };
   const cost = (window.__geluLiveMs = window.__geluLiveMs || []);  // for benchmarks/bench_drag.py
@@ -88,6 +110,7 @@ export default function (component) {
     const t0 = performance.now();
     writeTexts(k);
     moveChart(k);
+    moveViews(k);
     shown = k;
     if (cost.length < 5000) cost.push([t0, performance.now() - t0]);
   };
@@ -126,7 +149,7 @@ export default function (component) {
     const t = track();
     const on = !!t && t.contains(e.target);
     if (!stopped) leads[data.control] = on;
-    if (stopped || !on || e.button > 0) return;
+    if (stopped || !on || e.button > 0 || inputs.length !== 1) return;  // two thumbs: React's values lead
     const box = t.getBoundingClientRect();
     const onThumb = input.parentElement.parentElement.contains(e.target);
     const v0 = onThumb ? Number(input.value) : data.min + ((e.clientX - box.left) / box.width) * span();
@@ -153,11 +176,11 @@ export default function (component) {
   window.addEventListener("keydown", onKey, true);
   const watch = new MutationObserver(onChange);
   const find = () => {
-    const found = document.querySelector(`.st-key-${data.control} input[type=range]`);
-    if (found && found !== input) {
-      input = found;
+    const all = [...document.querySelectorAll(`.st-key-${data.control} input[type=range]`)];
+    if (all.length === (data.thumbs || 1) && all[0] !== input) {
+      [input, inputs] = [all[0], all];
       watch.disconnect();
-      watch.observe(input, { attributes: true, attributeFilter: ["aria-valuetext", "value"] });
+      for (const el of inputs) watch.observe(el, { attributes: true, attributeFilter: ["aria-valuetext", "value"] });
       if (held()) shown = gridIndex(); else apply(gridIndex());
     }
   };
@@ -216,7 +239,8 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
                chart_key: str | None = None, traces: Mapping[str, Mapping[str, Sequence]] | None = None,
                lines: Mapping[int, Sequence[float]] | None = None,
                annotations: Mapping[int, Sequence[Sequence[str]]] | None = None,
-               note: Sequence[str] | None = None, exact: str | None = None) -> dict:
+               note: Sequence[str] | None = None, exact: str | None = None, thumbs: int = 1,
+               views: Mapping[str, Mapping[str, Sequence]] | None = None, pack: bool = False) -> dict:
     """What the component needs for one slider (``control``: a ``Control``'s ``options`` plus its ``key``).
 
     ``texts``: (CSS selector, which match, one string per grid step[, which child node]) for each readout (the
@@ -229,21 +253,55 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     sentence per step shown under the readouts ("" for none); ``exact``: when the slider is a coarse pick beside
     an input that holds the page's own value, that input's CSS selector: while its value is not the thumb's (typed
     off the grid), the layer writes nothing until a pointer or key on the slider leads (the input itself, React's,
-    shows its own value until the rerun on release).
+    shows its own value until the rerun on release).  ``thumbs``: 2 for a range slider, whose positions are the
+    pairs of its thumbs' grid steps (lo's step × count + hi's).  ``views``: a chart's key -> its view's
+    ``Plotly.relayout`` keys ("xaxis.range", "yaxis.tickvals", ...) -> the value at each position (None: leave
+    the view as it is).  A column of texts (or views) may hold None where nothing is written; ``pack``: a column
+    of them with repeats is sent as its distinct values and an index (``_packed``; ``unpacked`` reads it back).
     """
     def column(values: Sequence) -> list:
         return [v.item() if isinstance(v, np.generic) else v for v in values]
 
+    def packed(values: Sequence) -> list | dict:
+        return _packed(column(values)) if pack else column(values)
+
     return {
         "control": control["key"], "min": float(control["min_value"]), "step": float(control["step"]),
         "count": len(grid(control["min_value"], control["max_value"], control["step"])),
-        "texts": [[t[0], t[1], column(t[2]), *t[3:]] for t in texts],
+        "texts": [[t[0], t[1], packed(t[2]), *t[3:]] for t in texts],
         "chart": {"key": chart_key,
                   "traces": {m: {a: column(v) for a, v in t.items()} for m, t in (traces or {}).items()},
                   "lines": {str(i): column(v) for i, v in (lines or {}).items()},
-                  "annotations": {str(i): [column(p) for p in v] for i, v in (annotations or {}).items()}},
-        "note": column(note) if note is not None else None, "exact": exact,
+                  "annotations": {str(i): [packed(p) for p in v] for i, v in (annotations or {}).items()}},
+        "note": packed(note) if note is not None else None, "exact": exact, "thumbs": thumbs,
+        "views": {k: {key: packed(c) for key, c in v.items()} for k, v in (views or {}).items()},
     }
+
+
+def _packed(values: list) -> list | dict:
+    """A column as the layer reads it: the list itself, or, when that is less than half the size, its distinct
+    values (``u``) and each position's index among them (``i``, -1 for None).
+
+    >>> _packed(["one sentence"] * 4 + [None]), _packed(["a", "b"])
+    ({'u': ['one sentence'], 'i': [0, 0, 0, 0, -1]}, ['a', 'b'])
+    """
+    keys = [json.dumps(v, sort_keys=True) for v in values]
+    index: dict[str, int] = {}
+    distinct = []
+    for key, value in zip(keys, values, strict=True):
+        if value is not None and key not in index:
+            index[key] = len(index)
+            distinct.append(value)
+    if sum(map(len, index)) + 3 * len(values) >= sum(map(len, keys)) / 2:
+        return values
+    return {"u": distinct, "i": [-1 if value is None else index[key] for key, value in zip(keys, values, strict=True)]}
+
+
+def unpacked(column: list | dict) -> list:
+    """A column as the layer reads it, position by position (None where nothing is written)."""
+    if isinstance(column, list):
+        return column
+    return [None if i < 0 else column["u"][i] for i in column["i"]]
 
 
 def annotation_pieces(text: str) -> list[str]:

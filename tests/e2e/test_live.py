@@ -285,3 +285,140 @@ def test_a_typed_x_off_the_pick_grid_stays_until_the_pick_moves(opened):
     page.mouse.move(left + 0.3 * (right - left), y)
     check(read(page, live), live)
     page.mouse.up()
+
+
+# ---------------------------------------------------------------- Approximations: the range sets three charts' view
+
+RANGE_JS = """() => {
+  const thumbs = [...document.querySelectorAll(".st-key-approx_range input[type=range]")].map((e) => Number(e.value));
+  const axes = {};
+  for (const key of ["approx-forms", "approx-absolute", "approx-relative"]) {
+    const fl = document.querySelector(`.st-key-chart_${key} .js-plotly-plot`)?._fullLayout;
+    axes[key] = fl && { x: fl.xaxis.range, y: fl.yaxis.range, ticks: fl.yaxis.tickvals ?? null,
+                        text: fl.yaxis.ticktext ?? null };
+  }
+  const caption = (k) => document.querySelector(`.st-key-${k} [data-testid='stCaptionContainer'] p`)?.textContent;
+  return { thumbs, axes, forms: caption("approx_forms_words"), errors: caption("approx_errors_words") };
+}"""
+
+
+def range_expected(lo: float, hi: float) -> dict:
+    """What the page shows for the range lo … hi: each chart's axes as ui.approximations.view_axes sets them (the
+    curves it views are gelu_core's, tests/test_live_tables.py), the captions as forms_words / errors_words write
+    them (their numbers checked against mpmath in tests/test_page_approximations.py)."""
+    from ui import approximations as A
+
+    axes = {}
+    for name in A.VIEW_CHARTS:
+        view = A.view_axes(name, lo, hi)
+        y = view["yaxis"]
+        axes[name] = {"x": [lo, hi], "y": y["range"], "ticks": y.get("tickvals"), "text": y.get("ticktext")}
+    return {"axes": axes, "forms": A.forms_words(lo, hi), "errors": A.errors_words(lo)}
+
+
+def read_range(page) -> dict:
+    """The range's thumbs and what the page shows two frames from now (again, for up to 3 s, while a chart is being
+    redrawn by a rerun)."""
+    deadline = time.monotonic() + 3.0
+    while True:
+        page.evaluate(FRAMES_2)
+        state = page.evaluate(RANGE_JS)
+        if all(state["axes"].values()) or time.monotonic() > deadline:
+            return state
+
+
+def check_range(state: dict) -> None:
+    lo, hi = state["thumbs"]
+    want = range_expected(lo, hi)
+    got = {k: state[k] for k in want}
+    for axes in got["axes"].values():  # Plotly's own copy of a range: numbers, compared exactly
+        axes["x"], axes["y"] = [float(v) for v in axes["x"]], [float(v) for v in axes["y"]]
+    assert got == want, (lo, hi)
+
+
+def test_a_range_drag_moves_the_three_charts_view_without_the_server(opened, browser):
+    """Both thumbs dragged, by mouse, over 20+ pairs: at each the three charts' axes and the two captions are the
+    page's for that pair; no websocket frame, no script run; one rerun per release; the URL opens the same view."""
+    live = Live("approximations", "approx_range", "", "", 0, lambda x: {})
+    page, recorder = opened(live)
+    seen = set()
+    before_runs, before_sent = driver.runs(page), recorder.sent
+    for thumb, fractions in ((0, [0.25 - 0.25 * i / 11 for i in range(12)] + [0.02, 0.1, 0.2]),
+                             (1, [0.9 - 0.6 * i / 12 for i in range(13)])):
+        x, y, left, right = hand.thumb_centre(page, live.control, thumb)
+        page.mouse.move(x, y)
+        page.mouse.down()
+        for f in fractions:
+            page.mouse.move(left + f * (right - left), y)
+            state = read_range(page)
+            if state["thumbs"][0] < state["thumbs"][1]:
+                check_range(state)
+            seen.add(tuple(state["thumbs"]))
+        assert recorder.sent == before_sent, "the page sent a websocket frame during the drag"
+        assert driver.runs(page) == before_runs, "a script ran during the drag"
+        last = read_range(page)
+        driver.act(page, page.mouse.up)
+        page.wait_for_timeout(400)
+        before_runs += 1
+        assert driver.runs(page) == before_runs, "the release ran the script other than once"
+        after = read_range(page)
+        assert after == last
+        check_range(after)
+        before_sent = recorder.sent
+    assert len(seen) >= 20 and any(lo == -12.0 for lo, _ in seen)
+    assert [float(v) for v in parse_qs(urlsplit(page.url).query)["approx_range"]] == last["thumbs"]
+    other = hand.new_page(browser)  # the share link, in a fresh session
+    try:
+        driver.open_app(other, page.url)
+        assert read_range(other) == last
+    finally:
+        other.context.close()
+
+
+def test_keys_move_the_range_through_20_views(opened):
+    """A key on a range thumb reruns the page (Streamlit commits a key at once): each view is the page's."""
+    page, _ = opened(Live("approximations", "approx_range", "", "", 0, lambda x: {}))
+    seen = set()
+    for thumb, keys in ((0, ["ArrowLeft"] * 10 + ["Home", "ArrowRight", "PageUp"]),
+                        (1, ["ArrowLeft"] * 6 + ["PageDown", "End", "ArrowDown"])):
+        page.locator(".st-key-approx_range input[type=range]").nth(thumb).focus()
+        for key in keys:
+            driver.act(page, lambda: page.keyboard.press(key))  # noqa: B023 (called at once)
+            state = read_range(page)
+            check_range(state)
+            seen.add(tuple(state["thumbs"]))
+    assert len(seen) >= 20
+
+
+def test_a_finger_drag_moves_the_range_view(opened):
+    page, recorder = opened(Live("approximations", "approx_range", "", "", 0, lambda x: {}))
+    _, _, left, right = hand.thumb_centre(page, "approx_range")
+    before_runs = driver.runs(page)
+    drag, lift = hand.touch_drag(page, recorder, "approx_range", left + 0.05 * (right - left), moves=24, seconds=0.6,
+                                 watch=(".st-key-approx_errors_words p", "chart_approx-forms"))
+    state = read_range(page)
+    check_range(state)
+    assert len(drag.thumb_values) >= 5 and drag.sent == 0 and driver.runs(page) == before_runs
+    assert drag.unshown == 0 and drag.latencies
+    driver.act(page, lift)
+    page.wait_for_timeout(300)
+    check_range(read_range(page))
+
+
+def test_a_dragged_range_stays_clean_under_axe(opened):
+    axe = pytest.importorskip("axe_playwright_python.sync_playwright")
+    page, _ = opened(Live("approximations", "approx_range", "", "", 0, lambda x: {}))
+    x, y, left, right = hand.thumb_centre(page, "approx_range", 1)
+    page.mouse.move(x, y)
+    page.mouse.down()
+    keys = ["approx_range", "approx_range_live", "chart_approx-forms", "chart_approx-absolute",
+            "chart_approx-relative"]
+    scope = {"include": [[f".st-key-{key}"] for key in keys],
+             "exclude": [["[data-testid='stCaptionContainer']"]]}
+    rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
+    for at in (0.7, 0.55):
+        page.mouse.move(left + at * (right - left), y)
+        check_range(read_range(page))
+        result = axe.Axe().run(page, context=scope, options=rules)
+        assert result.violations_count == 0, result.generate_report()
+    page.mouse.up()

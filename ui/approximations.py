@@ -250,7 +250,7 @@ def range_live_table() -> dict:
     # each relayout key a column of its own: the ticks repeat, the ranges do not
     columns = {name: {key: [v[key] if v else None for v in views[name]] for key in next(filter(None, views[name]))
                       if key.endswith(("range", "tickvals", "ticktext"))} for name in VIEW_CHARTS}
-    return live_table({"key": APPROX["range"].key, **o}, thumbs=2, pack=True,
+    return live_table({"key": APPROX["range"].key, **o}, thumbs=2, pack=True, spoken=["x from {}", "x to {}"],
                       texts=[(FORMS_CAPTION, 0, forms_text), (ERRORS_CAPTION_AT, 0, errors_text)],
                       views={f"chart_{name}": column for name, column in columns.items()})
 

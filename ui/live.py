@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ui.format import fixed as _fixed
+
 JS = r"""
 export default function (component) {
   const { data, parentElement } = component;
@@ -112,17 +114,64 @@ export default function (component) {
     moveChart(k);
     moveViews(k);
     shown = k;
+    speak();
     if (cost.length < 5000) cost.push([t0, performance.now() - t0]);
   };
   let press = null;  // a pointer held on the slider (below): while it is, the pointer's value leads
   const current = () => (press ? shown : gridIndex());
+  // What a screen reader hears of each thumb: the value and what it is ("x = −1.00"), and aria-valuenow, at the
+  // step shown (a pointer's, a frame before React moves the thumb); written again whenever React rewrites them.
+  const speak = () => {
+    const steps = inputs.length === 1 ? [current()] : inputs.map(step);
+    inputs.forEach((el, j) => {
+      const text = data.spoken[j][steps[j]], now = String(data.grid[steps[j]]);
+      if (el.getAttribute("aria-valuetext") !== text) el.setAttribute("aria-valuetext", text);
+      if (el.getAttribute("aria-valuenow") !== now) el.setAttribute("aria-valuenow", now);
+    });
+  };
   const onChange = () => {
+    if (input && !stopped) speak();
     if (!input || stopped || press) return;
     const k = gridIndex();
     if (held()) shown = k;  // the page moved the thumb to the step nearest what it shows: not a gesture
     else if (k !== shown) apply(k);
   };
-  const onKey = (e) => { leads[data.control] = !!input && e.target === input; };  // not a key in the exact input
+  // An arrow key on the thumb: Streamlit's slider commits each key press (a rerun per auto-repeat of a held key).
+  // Instead the key drives the thumb as a pointer would, by synthetic pointer events one step's width apart on
+  // react-aria's own move handlers: the thumb, the readouts and the chart follow each repeat with no message sent,
+  // and the key's release is the pointer's, one commit.  Home, End and the page keys are left to the slider.
+  const ARROWS = { ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1 };
+  let keyDrag = null;
+  const fire = (target, type, x, y) => target.dispatchEvent(new PointerEvent(type, {
+    bubbles: true, cancelable: true, composed: true, pointerId: 9001, pointerType: "mouse", isPrimary: true,
+    button: type === "pointermove" ? -1 : 0, buttons: type === "pointerup" ? 0 : 1, clientX: x, clientY: y }));
+  const endKeyDrag = () => {
+    if (!keyDrag) return;
+    const { x, y } = keyDrag;
+    keyDrag = null;
+    fire(window, "pointerup", x, y);
+  };
+  const onKey = (e) => {
+    leads[data.control] = !!input && e.target === input;  // not a key in the exact input
+    const dir = ARROWS[e.key], at = inputs.indexOf(e.target);
+    if (stopped || !dir || at < 0 || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    e.preventDefault();
+    e.stopPropagation();  // before React's listener: the slider never sees the key
+    const el = inputs[at], t = track(), thumb = el.parentElement.parentElement;
+    if (!t || !thumb) return;
+    // the step the key leads to: not past an end, nor past a range's other thumb (there the key does nothing)
+    const now = inputs.length === 1 ? current() : step(el);
+    const lo = at > 0 ? step(inputs[at - 1]) : 0, hi = at < inputs.length - 1 ? step(inputs[at + 1]) : data.count - 1;
+    if (now + dir < lo || now + dir > hi) return;
+    if (!keyDrag) {
+      const r = thumb.getBoundingClientRect();
+      keyDrag = { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+      fire(thumb, "pointerdown", keyDrag.x, keyDrag.y);
+    }
+    keyDrag.x += (dir * t.getBoundingClientRect().width) / (data.count - 1);
+    fire(window, "pointermove", keyDrag.x, keyDrag.y);
+  };
+  const onKeyUp = (e) => { if (keyDrag && ARROWS[e.key]) endKeyDrag(); };
   // A rerun for an earlier position (a key press is sent at once, and the thumb may have moved on since) draws
   // that position's numbers: the thumb wins, so whatever the page redraws is set back to the thumb's row.
   let hooked = null;
@@ -174,14 +223,18 @@ export default function (component) {
   window.addEventListener("pointerup", onUp, true);
   window.addEventListener("pointercancel", onUp, true);
   window.addEventListener("keydown", onKey, true);
+  window.addEventListener("keyup", onKeyUp, true);
+  window.addEventListener("blur", endKeyDrag);
   const watch = new MutationObserver(onChange);
   const find = () => {
     const all = [...document.querySelectorAll(`.st-key-${data.control} input[type=range]`)];
     if (all.length === (data.thumbs || 1) && all[0] !== input) {
       [input, inputs] = [all[0], all];
       watch.disconnect();
-      for (const el of inputs) watch.observe(el, { attributes: true, attributeFilter: ["aria-valuetext", "value"] });
+      const attributeFilter = ["aria-valuetext", "aria-valuenow", "value"];
+      for (const el of inputs) watch.observe(el, { attributes: true, attributeFilter });
       if (held()) shown = gridIndex(); else apply(gridIndex());
+      speak();
     }
   };
   const again = new MutationObserver(() => {
@@ -200,6 +253,9 @@ export default function (component) {
     window.removeEventListener("pointerup", onUp, true);
     window.removeEventListener("pointercancel", onUp, true);
     window.removeEventListener("keydown", onKey, true);
+    window.removeEventListener("keyup", onKeyUp, true);
+    window.removeEventListener("blur", endKeyDrag);
+    endKeyDrag();
     if (hooked && hooked.removeListener) hooked.removeListener("plotly_afterplot", afterPlot);
   };
 }
@@ -240,7 +296,8 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
                lines: Mapping[int, Sequence[float]] | None = None,
                annotations: Mapping[int, Sequence[Sequence[str]]] | None = None,
                note: Sequence[str] | None = None, exact: str | None = None, thumbs: int = 1,
-               views: Mapping[str, Mapping[str, Sequence]] | None = None, pack: bool = False) -> dict:
+               views: Mapping[str, Mapping[str, Sequence]] | None = None, pack: bool = False,
+               spoken: Sequence[str] | None = None) -> dict:
     """What the component needs for one slider (``control``: a ``Control``'s ``options`` plus its ``key``).
 
     ``texts``: (CSS selector, which match, one string per grid step[, which child node]) for each readout (the
@@ -258,6 +315,7 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     ``Plotly.relayout`` keys ("xaxis.range", "yaxis.tickvals", ...) -> the value at each position (None: leave
     the view as it is).  A column of texts (or views) may hold None where nothing is written; ``pack``: a column
     of them with repeats is sent as its distinct values and an index (``_packed``; ``unpacked`` reads it back).
+    ``spoken``: what a screen reader says of each thumb (``spoken_values``; "x = {}" unless given).
     """
     def column(values: Sequence) -> list:
         return [v.item() if isinstance(v, np.generic) else v for v in values]
@@ -275,7 +333,24 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
                   "annotations": {str(i): [packed(p) for p in v] for i, v in (annotations or {}).items()}},
         "note": packed(note) if note is not None else None, "exact": exact, "thumbs": thumbs,
         "views": {k: {key: packed(c) for key, c in v.items()} for k, v in (views or {}).items()},
+        "grid": grid(control["min_value"], control["max_value"], control["step"]).tolist(),
+        "spoken": spoken_values(control, spoken or ["x = {}"] * thumbs),
     }
+
+
+def spoken_values(control: Mapping[str, Any], templates: Sequence[str]) -> list[list[str]]:
+    """Each thumb's ``aria-valuetext`` at each step: its template around the value as the slider shows it (its
+    format's decimals, two unless it says), with a true minus sign (read "minus", where "-" may be read "dash").
+
+    >>> [column[:2] for column in spoken_values(dict(min_value=-6.0, max_value=6.0, step=0.5),
+    ...                                         ["x from {}", "x to {}"])]
+    [['x from −6.00', 'x from −5.50'], ['x to −6.00', 'x to −5.50']]
+    """
+    found = re.search(r"\.(\d+)f", str(control.get("format", "")))
+    digits = int(found.group(1)) if found else 2
+    values = grid(control["min_value"], control["max_value"], control["step"])
+    return [[template.format(_fixed(v, digits).replace("-", "\u2212")) for v in values.tolist()]
+            for template in templates]
 
 
 def _packed(values: list) -> list | dict:

@@ -137,7 +137,10 @@ DRAWN_JS = r"""() => [...document.querySelectorAll("[data-testid='stMain'] .js-p
     figure: {
       data: gd.data.map((t) => ({type: t.type || "scatter", mode: t.mode, name: t.name, visible: t.visible,
                                  showlegend: t.showlegend, x: arr(t.x), y: arr(t.y)})),
-      layout: {...title(gd.layout), xaxis: title(gd.layout.xaxis), yaxis: title(gd.layout.yaxis),
+      // the x axis's range where the figure fixes it (a chart that views part of its curves says that part)
+      layout: {...title(gd.layout), yaxis: title(gd.layout.yaxis),
+               xaxis: {...title(gd.layout.xaxis), range: gd.layout.xaxis && gd.layout.xaxis.range,
+                       autorange: gd.layout.xaxis && gd.layout.xaxis.autorange},
                annotations: (gd.layout.annotations || []).map((a) => ({text: a.text}))},
     },
   };

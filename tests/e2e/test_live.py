@@ -27,8 +27,9 @@ pytestmark = pytest.mark.e2e
 
 READ_JS = """([control, readout, chart, exact]) => {
   const q = (s) => [...document.querySelectorAll(s)].map((e) => e.textContent);
-  return { thumb: Number(document.querySelector(`.st-key-${control} input[type=range]`).value),
-           valuetext: document.querySelector(`.st-key-${control} input[type=range]`).getAttribute("aria-valuetext"),
+  const slider = document.querySelector(`.st-key-${control} input[type=range]`);
+  return { thumb: Number(slider.value), valuetext: slider.getAttribute("aria-valuetext"),
+           valuenow: Number(slider.getAttribute("aria-valuenow")),
            labels: q(`${readout} [data-testid='stMetricLabel'] p`),
            values: q(`${readout} [data-testid='stMetricValue'] p`),
            sentence: q(`${readout} [data-testid='stMarkdownContainer'] p`)[0],
@@ -140,6 +141,7 @@ def read(page, live: Live) -> dict:
 
 def check(state: dict, live: Live) -> None:
     x = state["thumb"]
+    assert state["valuetext"] == f"x = {_at(x)}".replace("-", "\u2212") and state["valuenow"] == x  # "x = −1.00"
     want = live.expected(x)
     assert {k: state[k] for k in want} == want, x
     if "note" not in want:
@@ -214,16 +216,45 @@ def test_a_mouse_drag_shows_gelu_core_numbers_at_every_position_without_the_serv
 @pytest.mark.parametrize("live", LIVE, ids=IDS)
 def test_keys_step_the_live_readouts_through_20_positions(opened, live):
     page, _ = opened(live)
-    page.locator(f".st-key-{live.control} input[type=range]").focus()
+    slider = page.locator(f".st-key-{live.control}").get_by_role("slider")  # Playwright's own ARIA role
+    assert slider.count() == 1
+    slider.focus()
     seen = set()
     for key in ["ArrowRight"] * 12 + ["PageUp", "PageUp", "End", "ArrowLeft", "ArrowLeft", "Home", "ArrowRight",
                                        "PageUp", "PageUp", "PageUp", "ArrowUp", "ArrowDown", "ArrowDown"]:
         page.keyboard.press(key)
         state = read(page, live)
         check(state, live)
-        assert state["valuetext"] == f"{state['thumb']:.2f}"
         seen.add(state["thumb"])
     assert len(seen) >= 20
+
+
+@pytest.mark.parametrize("live", LIVE, ids=IDS)
+def test_a_held_arrow_key_follows_without_the_server_and_commits_once_on_release(opened, live):
+    """A held ArrowRight (25 auto-repeats, then ArrowLeft held 8): the thumb, the readouts and the chart follow
+    each repeat, shown right two frames after it, with no websocket frame and no script run; the key's release
+    reruns once and the URL holds the value."""
+    page, recorder = opened(live)
+    slider = page.locator(f".st-key-{live.control} input[type=range]")
+    slider.focus()
+    start = float(slider.input_value())
+    before_runs, before_sent = driver.runs(page), recorder.sent
+    seen = set()
+    for key, repeats in (("ArrowRight", 25), ("ArrowLeft", 8)):
+        for _ in range(repeats):
+            page.keyboard.down(key)  # a second down() without up() is an auto-repeat
+            state = read(page, live)
+            check(state, live)
+            seen.add(state["thumb"])
+        assert recorder.sent == before_sent and driver.runs(page) == before_runs, "the held key reached the server"
+        driver.act(page, lambda: page.keyboard.up(key))  # noqa: B023 (called at once)
+        page.wait_for_timeout(400)
+        before_runs += 1
+        assert driver.runs(page) == before_runs, "the key's release ran the script other than once"
+        before_sent = recorder.sent
+        check(read(page, live), live)
+    assert len(seen) >= 20 and state["thumb"] == pytest.approx(start + 17 * 0.1)
+    assert float(parse_qs(urlsplit(page.url).query)[live.url_key or live.control][0]) == state["thumb"]
 
 
 @pytest.mark.parametrize("live", LIVE, ids=IDS)
@@ -290,7 +321,8 @@ def test_a_typed_x_off_the_pick_grid_stays_until_the_pick_moves(opened):
 # ---------------------------------------------------------------- Approximations: the range sets three charts' view
 
 RANGE_JS = """() => {
-  const thumbs = [...document.querySelectorAll(".st-key-approx_range input[type=range]")].map((e) => Number(e.value));
+  const inputs = [...document.querySelectorAll(".st-key-approx_range input[type=range]")];
+  const thumbs = inputs.map((e) => Number(e.value)), spoken = inputs.map((e) => e.getAttribute("aria-valuetext"));
   const axes = {};
   for (const key of ["approx-forms", "approx-absolute", "approx-relative"]) {
     const fl = document.querySelector(`.st-key-chart_${key} .js-plotly-plot`)?._fullLayout;
@@ -298,7 +330,7 @@ RANGE_JS = """() => {
                         text: fl.yaxis.ticktext ?? null };
   }
   const caption = (k) => document.querySelector(`.st-key-${k} [data-testid='stCaptionContainer'] p`)?.textContent;
-  return { thumbs, axes, forms: caption("approx_forms_words"), errors: caption("approx_errors_words") };
+  return { thumbs, spoken, axes, forms: caption("approx_forms_words"), errors: caption("approx_errors_words") };
 }"""
 
 
@@ -329,6 +361,7 @@ def read_range(page) -> dict:
 
 def check_range(state: dict) -> None:
     lo, hi = state["thumbs"]
+    assert state["spoken"] == [f"x from {lo:.2f}".replace("-", "\u2212"), f"x to {hi:.2f}".replace("-", "\u2212")]
     want = range_expected(lo, hi)
     got = {k: state[k] for k in want}
     for axes in got["axes"].values():  # Plotly's own copy of a range: numbers, compared exactly
@@ -388,6 +421,25 @@ def test_keys_move_the_range_through_20_views(opened):
             check_range(state)
             seen.add(tuple(state["thumbs"]))
     assert len(seen) >= 20
+
+
+def test_a_held_arrow_key_moves_the_range_view_and_commits_once(opened):
+    page, recorder = opened(Live("approximations", "approx_range", "", "", 0, lambda x: {}))
+    before_runs, before_sent = driver.runs(page), recorder.sent
+    page.locator(".st-key-approx_range input[type=range]").nth(0).focus()
+    seen = set()
+    for _ in range(14):  # lo from -6 to -12 and one more (at the end the key does nothing)
+        page.keyboard.down("ArrowLeft")
+        state = read_range(page)
+        check_range(state)
+        seen.add(tuple(state["thumbs"]))
+    assert state["thumbs"] == [-12.0, 6.0] and len(seen) == 12  # -6.5 … -12
+    assert recorder.sent == before_sent and driver.runs(page) == before_runs
+    driver.act(page, lambda: page.keyboard.up("ArrowLeft"))
+    page.wait_for_timeout(400)
+    assert driver.runs(page) == before_runs + 1
+    check_range(read_range(page))
+    assert parse_qs(urlsplit(page.url).query)["approx_range"] == ["-12", "6"]
 
 
 def test_a_finger_drag_moves_the_range_view(opened):

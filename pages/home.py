@@ -4,7 +4,8 @@ import streamlit as st
 
 from ui.controls import HOME
 from ui.frame import chart, csv_button, page_link, require_app_frame
-from ui.home import five_inputs_table, on_screen, overview_figure, prose
+from ui.home import five_inputs_table, input_live_table, on_screen, overview_figure, prose
+from ui.live import follow
 from ui.pages import PAGES
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
@@ -39,6 +40,8 @@ st.caption("gate(x): how open GELU's door is. GELU(x) = x · gate(x), both in th
            "exact GELU, with the true normal gate Φ.")
 csv_button({name: column.tolist() for name, column in table.items()}, "home")
 chart(overview_figure(inputs), "home")
+for i, c in enumerate(HOME):  # each input's row and points, moved as its arrow key is held or a number typed
+    follow(input_live_table(i), f"{c.key}_live")
 st.markdown(prose(inputs))
 
 st.subheader("The lesson, step by step")

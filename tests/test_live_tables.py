@@ -233,3 +233,38 @@ def test_the_range_views_curves_gelu_core_computes_over_the_whole_span():
             log_top = A.view_axes(name, lo, hi)["yaxis"]["range"][1]
             worst = max(np.nanmax(approximation_error(x[inside], a)[kind]) for a in ("tanh", "sigmoid"))
             assert np.log10(worst) < log_top
+
+
+@pytest.mark.parametrize("i", range(5))
+def test_every_home_input_row_is_what_the_page_writes_there(i):
+    """Home's i-th input: at every step of its grid (-20 … 20 by 0.5) its row of the table as the page draws it
+    (ui.home.on_screen of five_inputs_table with that input among the defaults), and its marker on ReLU and on tanh
+    GELU and the stub between them where overview_figure draws them (the i-th point, the i-th segment)."""
+    from ui import home
+    from ui.controls import HOME, HOME_DEFAULT_INPUTS
+    from ui.describe import values
+
+    table = home.input_live_table(i)
+    o = HOME[f"x{i + 1}"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    assert (table["control"], table["count"], table["kind"], table["chart"]["key"]) == (f"home_x{i + 1}", 81,
+                                                                                         "number", "chart_home")
+    assert table["values"] == [f"{x:.2f}".replace("-0.00", "0.00") for x in xs]  # as the field writes them
+    columns = [col for sel, nth, col in table["texts"]]
+    assert all(nth == i for _, nth, _ in table["texts"])
+    traces = table["chart"]["traces"]
+    for k, x in enumerate(xs):
+        inputs = list(HOME_DEFAULT_INPUTS)
+        inputs[i] = x
+        row = {name: cells[i] for name, cells in home.on_screen(home.five_inputs_table(inputs)).items()}
+        assert [col[k] for col in columns] == list(row.values())
+        if k % 8 == 0:  # the figure's own points, at every 8th step
+            drawn = {t["meta"]: t for t in home.overview_figure(inputs).to_plotly_json()["data"]}
+            for meta in ("marker:relu", "marker:gelu_tanh"):
+                assert traces[meta]["point"] == i
+                assert (traces[meta]["x"][k], traces[meta]["y"][k]) == (values(drawn[meta]["x"])[i],
+                                                                         values(drawn[meta]["y"])[i])
+            gap = traces["gap"]
+            stub = drawn["gap"]["y"][3 * i:3 * i + 2]  # x, x, None per input
+            assert gap["segment"] == i and [gap["y0"][k], gap["y1"][k]] == stub and drawn["gap"]["x"][3 * i] == x
+    json.dumps(table, allow_nan=False)

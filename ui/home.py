@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -26,6 +28,31 @@ def five_inputs_table(xs) -> dict[str, np.ndarray]:
 def on_screen(table: dict[str, np.ndarray]) -> dict[str, list[str]]:
     """The table as drawn: every cell to four decimals in the app's number format (never "-0.0000")."""
     return {name: [fixed(v) for v in column.tolist()] for name, column in table.items()}
+
+
+TABLE_CELL = "[data-testid='stMain'] [data-testid='stTable'] tbody td:nth-child({}) p"  # column n (1-based), row by nth
+
+
+@functools.lru_cache(maxsize=8)
+def input_live_table(i: int) -> dict:
+    """The live layer's table for the i-th input (0-based): at every step of its grid (-20 … 20 by 0.5) the cells of
+    its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), and its two markers and the dotted
+    stub between them on the chart (``overview_figure``'s).  The chart's range, its label and the paragraph under
+    the table depend on all five inputs together: they follow on the rerun (Enter, or the held key's release)."""
+    from ui.controls import HOME
+    from ui.live import grid, live_table
+
+    control = HOME[f"x{i + 1}"]
+    xs = grid(control.options["min_value"], control.options["max_value"], control.options["step"])
+    table = five_inputs_table(xs)
+    cells = on_screen(table)
+    texts = [(TABLE_CELL.format(n + 1), i, column) for n, column in enumerate(cells.values())]
+    relu, tanh = table["ReLU(x)"], table["GELU(x)"]
+    traces = {"marker:relu": {"x": xs, "y": relu, "point": i},
+              "marker:gelu_tanh": {"x": xs, "y": tanh, "point": i},
+              "gap": {"x": xs, "y": tanh, "segment": i, "y0": relu, "y1": tanh}}
+    return live_table({"key": control.key, **control.options}, texts=texts, chart_key="chart_home", traces=traces,
+                      number_input=True)
 
 
 def prose(xs) -> str:

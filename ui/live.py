@@ -37,8 +37,13 @@ export default function (component) {
   // Whether this slider leads is kept across reruns (each rerun mounts the layer anew, and keys rerun at each step).
   const leads = (window.__geluLiveLead = window.__geluLiveLead || {});
   const held = () => {
+    if (data.kind === "number") return !onGrid();  // a typed number off the table's grid: the page's, until Enter
     const exact = !leads[data.control] && data.exact && document.querySelector(data.exact);
     return !!exact && !!input && Number(exact.value) !== Number(input.value);
+  };
+  const onGrid = () => {
+    const text = input ? input.value.trim() : "", v = Number(text);
+    return text !== "" && Number.isFinite(v) && data.grid[step(input)] === v;
   };
   const step = (el) => Math.max(0, Math.min(data.count - 1, Math.round((Number(el.value) - data.min) / data.step)));
   // one thumb: its step; a range slider's two: lo's step × count + hi's
@@ -55,10 +60,18 @@ export default function (component) {
       const trace = g.__data__ && g.__data__[0] && g.__data__[0].trace;
       const spec = trace && data.chart.traces[trace.meta];
       if (!spec) continue;
-      const x = spec.x[k], y = spec.y[k];
-      for (const point of g.querySelectorAll("path.point")) {
+      const x = spec.x[k], y = spec.y[k], inside = x0 <= x && x <= x1;
+      const points = [...g.querySelectorAll("path.point")];  // a trace of several points: only its own moves
+      for (const point of spec.point == null ? points : points.slice(spec.point, spec.point + 1)) {
         point.setAttribute("transform", `translate(${xa.c2p(x)},${ya.c2p(y)})`);
-        point.style.display = x0 <= x && x <= x1 ? "" : "none";
+        point.style.display = inside ? "" : "none";
+      }
+      if (spec.segment != null) {  // a line trace of segments (None between them): its own, from y0 to y1 at x
+        const path = g.querySelectorAll("path.js-line")[spec.segment];
+        if (path) {
+          path.setAttribute("d", `M${xa.c2p(x)},${ya.c2p(spec.y0[k])}L${xa.c2p(x)},${ya.c2p(spec.y1[k])}`);
+          path.style.display = inside ? "" : "none";
+        }
       }
     }
     for (const [index, column] of Object.entries(data.chart.lines || {})) {
@@ -122,6 +135,7 @@ export default function (component) {
   // What a screen reader hears of each thumb: the value and what it is ("x = −1.00"), and aria-valuenow, at the
   // step shown (a pointer's, a frame before React moves the thumb); written again whenever React rewrites them.
   const speak = () => {
+    if (data.kind === "number") return;  // a number input is a spinbutton: its own value is what it says
     const steps = inputs.length === 1 ? [current()] : inputs.map(step);
     inputs.forEach((el, j) => {
       const text = data.spoken[j][steps[j]], now = String(data.grid[steps[j]]);
@@ -171,7 +185,36 @@ export default function (component) {
     keyDrag.x += (dir * t.getBoundingClientRect().width) / (data.count - 1);
     fire(window, "pointermove", keyDrag.x, keyDrag.y);
   };
-  const onKeyUp = (e) => { if (keyDrag && ARROWS[e.key]) endKeyDrag(); };
+  const onKeyUp = (e) => {
+    if (keyDrag && ARROWS[e.key]) endKeyDrag();
+    if (typed && (e.key === "ArrowUp" || e.key === "ArrowDown")) {  // the held key's release: one commit (Enter)
+      typed = false;
+      const enter = { key: "Enter", code: "Enter", bubbles: true, cancelable: true };
+      input.dispatchEvent(new KeyboardEvent("keydown", enter));
+    }
+  };
+  // A number input (Home's): ArrowUp / ArrowDown step its value, and Streamlit commits each (a rerun per repeat of a
+  // held key).  Instead the layer writes the next step's value into the field as Streamlit writes a typed one (an
+  // input event: the field holds it, uncommitted), shows that step, and on the key's release presses Enter for it,
+  // once.  Typing a number on the grid shows it at once too; Enter (or leaving the field) commits it as before.
+  let typed = false;
+  const setValue = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
+  const onNumberKey = (e) => {
+    const dir = { ArrowUp: 1, ArrowDown: -1 }[e.key];
+    if (stopped || !dir || !input || e.target !== input || held() || e.altKey || e.ctrlKey || e.metaKey) return;
+    e.preventDefault();
+    e.stopPropagation();
+    const k = current() + dir;
+    if (k < 0 || k >= data.count) return;
+    setValue.call(input, data.values[k]);
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    typed = true;
+  };
+  const onInput = (e) => {
+    if (!input || e.target !== input || stopped || held()) return;
+    const k = gridIndex();
+    if (k !== shown) apply(k);
+  };
   // A rerun for an earlier position (a key press is sent at once, and the thumb may have moved on since) draws
   // that position's numbers: the thumb wins, so whatever the page redraws is set back to the thumb's row.
   let hooked = null;
@@ -222,12 +265,13 @@ export default function (component) {
   window.addEventListener("pointermove", onMove, true);
   window.addEventListener("pointerup", onUp, true);
   window.addEventListener("pointercancel", onUp, true);
-  window.addEventListener("keydown", onKey, true);
+  window.addEventListener("keydown", data.kind === "number" ? onNumberKey : onKey, true);
+  window.addEventListener("input", onInput, true);
   window.addEventListener("keyup", onKeyUp, true);
   window.addEventListener("blur", endKeyDrag);
   const watch = new MutationObserver(onChange);
   const find = () => {
-    const all = [...document.querySelectorAll(`.st-key-${data.control} input[type=range]`)];
+    const all = [...document.querySelectorAll(`.st-key-${data.control} ${data.input || "input[type=range]"}`)];
     if (all.length === (data.thumbs || 1) && all[0] !== input) {
       [input, inputs] = [all[0], all];
       watch.disconnect();
@@ -252,7 +296,8 @@ export default function (component) {
     window.removeEventListener("pointermove", onMove, true);
     window.removeEventListener("pointerup", onUp, true);
     window.removeEventListener("pointercancel", onUp, true);
-    window.removeEventListener("keydown", onKey, true);
+    window.removeEventListener("keydown", data.kind === "number" ? onNumberKey : onKey, true);
+    window.removeEventListener("input", onInput, true);
     window.removeEventListener("keyup", onKeyUp, true);
     window.removeEventListener("blur", endKeyDrag);
     endKeyDrag();
@@ -297,7 +342,7 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
                annotations: Mapping[int, Sequence[Sequence[str]]] | None = None,
                note: Sequence[str] | None = None, exact: str | None = None, thumbs: int = 1,
                views: Mapping[str, Mapping[str, Sequence]] | None = None, pack: bool = False,
-               spoken: Sequence[str] | None = None) -> dict:
+               spoken: Sequence[str] | None = None, number_input: bool = False) -> dict:
     """What the component needs for one slider (``control``: a ``Control``'s ``options`` plus its ``key``).
 
     ``texts``: (CSS selector, which match, one string per grid step[, which child node]) for each readout (the
@@ -316,6 +361,9 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     the view as it is).  A column of texts (or views) may hold None where nothing is written; ``pack``: a column
     of them with repeats is sent as its distinct values and an index (``_packed``; ``unpacked`` reads it back).
     ``spoken``: what a screen reader says of each thumb (``spoken_values``; "x = {}" unless given).
+    ``number_input``: the control is a number input, not a slider (its steps are the grid; a trace may then name
+    which of its points is this input's, ``point``, and which segment of a line trace, ``segment`` with ``y0`` and
+    ``y1``).
     """
     def column(values: Sequence) -> list:
         return [v.item() if isinstance(v, np.generic) else v for v in values]
@@ -328,13 +376,15 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
         "count": len(grid(control["min_value"], control["max_value"], control["step"])),
         "texts": [[t[0], t[1], packed(t[2]), *t[3:]] for t in texts],
         "chart": {"key": chart_key,
-                  "traces": {m: {a: column(v) for a, v in t.items()} for m, t in (traces or {}).items()},
+                  "traces": {m: {a: v if isinstance(v, int) else column(v) for a, v in t.items()}
+                             for m, t in (traces or {}).items()},
                   "lines": {str(i): column(v) for i, v in (lines or {}).items()},
                   "annotations": {str(i): [packed(p) for p in v] for i, v in (annotations or {}).items()}},
         "note": packed(note) if note is not None else None, "exact": exact, "thumbs": thumbs,
         "views": {k: {key: packed(c) for key, c in v.items()} for k, v in (views or {}).items()},
         "grid": grid(control["min_value"], control["max_value"], control["step"]).tolist(),
-        "spoken": spoken_values(control, spoken or ["x = {}"] * thumbs),
+        "spoken": [] if number_input else spoken_values(control, spoken or ["x = {}"] * thumbs),
+        **({"kind": "number", "input": "input", "values": shown_values(control)} if number_input else {}),
     }
 
 
@@ -346,11 +396,18 @@ def spoken_values(control: Mapping[str, Any], templates: Sequence[str]) -> list[
     ...                                         ["x from {}", "x to {}"])]
     [['x from −6.00', 'x from −5.50'], ['x to −6.00', 'x to −5.50']]
     """
+    return [[template.format(v.replace("-", "\u2212")) for v in shown_values(control)] for template in templates]
+
+
+def shown_values(control: Mapping[str, Any]) -> list[str]:
+    """Each step's value as the control writes it: its format's decimals, two unless it says.
+
+    >>> shown_values(dict(min_value=-1.0, max_value=1.0, step=0.5, format="%.1f"))
+    ['-1.0', '-0.5', '0.0', '0.5', '1.0']
+    """
     found = re.search(r"\.(\d+)f", str(control.get("format", "")))
     digits = int(found.group(1)) if found else 2
-    values = grid(control["min_value"], control["max_value"], control["step"])
-    return [[template.format(_fixed(v, digits).replace("-", "\u2212")) for v in values.tolist()]
-            for template in templates]
+    return [_fixed(v, digits) for v in grid(control["min_value"], control["max_value"], control["step"]).tolist()]
 
 
 def _packed(values: list) -> list | dict:

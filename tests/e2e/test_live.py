@@ -474,3 +474,113 @@ def test_a_dragged_range_stays_clean_under_axe(opened):
         result = axe.Axe().run(page, context=scope, options=rules)
         assert result.violations_count == 0, result.generate_report()
     page.mouse.up()
+
+
+# ---------------------------------------------------------------- Home: five number inputs
+
+HOME_JS = """(i) => {
+  const field = document.querySelector(`.st-key-home_x${i + 1} input`);
+  const row = [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stTable'] tbody tr")][i];
+  const gd = document.querySelector(".st-key-chart_home .js-plotly-plot"), xa = gd._fullLayout.xaxis;
+  const points = {};
+  for (const g of gd.querySelectorAll(".scatterlayer .trace")) {
+    const meta = String(g.__data__[0].trace.meta || "");
+    const at = (s) => xa.p2c(Number(/translate\\(([^,]+),/.exec(s || "")?.[1]));
+    if (meta.startsWith("marker:")) points[meta] = at(g.querySelectorAll("path.point")[i]?.getAttribute("transform"));
+    if (meta === "gap") points.gap = xa.p2c(Number(/^M([^,]+),/.exec(g.querySelectorAll("path.js-line")[i]
+                                                                    ?.getAttribute("d") || "")?.[1]));
+  }
+  return { value: field.value, cells: [...row.querySelectorAll("td")].map((td) => td.textContent), points,
+           tol: 0.01 / Math.abs(xa._m), inside: xa.range };
+}"""
+
+
+def home_expected(x: float) -> list[str]:
+    """The row for input x: x, ReLU, the tanh gate, tanh GELU and exact GELU, mpmath at 50 digits to 4 decimals."""
+    return [shown(x), shown(max(x, 0.0)), shown(gate_ref(x, "tanh")), shown(gelu_ref(x, "tanh")), shown(gelu_ref(x))]
+
+
+def read_home(page, i: int) -> dict:
+    deadline = time.monotonic() + 3.0
+    while True:
+        page.evaluate(FRAMES_2)
+        state = page.evaluate(HOME_JS, i)
+        x = float(state["value"])
+        if all(abs(v - x) <= state["tol"] for v in state["points"].values()) or time.monotonic() > deadline:
+            return state
+
+
+def check_home(state: dict) -> None:
+    x = float(state["value"])
+    assert state["cells"] == home_expected(x), x
+    assert set(state["points"]) == {"marker:relu", "marker:gelu_tanh", "gap"}
+    lo, hi = state["inside"]
+    if lo <= x <= hi:  # outside the chart's range (until the rerun widens it) the points are hidden
+        assert all(v == pytest.approx(x, abs=state["tol"]) for v in state["points"].values()), state
+
+
+def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, browser):
+    """x2 held up 14 steps, then down 20: its row of the table and its two points and stub on the chart show each
+    step, with no websocket frame and no script run; each release commits once, and the URL opens the same view."""
+    page, recorder = opened(Live("", "home_x2", "", "", 0, lambda x: {}))
+    field = page.locator(".st-key-home_x2 input")
+    field.focus()
+    seen = set()
+    before_runs, before_sent = driver.runs(page), recorder.sent
+    for key, steps in (("ArrowUp", 14), ("ArrowDown", 20)):
+        for _ in range(steps):
+            page.keyboard.down(key)
+            state = read_home(page, 1)
+            check_home(state)
+            seen.add(state["value"])
+        assert recorder.sent == before_sent and driver.runs(page) == before_runs, "the held key reached the server"
+        driver.act(page, lambda: page.keyboard.up(key))  # noqa: B023 (called at once)
+        page.wait_for_timeout(400)
+        before_runs += 1
+        assert driver.runs(page) == before_runs, "the key's release ran the script other than once"
+        before_sent = recorder.sent
+        after = read_home(page, 1)
+        check_home(after)
+        assert after["value"] == state["value"]
+    assert len(seen) >= 20 and state["value"] == "-4.00"  # -1.00 up to 6.00, down to -4.00
+    assert parse_qs(urlsplit(page.url).query)["home_x2"] == ["-4"]
+    other = hand.new_page(browser)
+    try:
+        driver.open_app(other, page.url)
+        assert read_home(other, 1)["cells"] == home_expected(-4.0)
+    finally:
+        other.context.close()
+
+
+def test_a_typed_number_shows_at_once_and_commits_on_enter(opened):
+    """A number typed on the input's grid shows in the row and on the chart before Enter; one off the grid leaves the
+    row as the page wrote it; Enter commits (one rerun) as before."""
+    page, recorder = opened(Live("", "home_x4", "", "", 0, lambda x: {}))
+    field = page.locator(".st-key-home_x4 input")
+    before_runs, before_sent = driver.runs(page), recorder.sent
+    for typed in ("2.5", "-3", "0.5", "-17.5"):
+        field.fill(typed)
+        state = read_home(page, 3)
+        check_home(state)
+    field.fill("1.3")  # off the grid of 0.5 steps: the row keeps -17.5 until the page computes 1.3
+    page.evaluate(FRAMES_2)
+    assert page.evaluate(HOME_JS, 3)["cells"] == home_expected(-17.5)
+    assert recorder.sent == before_sent and driver.runs(page) == before_runs
+    driver.act(page, lambda: field.press("Enter"))
+    page.wait_for_timeout(300)
+    assert driver.runs(page) == before_runs + 1
+    assert page.evaluate(HOME_JS, 3)["cells"] == home_expected(1.3)
+
+
+def test_a_held_home_input_stays_clean_under_axe(opened):
+    axe = pytest.importorskip("axe_playwright_python.sync_playwright")
+    page, _ = opened(Live("", "home_x1", "", "", 0, lambda x: {}))
+    page.locator(".st-key-home_x1 input").focus()
+    for _ in range(5):
+        page.keyboard.down("ArrowUp")
+    check_home(read_home(page, 0))
+    scope = {"include": [[".st-key-home_inputs"], [".st-key-chart_home"], ["[data-testid='stTable']"]]}
+    rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
+    result = axe.Axe().run(page, context=scope, options=rules)
+    assert result.violations_count == 0, result.generate_report()
+    page.keyboard.up("ArrowUp")

@@ -55,7 +55,7 @@ st.plotly_chart(fig, key="chart_ref")
 
 def live_pages() -> dict[str, dict]:
     """page -> its live control, the readouts the recorder reads, the chart, the table the page sends."""
-    from ui import curves, derivative, gate, steps
+    from ui import approximations, curves, derivative, gate, home, steps
 
     return {
         "curves": dict(path="curves", control="curves_x", chart="chart_curves",
@@ -69,6 +69,14 @@ def live_pages() -> dict[str, dict]:
         "steps": dict(path="steps", control="steps_pick", chart="", url_key="steps_x",
                       readout=f".st-key-{steps.READOUT} [data-testid='stTable'] tbody td p",
                       table=lambda: steps.steps_live_table(False)),
+        # the range's lower thumb, dragged left: the error charts' caption and the forms chart's x range
+        "approximations": dict(path="approximations", control="approx_range", chart="chart_approx-forms", to=0.05,
+                               readout=approximations.ERRORS_CAPTION_AT, table=approximations.range_live_table),
+        # a number input: a held ArrowUp only (no pointer gesture); its row of the table (the chart's points move
+        # with it: tests/e2e/test_live.py)
+        "home": dict(path="", control="home_x2", chart="", key="ArrowUp", gestures=("key",),
+                     readout="[data-testid='stMain'] [data-testid='stTable'] tbody tr:nth-child(2) td p",
+                     table=lambda: home.input_live_table(1)),
     }
 
 
@@ -95,8 +103,10 @@ def gesture(browser, base_url: str, spec: dict, kind: str, moves: int, seconds: 
         driver.open_app(page, f"{base_url}/{spec['path']}")
         first_kb = wire.received / 1024
         watch = (spec["readout"], spec["chart"])
-        _, _, left, right = hand.thumb_centre(page, spec["control"])
-        to_x = left + 0.85 * (right - left)
+        left = right = 0.0
+        if kind != "key":
+            _, _, left, right = hand.thumb_centre(page, spec["control"])
+        to_x = left + spec.get("to", 0.85) * (right - left)
         before = driver.runs(page)
         if kind == "mouse":
             drag = hand.mouse_drag(page, recorder, spec["control"], to_x, moves=moves, seconds=seconds, watch=watch)
@@ -106,8 +116,9 @@ def gesture(browser, base_url: str, spec: dict, kind: str, moves: int, seconds: 
                                          watch=watch)
             release = lift
         else:
-            drag = hand.held_key(page, recorder, spec["control"], watch=watch)
-            release = lambda: page.keyboard.up("ArrowRight")  # noqa: E731
+            key = spec.get("key", "ArrowRight")
+            drag = hand.held_key(page, recorder, spec["control"], key, watch=watch)
+            release = lambda: page.keyboard.up(key)  # noqa: E731
         work = page.evaluate("(window.__geluLiveMs || []).map((c) => c[1])")  # the layer's own time per move
         t0 = time.perf_counter()
         release()
@@ -165,6 +176,8 @@ def main() -> None:
             print(row("bare slider", gesture(browser, ref.base_url, REFERENCE, kind, args.moves, args.seconds), None))
             for name in chosen:
                 spec = pages[name]
+                if kind not in spec.get("gestures", (kind,)):
+                    continue
                 kb = len(json.dumps(spec["table"]())) / 1024
                 result = gesture(browser, app.base_url, spec, kind, args.moves, args.seconds)
                 print(row(name, result, kb))

@@ -1,6 +1,9 @@
 """How fast the app starts: `streamlit run app.py` to the first page drawn in a browser, and where the time goes.
 
-    python benchmarks/bench_startup.py [--runs 5]
+    python benchmarks/bench_startup.py [--runs 5] [--against DIR]
+
+``--against DIR``: another checkout of the app (``git archive main | tar -x -C /tmp/main``) cold-started in the
+same run, its runs alternating with this one's, so that a change is judged before and after under the same load.
 
 1. Cold start, several runs, median: a fresh `streamlit run app.py` (the repository's config) until
    /_stcore/health answers, then Chromium opens the home page until its first run is drawn (title and
@@ -78,13 +81,22 @@ def floor(browser, source: str, wait_for: str, runs: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--against", type=Path, default=None, help="another checkout, cold-started in turn")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = driver.launch(playwright)
-        results = [cold_start(browser) for _ in range(args.runs)]
+        results, others = [], []
+        for _ in range(args.runs):
+            results.append(cold_start(browser))
+            if args.against:
+                others.append(cold_start(browser, args.against.resolve())[1])
+        if args.against:
+            this, that = statistics.median(r[1] for r in results), statistics.median(others)
+            print(f"Home page drawn from launch, alternating runs: this checkout {this:.2f} s, {args.against} "
+                  f"{that:.2f} s (this / that: {this / that:.2f}; runs {', '.join(f'{v:.2f}' for v in others)})")
         healthy = statistics.median(r[0] for r in results)
         drawn = statistics.median(r[1] for r in results)
         bare = floor(browser, BASELINE_APP, "stSlider", args.runs)

@@ -37,7 +37,7 @@ window.__drag = { on: false, events: [], frames: [] };
     return marks;
   };
   const state = () => {
-    const input = d.control && document.querySelector(`.st-key-${d.control} input[type=range]`);
+    const input = d.control && document.querySelector(`.st-key-${d.control} input`);  // a slider's thumb, a number
     const texts = d.readout ? [...document.querySelectorAll(d.readout)].map((e) => e.textContent).join("|") : "";
     const thumb = input ? Number(input.value) : NaN;
     const marks = d.chart ? window.__dragMarks(d.chart).map((m) => (Math.abs(m.x - thumb) <= m.tol ? thumb : m.x)) : [];
@@ -222,7 +222,7 @@ def held_key(page, recorder: Recorder, control: str, key: str = "ArrowRight", *,
              seconds: float = 1.0, watch: tuple[str, str] = ("", ""), thumb: int = 0) -> Drag:
     """Hold an arrow key on the slider: ``presses`` auto-repeated keydowns over ``seconds``; the key is still
     down when this returns (``page.keyboard.up(key)`` releases)."""
-    page.locator(f".st-key-{control} input[type=range]").nth(thumb).focus()
+    page.locator(f".st-key-{control} input").nth(thumb).focus()  # a slider's thumb, or a number input
     recorder.start(control, *watch)
     for _ in range(presses):
         page.keyboard.down(key)  # a second down() without up() is an auto-repeat (repeat: true)

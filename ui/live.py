@@ -91,7 +91,14 @@ export default function (component) {
   };
   // A chart whose view a control sets (a range: its axes): Plotly's own relayout, with the axes' ranges and ticks the
   // table holds for this position; the data stay.  Skipped where the chart already shows that view.
-  const moveViews = (k) => {
+  // A chart off the screen follows once the moves pause (a relayout costs Plotly ~10 ms a chart; what the eye is on
+  // comes first).
+  let later = 0;
+  const inView = (gd) => {
+    const r = gd.getBoundingClientRect();
+    return r.bottom > 0 && r.top < window.innerHeight && r.right > 0 && r.left < window.innerWidth;
+  };
+  const moveViews = (k, all = false) => {
     for (const [key, columns] of Object.entries(data.views || {})) {
       const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
       if (!gd || !gd._fullLayout || !window.Plotly) continue;
@@ -102,6 +109,11 @@ export default function (component) {
       }
       const tag = JSON.stringify(update);
       if (!Object.keys(update).length || (gd.__geluView === tag && gd.__geluLayout === gd.layout)) continue;
+      if (!all && !inView(gd)) {
+        clearTimeout(later);
+        later = setTimeout(() => { if (!stopped) moveViews(shown, true); }, 120);
+        continue;
+      }
       gd.__geluView = tag;
       gd.__geluLayout = gd.layout;  // a rerun's figure is a new layout: its view is the figure's own
       window.Plotly.relayout(gd, update);
@@ -233,20 +245,27 @@ export default function (component) {
   // later).  The thumb's own value, when React sets it, is watched as well and has the last word.
   const span = () => data.step * (data.count - 1);
   const track = () => input && input.closest("[role=group]")?.querySelector(":scope > [data-orientation]");
+  // the position a pointer gives: its thumb's step (between a range's other thumb and the track's end), the others'
+  // as they are
   const fromPointer = (e) => {
     const v = press.v0 + ((e.pageX - press.x0) / press.size) * span();
-    return Math.max(0, Math.min(data.count - 1, Math.round((v - data.min) / data.step)));
+    const j = press.thumb, steps = inputs.map(step);
+    const lo = j > 0 ? steps[j - 1] : 0, hi = j < inputs.length - 1 ? steps[j + 1] : data.count - 1;
+    steps[j] = Math.max(lo, Math.min(hi, Math.round((v - data.min) / data.step)));
+    return steps.reduce((k, s) => k * data.count + s, 0);
   };
   const onDown = (e) => {
     const t = track();
     const on = !!t && t.contains(e.target);
     if (!stopped) leads[data.control] = on;
-    if (stopped || !on || e.button > 0 || inputs.length !== 1) return;  // two thumbs: React's values lead
+    if (stopped || !on || e.button > 0) return;
     const box = t.getBoundingClientRect();
-    const onThumb = input.parentElement.parentElement.contains(e.target);
-    const v0 = onThumb ? Number(input.value) : data.min + ((e.clientX - box.left) / box.width) * span();
+    const j = inputs.findIndex((el) => el.parentElement.parentElement.contains(e.target));
+    if (j < 0 && inputs.length > 1) return;  // a press on a range's track: react-aria picks the thumb, React leads
+    const v0 = j >= 0 ? Number(inputs[j].value) : data.min + ((e.clientX - box.left) / box.width) * span();
     const snapped = data.min + Math.round((v0 - data.min) / data.step) * data.step;
-    press = { id: e.pointerId, x0: e.pageX, size: box.width, v0: snapped };  // the fractional width, as react-aria
+    // the fractional width, as react-aria
+    press = { id: e.pointerId, x0: e.pageX, size: box.width, v0: snapped, thumb: Math.max(0, j) };
     const k = fromPointer(e);
     if (k !== shown) apply(k);
   };

@@ -70,8 +70,8 @@ def live_pages() -> dict[str, dict]:
                       readout=f".st-key-{steps.READOUT} [data-testid='stTable'] tbody td p",
                       table=lambda: steps.steps_live_table(False)),
         # the range's lower thumb, dragged left: the error charts' caption and the forms chart's x range
-        "approximations": dict(path="approximations", control="approx_range", chart="chart_approx-forms", to=0.05,
-                               key="ArrowLeft",
+        "approximations": dict(path="approximations", control="approximations_range",
+                               chart="chart_approximations-forms", to=0.05, key="ArrowLeft",
                                readout=approximations.ERRORS_CAPTION_AT, table=approximations.range_live_table),
         # a number input: a held ArrowUp only (no pointer gesture); its row of the table (the chart's points move
         # with it: tests/e2e/test_live.py)

@@ -4,13 +4,13 @@ import numpy as np
 import streamlit as st
 
 from gelu_core import ACTIVATIONS, form_word
-from gelu_core.analysis import worst_error
 from ui.approximations import (
     LIMITS,
     POINTS,
     TABLE_X,
     cliff_words,
-    digits_words,
+    digits_kept,
+    dtype_limits,
     errors_words,
     forms_words,
     framework_figure,
@@ -19,6 +19,7 @@ from ui.approximations import (
     limits_table,
     range_live_table,
     view_figures,
+    worst_points,
 )
 from ui.controls import APPROX, DTYPES
 from ui.format import sci
@@ -48,17 +49,17 @@ def three_forms(shown: bool):
         return
     worst = worst_points()
     figures = view_figures(lo, hi, worst)  # the curves over the slider's whole span, the range as the view
-    chart(figures["approx-forms"], "approx-forms")
-    st.container(key="approx_forms_words").caption(forms_words(lo, hi))
+    chart(figures["approximations-forms"], "approximations-forms")
+    st.container(key="approximations_forms_words").caption(forms_words(lo, hi))
     c1, c2 = st.columns(2)
     with c1:
         st.markdown("**Absolute error**")
-        chart(figures["approx-absolute"], "approx-absolute")
+        chart(figures["approximations-absolute"], "approximations-absolute")
     with c2:
         st.markdown("**Relative error**")
-        chart(figures["approx-relative"], "approx-relative")
-    st.container(key="approx_errors_words").caption(errors_words(lo))
-    follow(range_live_table(), "approx_range_live")  # the axes and the two captions, moved by the thumbs as they go
+        chart(figures["approximations-relative"], "approximations-relative")
+    st.container(key="approximations_errors_words").caption(errors_words(lo))
+    follow(range_live_table(), "approximations_range_live")  # the axes and the two captions, moved as the thumbs go
     c1, c2 = st.columns(2)
     for col, a in ((c1, "tanh"), (c2, "sigmoid")):
         at_x, value = worst[a]

@@ -72,7 +72,7 @@ def test_a_chart_viewing_part_of_its_curves_says_the_part_it_shows():
     the points inside the x axis's range (the forms' values there, gelu_core's), nothing outside it."""
     from ui import approximations
 
-    d = describe(approximations.view_figures(-2.0, 3.5, {"tanh": (2.7, 4.7e-4)})["approx-forms"])
+    d = describe(approximations.view_figures(-2.0, 3.5, {"tanh": (2.7, 4.7e-4)})["approximations-forms"])
     x = approximations.view_grid()
     inside = x[(x >= -2.0) & (x <= 3.5)]
     exact = gelu_core.gelu(inside)
@@ -80,5 +80,5 @@ def test_a_chart_viewing_part_of_its_curves_says_the_part_it_shows():
     assert (f"exact x·Φ(x), for x from -2 to 3.5: lowest {number(exact[low])} at {number(inside[low])}, highest "
             f"{number(exact[-1])} at 3.5.") in d.summary
     assert {float(row[1]) for row in d.rows} <= set(inside.tolist()) and {row[1] for row in d.rows} >= {"-2", "3.5"}
-    marks = describe(approximations.view_figures(-1.0, 1.0, {"tanh": (2.7, 4.7e-4)})["approx-absolute"])
+    marks = describe(approximations.view_figures(-1.0, 1.0, {"tanh": (2.7, 4.7e-4)})["approximations-absolute"])
     assert "largest error" not in marks.summary  # the worst points, at ±2.7, lie outside the view

@@ -175,7 +175,7 @@ def test_every_approximations_range_row_is_what_the_page_writes_there():
     o = APPROX["range"].options
     ends = grid(o["min_value"], o["max_value"], o["step"]).tolist()
     n = len(ends)
-    assert (table["control"], table["thumbs"], table["count"]) == ("approx_range", 2, n)
+    assert (table["control"], table["thumbs"], table["count"]) == ("approximations_range", 2, n)
     (forms_sel, _, forms_col), (errors_sel, _, errors_col) = table["texts"]
     assert (forms_sel, errors_sel) == (A.FORMS_CAPTION, A.ERRORS_CAPTION_AT)
     forms_text, errors_text = unpacked(forms_col), unpacked(errors_col)
@@ -215,10 +215,10 @@ def test_the_range_views_curves_gelu_core_computes_over_the_whole_span():
     x = A.view_grid()
     assert (x[0], x[-1], len(x)) == (-12.0, 12.0, 961) and set(grid(-12.0, 12.0, 0.5)) <= set(x.tolist())
     fig = A.view_figures(-2.0, 3.5, {})
-    data = {t["meta"]: t for t in fig["approx-forms"].to_plotly_json()["data"]}
+    data = {t["meta"]: t for t in fig["approximations-forms"].to_plotly_json()["data"]}
     for a in gelu_core.APPROXIMATIONS:
         assert np.array_equal(values(data[A.FORM_KEYS[a]]["y"]), gelu_core.gelu(x, a))
-    for kind, name in enumerate(("approx-absolute", "approx-relative")):
+    for kind, name in enumerate(("approximations-absolute", "approximations-relative")):
         lines = [t for t in fig[name].to_plotly_json()["data"] if "lines" in t["mode"]]
         for t, a in zip(lines, ("tanh", "sigmoid"), strict=True):
             err = approximation_error(x, a)[kind]
@@ -226,10 +226,10 @@ def test_the_range_views_curves_gelu_core_computes_over_the_whole_span():
             assert np.array_equal(np.isnan(drawn), ~(err > 0)) and np.array_equal(drawn[err > 0], err[err > 0])
     for lo, hi in ((-6.0, 6.0), (-1.0, -0.5), (-12.0, -11.5), (0.0, 12.0)):
         inside = (x >= lo) & (x <= hi)
-        bottom, top = A.view_axes("approx-forms", lo, hi)["yaxis"]["range"]
+        bottom, top = A.view_axes("approximations-forms", lo, hi)["yaxis"]["range"]
         ys = np.concatenate([gelu_core.gelu(x[inside], a) for a in gelu_core.APPROXIMATIONS])
         assert bottom < ys.min() and ys.max() < top
-        for kind, name in enumerate(("approx-absolute", "approx-relative")):
+        for kind, name in enumerate(("approximations-absolute", "approximations-relative")):
             log_top = A.view_axes(name, lo, hi)["yaxis"]["range"][1]
             worst = max(np.nanmax(approximation_error(x[inside], a)[kind]) for a in ("tanh", "sigmoid"))
             assert np.log10(worst) < log_top

@@ -13,7 +13,6 @@ its tick, torch's cliff in the legend.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol
@@ -23,6 +22,7 @@ import plotly.graph_objects as go
 
 from gelu_core import APPROXIMATIONS, gelu
 from gelu_core.analysis import approximation_error
+from hosting.runs import memo
 from ui.format import count, fixed, percent, power_of_ten, sci, sig
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -142,7 +142,7 @@ def error_figure(
 # ------------------------------------------------------------------ the three forms' charts, and their view
 
 VIEW_STEP = 0.025  # the curves' spacing: 20 points to each 0.5 step of the range, 481 on the default -6 ... 6
-VIEW_CHARTS = ("approx-forms", "approx-absolute", "approx-relative")
+VIEW_CHARTS = ("approximations-forms", "approximations-absolute", "approximations-relative")
 
 
 def view_grid() -> np.ndarray:
@@ -156,7 +156,7 @@ def view_grid() -> np.ndarray:
     return grid(o["min_value"], o["max_value"], VIEW_STEP)
 
 
-@functools.lru_cache(maxsize=1)
+@memo(entry_bytes=128 * 1024)  # 62 KB measured
 def _view_curves() -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
     x = view_grid()
     x.setflags(write=False)
@@ -170,13 +170,13 @@ def view_axes(name: str, lo: float, hi: float) -> dict[str, dict]:
     decimals), which keeps the live layer's table of them short."""
     x, forms, errors = _view_curves()
     inside = (x >= lo) & (x <= hi)
-    if name == "approx-forms":
+    if name == "approximations-forms":
         ys = np.concatenate([v[inside] for v in forms.values()])
         bottom, top = float(ys.min()), float(ys.max())
         pad = 0.05 * ((top - bottom) or 1.0)
         ends = [float(f"{bottom - pad:.4g}"), float(f"{top + pad:.4g}")]
         return {"xaxis": {"range": [lo, hi]}, "yaxis": {"range": ends}}
-    kind = {"approx-absolute": 0, "approx-relative": 1}[name]
+    kind = {"approximations-absolute": 0, "approximations-relative": 1}[name]
     layout = {"yaxis": {}}
     _log_yaxis(layout, _top(e[kind][inside] for e in errors.values()), percent_at_1=kind == 1)
     layout["yaxis"]["range"] = [layout["yaxis"]["range"][0], round(layout["yaxis"]["range"][1], 3)]
@@ -187,11 +187,11 @@ def view_figures(lo: float, hi: float, worst: Mapping[str, tuple[float, float]])
     """The three charts of the forms tab (by name) on the range lo ... hi."""
     x, forms, errors = _view_curves()
     return {
-        "approx-forms": forms_figure(x, forms, axes=view_axes("approx-forms", lo, hi)),
-        "approx-absolute": error_figure(x, {a: e[0] for a, e in errors.items()}, kind="absolute", worst=worst,
-                                        axes=view_axes("approx-absolute", lo, hi)),
-        "approx-relative": error_figure(x, {a: e[1] for a, e in errors.items()}, kind="relative",
-                                        axes=view_axes("approx-relative", lo, hi)),
+        "approximations-forms": forms_figure(x, forms, axes=view_axes("approximations-forms", lo, hi)),
+        "approximations-absolute": error_figure(x, {a: e[0] for a, e in errors.items()}, kind="absolute", worst=worst,
+                                        axes=view_axes("approximations-absolute", lo, hi)),
+        "approximations-relative": error_figure(x, {a: e[1] for a, e in errors.items()}, kind="relative",
+                                        axes=view_axes("approximations-relative", lo, hi)),
     }
 
 
@@ -219,11 +219,11 @@ def _dotted(axes: Mapping[str, Mapping]) -> dict:
 
 
 # Where the page writes the two captions the range moves: after the forms chart, and after the two error charts.
-FORMS_CAPTION = ".st-key-approx_forms_words [data-testid='stCaptionContainer'] p"
-ERRORS_CAPTION_AT = ".st-key-approx_errors_words [data-testid='stCaptionContainer'] p"
+FORMS_CAPTION = ".st-key-approximations_forms_words [data-testid='stCaptionContainer'] p"
+ERRORS_CAPTION_AT = ".st-key-approximations_errors_words [data-testid='stCaptionContainer'] p"
 
 
-@functools.lru_cache(maxsize=1)
+@memo(entry_bytes=1024 * 1024)  # 744 KB measured
 def range_live_table() -> dict:
     """The live layer's table for the range slider: at every pair of its thumbs' positions (lo before hi, at least
     a step apart; the others hold still until the release shows the page's note), the three charts' axes as

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
+from hosting.runs import memo
 from ui.format import fixed, readable
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -30,10 +29,11 @@ def on_screen(table: dict[str, np.ndarray]) -> dict[str, list[str]]:
     return {name: [fixed(v) for v in column.tolist()] for name, column in table.items()}
 
 
+ENTRY_BYTES = 256 * 1024  # measured: tests/test_memo.py
 TABLE_CELL = "[data-testid='stMain'] [data-testid='stTable'] tbody td:nth-child({}) p"  # column n (1-based), row by nth
 
 
-@functools.lru_cache(maxsize=8)
+@memo(entry_bytes=ENTRY_BYTES)
 def input_live_table(i: int) -> dict:
     """The live layer's table for the i-th input (0-based): at every step of its grid (-20 … 20 by 0.5) the cells of
     its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), and its two markers and the dotted

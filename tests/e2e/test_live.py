@@ -321,16 +321,17 @@ def test_a_typed_x_off_the_pick_grid_stays_until_the_pick_moves(opened):
 # ---------------------------------------------------------------- Approximations: the range sets three charts' view
 
 RANGE_JS = """() => {
-  const inputs = [...document.querySelectorAll(".st-key-approx_range input[type=range]")];
+  const inputs = [...document.querySelectorAll(".st-key-approximations_range input[type=range]")];
   const thumbs = inputs.map((e) => Number(e.value)), spoken = inputs.map((e) => e.getAttribute("aria-valuetext"));
   const axes = {};
-  for (const key of ["approx-forms", "approx-absolute", "approx-relative"]) {
+  for (const key of ["approximations-forms", "approximations-absolute", "approximations-relative"]) {
     const fl = document.querySelector(`.st-key-chart_${key} .js-plotly-plot`)?._fullLayout;
     axes[key] = fl && { x: fl.xaxis.range, y: fl.yaxis.range, ticks: fl.yaxis.tickvals ?? null,
                         text: fl.yaxis.ticktext ?? null };
   }
   const caption = (k) => document.querySelector(`.st-key-${k} [data-testid='stCaptionContainer'] p`)?.textContent;
-  return { thumbs, spoken, axes, forms: caption("approx_forms_words"), errors: caption("approx_errors_words") };
+  return { thumbs, spoken, axes, forms: caption("approximations_forms_words"),
+           errors: caption("approximations_errors_words") };
 }"""
 
 
@@ -376,7 +377,7 @@ def check_range(state: dict) -> None:
 def test_a_range_drag_moves_the_three_charts_view_without_the_server(opened, browser):
     """Both thumbs dragged, by mouse, over 20+ pairs: at each the three charts' axes and the two captions are the
     page's for that pair; no websocket frame, no script run; one rerun per release; the URL opens the same view."""
-    live = Live("approximations", "approx_range", "", "", 0, lambda x: {})
+    live = Live("approximations", "approximations_range", "", "", 0, lambda x: {})
     page, recorder = opened(live)
     seen = set()
     before_runs, before_sent = driver.runs(page), recorder.sent
@@ -403,7 +404,7 @@ def test_a_range_drag_moves_the_three_charts_view_without_the_server(opened, bro
         check_range(after)
         before_sent = recorder.sent
     assert len(seen) >= 20 and any(lo == -12.0 for lo, _ in seen)
-    assert [float(v) for v in parse_qs(urlsplit(page.url).query)["approx_range"]] == last["thumbs"]
+    assert [float(v) for v in parse_qs(urlsplit(page.url).query)["approximations_range"]] == last["thumbs"]
     other = hand.new_page(browser)  # the share link, in a fresh session
     try:
         driver.open_app(other, page.url)
@@ -414,11 +415,11 @@ def test_a_range_drag_moves_the_three_charts_view_without_the_server(opened, bro
 
 def test_keys_move_the_range_through_20_views(opened):
     """A key on a range thumb reruns the page (Streamlit commits a key at once): each view is the page's."""
-    page, _ = opened(Live("approximations", "approx_range", "", "", 0, lambda x: {}))
+    page, _ = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))
     seen = set()
     for thumb, keys in ((0, ["ArrowLeft"] * 10 + ["Home", "ArrowRight", "PageUp"]),
                         (1, ["ArrowLeft"] * 6 + ["PageDown", "End", "ArrowDown"])):
-        page.locator(".st-key-approx_range input[type=range]").nth(thumb).focus()
+        page.locator(".st-key-approximations_range input[type=range]").nth(thumb).focus()
         for key in keys:
             driver.act(page, lambda: page.keyboard.press(key))  # noqa: B023 (called at once)
             state = read_range(page)
@@ -428,9 +429,9 @@ def test_keys_move_the_range_through_20_views(opened):
 
 
 def test_a_held_arrow_key_moves_the_range_view_and_commits_once(opened):
-    page, recorder = opened(Live("approximations", "approx_range", "", "", 0, lambda x: {}))
+    page, recorder = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))
     before_runs, before_sent = driver.runs(page), recorder.sent
-    page.locator(".st-key-approx_range input[type=range]").nth(0).focus()
+    page.locator(".st-key-approximations_range input[type=range]").nth(0).focus()
     seen = set()
     for _ in range(14):  # lo from -6 to -12 and one more (at the end the key does nothing)
         page.keyboard.down("ArrowLeft")
@@ -443,15 +444,16 @@ def test_a_held_arrow_key_moves_the_range_view_and_commits_once(opened):
     page.wait_for_timeout(400)
     assert driver.runs(page) == before_runs + 1
     check_range(read_range(page))
-    assert parse_qs(urlsplit(page.url).query)["approx_range"] == ["-12", "6"]
+    assert parse_qs(urlsplit(page.url).query)["approximations_range"] == ["-12", "6"]
 
 
 def test_a_finger_drag_moves_the_range_view(opened):
-    page, recorder = opened(Live("approximations", "approx_range", "", "", 0, lambda x: {}))
-    _, _, left, right = hand.thumb_centre(page, "approx_range")
+    page, recorder = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))
+    _, _, left, right = hand.thumb_centre(page, "approximations_range")
     before_runs = driver.runs(page)
-    drag, lift = hand.touch_drag(page, recorder, "approx_range", left + 0.05 * (right - left), moves=24, seconds=0.6,
-                                 watch=(".st-key-approx_errors_words p", "chart_approx-forms"))
+    drag, lift = hand.touch_drag(page, recorder, "approximations_range", left + 0.05 * (right - left), moves=24,
+                                 seconds=0.6,
+                                 watch=(".st-key-approximations_errors_words p", "chart_approximations-forms"))
     state = read_range(page)
     check_range(state)
     assert len(drag.thumb_values) >= 5 and drag.sent == 0 and driver.runs(page) == before_runs
@@ -465,12 +467,12 @@ def test_a_finger_drag_moves_the_range_view(opened):
 
 def test_a_dragged_range_stays_clean_under_axe(opened):
     axe = pytest.importorskip("axe_playwright_python.sync_playwright")
-    page, _ = opened(Live("approximations", "approx_range", "", "", 0, lambda x: {}))
-    x, y, left, right = hand.thumb_centre(page, "approx_range", 1)
+    page, _ = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))
+    x, y, left, right = hand.thumb_centre(page, "approximations_range", 1)
     page.mouse.move(x, y)
     page.mouse.down()
-    keys = ["approx_range", "approx_range_live", "chart_approx-forms", "chart_approx-absolute",
-            "chart_approx-relative"]
+    keys = ["approximations_range", "approximations_range_live", "chart_approximations-forms",
+            "chart_approximations-absolute", "chart_approximations-relative"]
     scope = {"include": [[f".st-key-{key}"] for key in keys],
              "exclude": [["[data-testid='stCaptionContainer']"]]}
     rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}

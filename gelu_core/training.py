@@ -246,6 +246,20 @@ class RaceSnapshot:
         return self.step >= self.config.steps
 
 
+def _into_rules(name: str, module: nn.Module, slope: Callable) -> tuple[Callable, Callable]:
+    """(z, out) -> out = act(z) and (g, z, a, out) -> out = the slope rule's grad: the same kernels as ``module``
+    and ``slope``, written into a buffer the stack keeps (no new tensor, no concatenation afterwards)."""
+    aten = torch.ops.aten
+    if name == "relu":  # nn.ReLU is clamp_min(z, 0) in ATen
+        return (lambda z, out: torch.clamp_min(z, 0, out=out),
+                lambda g, z, a, out: aten.threshold_backward.grad_input(g, a, 0, grad_input=out))
+    if isinstance(module, nn.GELU):
+        approximate = module.approximate
+        return (lambda z, out: torch._C._nn.gelu(z, approximate=approximate, out=out),
+                lambda g, z, a, out: aten.gelu_backward.grad_input(g, z, approximate=approximate, grad_input=out))
+    return lambda z, out: out.copy_(module(z)), lambda g, z, a, out: out.copy_(slope(g, z, a))
+
+
 def _slope_rule(name: str, module: nn.Module) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
     """grad -> grad through the activation, given its input z and output a: PyTorch's own backward kernel, the
     one autograd calls for this module (bit for bit what ``loss.backward()`` gives)."""
@@ -268,9 +282,9 @@ def _slope_rule(name: str, module: nn.Module) -> Callable[[torch.Tensor, torch.T
         return lambda g, z, a: aten.softplus_backward(g, z, module.beta, module.threshold)
 
     def by_autograd(g, z, a):  # a module made of several kernels (gelu_sigmoid): autograd through it
-        with torch.enable_grad():
-            z = z.detach().requires_grad_()
-            (dz,) = torch.autograd.grad(module(z), z, g)
+        with torch.inference_mode(False), torch.enable_grad():  # (the race trains in inference mode)
+            z = z.clone().requires_grad_()
+            (dz,) = torch.autograd.grad(module(z), z, g.clone())
         return dz
 
     return by_autograd
@@ -283,7 +297,10 @@ class _Stack:
     (networks, out, in), one ``baddbmm`` per layer, the backward written out (the matmuls autograd runs, the
     activation's own backward kernel), one Adam or SGD update for all (the foreach kernels torch.optim runs).
     The networks are ordered by activation, so each activation is one call on its networks' slab however many
-    races are stacked.  Every network computes bit for bit what it computes alone: each dot product is summed
+    races are stacked.  A training step writes into buffers made once (pre-activations, activations, gradients:
+    each activation's rows a view), reads weights through views made once, and runs in inference mode (no
+    autograd bookkeeping per operation): 65 torch operations per step for one race, from 101.  Every network
+    computes bit for bit what it computes alone: each dot product is summed
     as autograd sums it and every other operation is elementwise (tests/test_training.py checks it against
     autograd and torch.optim).
     """
@@ -304,7 +321,8 @@ class _Stack:
         for i, name in enumerate(names):
             if not self.groups or names[self.groups[-1][0]] != name:
                 module = activation_module(name)
-                self.groups.append([i, i + 1, module.forward, _slope_rule(name, module)])
+                slope = _slope_rule(name, module)
+                self.groups.append([i, i + 1, module.forward, slope, *_into_rules(name, module, slope)])
             else:
                 self.groups[-1][1] = i + 1
         self.names = names
@@ -329,6 +347,22 @@ class _Stack:
             self.params.append(self.theta[:, offset:offset + fan_out])
             offset += fan_out
         self.layers = [(w, b.unsqueeze(1)) for w, b in zip(self.params[::2], self.params[1::2], strict=True)]
+        # views made once (theta is updated in place, so they stay current): each op saved is saved every step
+        self.hidden_t = [w.transpose(1, 2) for w, _ in self.layers[:-1]]  # (n, in, out)
+        w, b = self.layers[-1]
+        self.out_t = [(b[i, 0], w[i].t()) for i in range(self.n)]  # per network: bias (1,), weight (width, 1)
+        # a step's buffers, (n, batch, width) per hidden layer: pre-activations, activations, gradient into the layer;
+        # and each activation's rows of them, as views made once
+        shape = (self.n, self.batch, first.width)
+        self.z_buf, self.a_buf, self.d_buf = ([torch.empty(shape) for _ in range(first.depth)] for _ in range(3))
+        self.slab = lambda buffers: [[b[g[0]:g[1]] for g in self.groups] for b in buffers]  # noqa: E731
+        self.z_rows, self.a_rows, self.d_rows = self.slab(self.z_buf), self.slab(self.a_buf), self.slab(self.d_buf)
+        self.grad = torch.zeros_like(self.theta)  # (n, P): this step's gradient, written in place by layer
+        self.grads, offset = [], 0  # views into grad, as params into theta
+        for p in self.params:
+            size = p[0].numel()
+            self.grads.append(self.grad[:, offset:offset + size].view(p.shape))
+            offset += size
         self.adam = first.optimizer == "adam"
         rates = [configs[r].learning_rate for r, _ in self.rows]
         self.one_rate = len(set(rates)) == 1
@@ -346,30 +380,47 @@ class _Stack:
         """x (n, points, 2) -> the pre-activations and activations of each hidden layer, and the logits (n, points).
 
         ``layers`` and ``groups``: another set of networks' weights and activations (some rows of the stack)."""
-        layers, groups = layers or self.layers, groups or self.groups
+        if layers is None:
+            layers, groups, hidden_t, out_t = self.layers, self.groups, self.hidden_t, self.out_t
+        else:
+            hidden_t = [w.transpose(1, 2) for w, _ in layers[:-1]]
+            w, b = layers[-1]
+            out_t = [(b[i, 0], w[i].t()) for i in range(len(w))]
         zs, acts = [], [x]
-        for w, b in layers[:-1]:
-            z = torch.baddbmm(b, acts[-1], w.transpose(1, 2))  # (n, points, width)
+        for (_, b), w_t in zip(layers[:-1], hidden_t, strict=True):
+            z = torch.baddbmm(b, acts[-1], w_t)  # (n, points, width)
             zs.append(z)
             acts.append(_by_group(groups, 2, z))
-        w, b = layers[-1]  # one output: per network, as addmm's matrix-vector path (baddbmm sums otherwise)
-        return zs, acts, torch.stack([torch.addmm(b[i, 0], a, w[i].t()) for i, a in enumerate(acts[-1])]).squeeze(-1)
+        # one output: per network, as addmm's matrix-vector path (baddbmm sums otherwise)
+        logits = torch.stack([torch.addmm(b, a, w_t) for (b, w_t), a in zip(out_t, acts[-1], strict=True)])
+        return zs, acts, logits.squeeze(-1)
 
     def step(self) -> None:
         index = torch.stack([torch.randint(0, self.n_train, (self.batch,), generator=g) for g in self.batches])
         index = index[self.race_of]  # (n, batch): the twins of a race see one mini-batch
         points, labels = self.train_points[self.race_rows, index], self.train_labels[self.race_rows, index]
-        zs, acts, logits = self.forward(points)
+        zs, acts = self.z_buf, [points, *self.a_buf]
+        for layer, ((_, b), w_t) in enumerate(zip(self.layers[:-1], self.hidden_t, strict=True)):
+            torch.baddbmm(b, acts[layer], w_t, out=zs[layer])  # (n, batch, width)
+            for group, z, a in zip(self.groups, self.z_rows[layer], self.a_rows[layer], strict=True):
+                group[4](z, a)
+        # one output: per network, as addmm's matrix-vector path (baddbmm sums otherwise)
+        logits = torch.stack([torch.addmm(b, a, w_t) for (b, w_t), a in zip(self.out_t, acts[-1], strict=True)])
+        logits = logits.squeeze(-1)  # (n, batch)
         # d mean BCE / d logit: what autograd computes for binary_cross_entropy_with_logits (mean)
         grad = ((torch.sigmoid(logits) - labels) / self.batch).unsqueeze(-1)  # (n, batch, 1)
-        grads = [None] * len(self.params)
+        grads = self.grads  # views into self.grad, written in place: (n, P) in theta's order
         for layer in range(self.depth, -1, -1):
             w, _ = self.layers[layer]
-            grads[2 * layer + 1] = grad.sum(1)  # bias (n, out)
-            grads[2 * layer] = torch.bmm(grad.transpose(1, 2), acts[layer])  # weight (n, out, in)
-            if layer:
-                grad = _by_group(self.groups, 3, torch.bmm(grad, w), zs[layer - 1], acts[layer])  # into the layer below
-        self.update(torch.cat([g.reshape(self.n, -1) for g in grads], dim=1))  # (n, P) in theta's order
+            grads[2 * layer + 1].copy_(grad.sum(1))  # bias (n, out)
+            grads[2 * layer].copy_(torch.bmm(grad.transpose(1, 2), acts[layer]))  # weight (n, out, in)
+            if layer:  # into the layer below, through its activation's slope
+                upstream = torch.bmm(grad, w)
+                for group, d, z, a in zip(self.groups, self.d_rows[layer - 1], self.z_rows[layer - 1],
+                                          self.a_rows[layer - 1], strict=True):
+                    group[5](upstream[group[0]:group[1]] if len(self.groups) > 1 else upstream, z, a, d)
+                grad = self.d_buf[layer - 1]
+        self.update(self.grad)
 
     def update(self, grad: torch.Tensor) -> None:
         """torch.optim's update (Adam with its defaults, or plain SGD; the foreach formulas) on every network's
@@ -389,7 +440,7 @@ class _Stack:
         else:  # per network: the same products, in addcdiv's order (value * exp_avg / denom)
             self.theta.add_(step_size.float() * self.exp_avg / denom)
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def record(self, step: int) -> None:
         """Every network's losses, test accuracy and dead units on the whole training and test sets."""
         zs, acts, logits = self.forward(self.eval_points)
@@ -408,7 +459,7 @@ class _Stack:
             h["test_accuracy"].append(accuracy[i])
             h["dead"].append(dead[i])
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def snapshot(self, race: int, step: int, started: float) -> RaceSnapshot:
         """Race ``race``'s snapshot: its two records with their decision regions."""
         grid = self.grids[race]
@@ -470,13 +521,13 @@ def races(configs: list[RaceConfig], yield_every: int | None = None) -> Iterator
     started = time.perf_counter()
     config = configs[0]
     yield_every = yield_every or config.record_every
-    with torch.no_grad(), one_thread():
+    with torch.inference_mode(), one_thread():
         stack = _Stack(list(configs))
         stack.record(0)
         ready = [stack.snapshot(r, 0, started) for r in range(len(configs))]
     yield ready
     for start in range(0, config.steps, yield_every):
-        with torch.no_grad(), one_thread():  # not across the yield: the page's own work runs between snapshots
+        with torch.inference_mode(), one_thread():  # not across the yield: the page's own work runs between snapshots
             for step in range(start + 1, min(start + yield_every, config.steps) + 1):
                 stack.step()
                 if step % config.record_every == 0 or step == config.steps:

@@ -12,6 +12,9 @@ once (those of one shape in one stack), and hands each student the snapshots of 
   job for everyone who asks for it.  Finished races are kept in a ``hosting.runs.SharedRuns``, at most
   ``max_kept`` (least recently asked for first out); their number comes from the memory budget
   (``gelu_core.budget.cache_entries``).
+* Each race comes with its film: both runs' decision regions at about ``FRAMES`` evenly spaced steps, in whole
+  percent (``RaceJob.film``), for the page to play in the browser at frame rate (``ui.race_player``) instead of
+  redrawing its charts from the server at every snapshot.
 * Whoever waits can ask how many races train or wait before theirs and about how long that takes
   (``RaceLane.ahead``), from the time per race and step the lane last measured.
 """
@@ -22,15 +25,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from gelu_core import budget
 from gelu_core.training import RaceConfig, RaceSnapshot, races, stack_shape
 from hosting.runs import SharedRuns
 
-FRAMES = 25  # snapshots per race at most: one every 4 % of its steps (at least one per record)
-FRAME_S = 0.1  # and about one every 0.1 s of training, from the time per race the lane last measured
+FRAMES = 50  # frames of a race's film at most: its decision regions every 2 % of its steps (at least a record apart)
 MAX_STACK = 64  # races trained as one stack at most
-CROWD = 10  # races training at once up to which each page draws ten frames a second
-RACE_BYTES = 2**20  # a finished race kept, at its largest (5,000 steps recorded each step): about 1 MB
+RACE_BYTES = 2**20 + 2**19  # a finished race kept, at its largest: curves (5,000 steps recorded each step, about
+# 1 MB) and its film (51 frames of two 60 x 60 grids in whole percent, 367 kB)
 
 
 @dataclass(eq=False)
@@ -43,6 +47,7 @@ class RaceJob:
     finished: float | None = None
     latest: RaceSnapshot | None = None
     frames: int = 0  # snapshots published so far
+    film: list = field(default_factory=list)  # (step, (2, G, G) uint8: both runs' P(class 1) in whole percent)
     error: BaseException | None = None
     changed: threading.Condition = field(default_factory=threading.Condition)
 
@@ -122,14 +127,6 @@ class RaceLane:
             ahead = self._training + self._queue[:queued]
             return len(ahead), sum(j.config.steps for j in ahead) * self._seconds_per_step
 
-    def frame_seconds(self) -> float:
-        """How often a page should draw a live frame: every 0.1 s, slower when many races train at once (each
-        frame costs the server a redraw per student; 30 students at ten frames a second would cost it more than
-        their training)."""
-        with self._guard:
-            crowd = len(self._training)
-        return FRAME_S * max(1.0, crowd / CROWD)
-
     def kept(self, config: RaceConfig) -> RaceSnapshot | None:
         """The finished race of ``config`` if the lane keeps it, without asking for it."""
         with self._guard:
@@ -169,14 +166,12 @@ class RaceLane:
         now = time.monotonic()
         for job in jobs:
             job.started = now
-        config = jobs[0].config
-        seconds = self._seconds_per_step * config.steps * len(jobs)  # about how long this stack trains
-        frames = min(self.frames, max(2, round(seconds / FRAME_S)))
-        every = max(config.record_every, config.steps // frames)
+        every = film_every(jobs[0].config, self.frames)
         finals: list = [None] * len(jobs)
         try:
             for snapshots in races([job.config for job in jobs], yield_every=every):
                 for i, (job, snapshot) in enumerate(zip(jobs, snapshots, strict=True)):
+                    job.film.append((snapshot.step, grid_percent(snapshot)))
                     if snapshot.done:
                         finals[i] = snapshot  # published once kept, so that a finished race is found kept
                     else:
@@ -194,6 +189,22 @@ class RaceLane:
         for job, final in zip(jobs, finals, strict=True):
             if final is not None:
                 job.publish(final)
+
+
+def film_every(config: RaceConfig, frames: int = FRAMES) -> int:
+    """Steps between two frames of a race's film: about ``frames`` frames, at least one record apart.
+
+    >>> film_every(RaceConfig()), film_every(RaceConfig(steps=120, record_every=10))
+    (20, 10)
+    """
+    return max(config.record_every, config.steps // frames)
+
+
+def grid_percent(snapshot: RaceSnapshot) -> np.ndarray:
+    """Both runs' P(class 1) on the decision grid in whole percent, (2, G, G) uint8: what the page draws
+    (``ui.training.probability_percent``), 7,200 bytes a frame."""
+    return np.rint(100.0 * np.stack([run.grid_probability for run in snapshot.runs]).astype(np.float64)
+                   ).astype(np.uint8)
 
 
 # The server's one lane: finished races kept within 5 % of the cache budget (about 49 at 1.5 GiB).

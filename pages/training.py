@@ -1,11 +1,10 @@
 """Training race: two copies of one small network, ReLU against GELU, trained live on a task a student can see."""
 
-import time
-
 import streamlit as st
 
 from gelu_core import training
 from hosting.races import LANE
+from ui import race_player
 from ui import training as view
 from ui.controls import TRAINING
 from ui.frame import chart, require_app_frame
@@ -53,33 +52,21 @@ config = view.race_config(dict(task=task, a=first, b=second, lr=learning_rate, s
 
 with live:
     status = st.empty()
+    player_slot = st.empty()
     regions_slot, curves_slot = st.empty(), st.empty()
     dead_slot = st.empty()
 
 
-drawn = []  # the snapshots drawn in this run
-
-
-def draw(snapshot, live: bool = False) -> None:
-    """One snapshot into the live slots (the final one too, unless training just drew it).  A live frame
-    redraws the border and the loss; the dead units only on the first and the last."""
-    if drawn and drawn[-1] is snapshot:
-        return
+def draw(snapshot) -> tuple:
+    """One snapshot's three charts, drawn once a run; (the regions' figure, the loss's), for the player."""
+    regions, loss = view.decision_regions_figure(snapshot), view.loss_figure(snapshot)
     with regions_slot.container():
-        chart(view.decision_regions_figure(snapshot), "training-regions", frame=len(drawn))
+        chart(regions, "training-regions")
     with curves_slot.container():
-        chart(view.loss_figure(snapshot), "training-loss", frame=len(drawn))
-    if not (live and drawn):
-        with dead_slot.container():
-            chart(view.dead_units_figure(snapshot), "training-dead", frame=len(drawn))
-    drawn.append(snapshot)
-    st.session_state["training_last"] = snapshot
-
-
-def progress(snapshot) -> None:
-    status.progress(snapshot.step / config.steps,
-                    text=f"Training: step {snapshot.step:,} of {config.steps:,} ({snapshot.seconds:.1f} s)")
-    draw(snapshot, live=True)
+        chart(loss, "training-loss")
+    with dead_slot.container():
+        chart(view.dead_units_figure(snapshot), "training-dead")
+    return regions, loss
 
 
 def tell_waiting(before: int, seconds: float) -> None:
@@ -89,22 +76,20 @@ def tell_waiting(before: int, seconds: float) -> None:
 
 
 def follow(job):
-    """Draw the race's snapshots as the lane publishes them, the newest at most every LANE.frame_seconds()
-    (0.1 s, longer in a crowd), the others skipped; its final one."""
-    seen, last_drawn, waiting = 0, float("-inf"), None
+    """The finished race, its queue and progress told in words meanwhile (a few times a second: the charts are
+    drawn once, finished, and the race is played over them in the browser at frame rate)."""
     while True:
-        every = LANE.frame_seconds()
-        wait = 0.25 if waiting is None else max(0.0, last_drawn + every - time.monotonic())
-        frames, latest = job.wait(seen, timeout=wait)
-        if frames > seen:
-            seen, waiting = frames, latest
-            if latest.done:
-                return latest
-        elif job.started is None:
+        try:
+            return job.result(timeout=0.25)
+        except TimeoutError:
+            pass
+        latest = job.latest
+        if job.started is None:
             tell_waiting(*LANE.ahead(job))
-        if waiting is not None and time.monotonic() - last_drawn >= every:
-            progress(waiting)
-            last_drawn, waiting = time.monotonic(), None
+        elif latest is not None:
+            st.session_state["training_last"] = latest
+            status.progress(latest.step / config.steps,
+                            text=f"Training: step {latest.step:,} of {config.steps:,} ({latest.seconds:.1f} s)")
 
 
 snapshot = None
@@ -119,9 +104,14 @@ if st.session_state.get("training_stopped") == config:
 else:
     stop_slot = live.empty()
     stop_slot.button("Stop", key="training_stop", on_click=stop, args=(config,), icon=":material/stop:")
-    snapshot = follow(LANE.submit(config))
+    job = LANE.submit(config)
+    snapshot = follow(job)
+    st.session_state["training_last"] = snapshot
     status.empty()
-    draw(snapshot)
+    regions, loss = draw(snapshot)
+    with player_slot:
+        race_player.play(race_player.film_table(snapshot, job.film, regions, loss, regions_key="chart_training-regions",
+                                                loss_key="chart_training-loss"), key="training_player")
     stop_slot.empty()
 
 if snapshot is not None and snapshot.done and snapshot.config == config:

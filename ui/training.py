@@ -119,13 +119,48 @@ def probability_percent(probability: np.ndarray) -> np.ndarray:
     return np.rint(100.0 * np.asarray(probability, dtype=np.float64)).astype(np.uint8)
 
 
+def accuracy_text(run, record: int = -1) -> str:
+    """A run's test accuracy at ``record`` (default: the last) in words, as its decision regions' title says it."""
+    return f"{100 * float(run.test_accuracy[record]):.1f}% test accuracy"
+
+
+def accuracy_title(run, record: int = -1) -> str:
+    """A decision region's title: the run's activation over its test accuracy at ``record`` (default: the last)."""
+    return f"<b>{run.label}</b><br>{accuracy_text(run, record)}"
+
+
+def region_scale() -> list:
+    """The decision regions' colour scale: class 0's colour at P = 0, see-through at 1/2, class 1's at 1."""
+    return [[0.0, rgba(CLASS_COLORS[0], _REGION_ALPHA)], [0.5, "rgba(0,0,0,0)"],
+            [1.0, rgba(CLASS_COLORS[1], _REGION_ALPHA)]]
+
+
+def region_colors() -> list[list[int]]:
+    """The colour scale at every whole percent, [r, g, b, alpha] in 0-255: each channel linear between the
+    stops, as Plotly's heatmap paints a colour scale (its alpha times 255).
+
+    >>> region_colors()[50], len(region_colors())
+    ([0, 0, 0, 0], 101)
+    """
+    stops = []
+    for at, colour in region_scale():
+        r, g, b, a = (float(v) for v in colour[colour.index("(") + 1:-1].split(","))
+        stops.append((at, (r, g, b, 255 * a)))
+    table = []
+    for percent in range(101):
+        t = percent / 100
+        (t0, c0), (t1, c1) = next((lo, hi) for lo, hi in zip(stops, stops[1:], strict=False) if t <= hi[0])
+        w = (t - t0) / (t1 - t0)
+        table.append([round(u + (v - u) * w) for u, v in zip(c0, c1, strict=True)])
+    return table
+
+
 def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
     """Each run's P(class 1) over the data's square, side by side, with the training points on top and the
     p = 1/2 boundary in the run's colour."""
     grid = np.asarray(snapshot.grid, dtype=np.float32)
     data = snapshot.dataset
-    scale = [[0.0, rgba(CLASS_COLORS[0], _REGION_ALPHA)], [0.5, "rgba(0,0,0,0)"],
-             [1.0, rgba(CLASS_COLORS[1], _REGION_ALPHA)]]
+    scale = region_scale()
     traces, annotations = [], []
     layout = dict(
         height=height, margin=dict(l=10, r=10, t=52, b=10), paper_bgcolor="rgba(0,0,0,0)",
@@ -155,9 +190,8 @@ def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
                                         showticklabels=False, constrain="domain")
         layout[f"yaxis{suffix}"] = dict(range=extent, showgrid=False, zeroline=False, showticklabels=False,
                                         scaleanchor=x_name, anchor=x_name)
-        accuracy = f"{100 * float(run.test_accuracy[-1]):.1f}% test accuracy"
         # centred over its square, on two lines: side by side on a phone, each has half of 390 px
-        annotations.append(dict(text=f"<b>{run.label}</b><br>{accuracy}", x=sum(domain) / 2, y=1.0, xref="paper",
+        annotations.append(dict(text=accuracy_title(run), x=sum(domain) / 2, y=1.0, xref="paper",
                                 yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
                                 font=dict(color=color(run.name))))
     layout["annotations"] = annotations

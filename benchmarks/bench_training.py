@@ -3,8 +3,9 @@
 1. The default race (gelu_core.training.RaceConfig()), before and after in one run, interleaved: CPU seconds
    and torch operations per training step of the race as it was computed before stacking
    (harness/race_reference.py: each network an nn.Module, autograd, torch.optim) against the stacked trainer
-   (gelu_core.training.train: target <= 0.3 s of CPU), the page's way (``race`` yielding a snapshot every 100
-   steps), and 30 different default races trained as one stack (``train_many``), per race.
+   (gelu_core.training.train: target <= 0.3 s of CPU), ``race`` yielding a snapshot every 100 steps and every 20
+   (the lane's way: the film the page plays, hosting.races.film_every), and 30 different default races trained
+   as one stack (``train_many``), per race.
 2. The lab on GPT-2 small's batch (8, 1024, 768): ``run_lab(..., backward=True)`` (forward and backward, two
    activations) against ``run_lab`` (forward, two activations): time, and peak growth of resident memory
    (VmHWM, from /proc) over what the input and the block already hold.
@@ -125,6 +126,7 @@ def bench_race(repeats: int) -> None:
         "before: autograd + torch.optim, net by net": lambda: reference_curves(config),
         "after: stacked, train()": lambda: train(config),
         "after: race(), a snapshot every 100 steps": lambda: list(race(config, yield_every=100)),
+        "after: the lane's way, a 51-frame film (every 20)": lambda: list(race(config, yield_every=20)),
         "after: 30 races stacked, train_many(), per race": lambda: train_many(many),
     }
     cpu = {name: [] for name in functions}

@@ -210,7 +210,7 @@ CSS = """
   background: transparent; border: 1px solid var(--st-border-color, rgba(128, 128, 128, 0.6)); border-radius: 0.5rem;
   padding: 0.25rem 0.75rem; min-height: 2.5rem; }
 .gelu-race-player button:disabled { opacity: 0.6; cursor: default; }
-.gelu-race-player button:focus-visible { outline: 2px solid var(--st-primary-color); outline-offset: 2px; }
+.gelu-race-player button:focus-visible { outline: 2px solid var(--st-text-color); outline-offset: 2px; }
 .gelu-race-step { font-size: 0.875rem; color: var(--st-text-color); font-variant-numeric: tabular-nums; }
 """
 

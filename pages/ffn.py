@@ -261,7 +261,8 @@ if tokens_in is not None:
 if result is not None:
     with flow_slot:
         st.markdown("**Shapes, and trainable parameters per layer**")
-        st.code(view.flow_text(result.input_shape, result.flow, result.total_params), language=None)
+        # a plain <pre>, not st.code: st.code would load the frontend's syntax highlighter (0.51 MB gzipped)
+        st.html(view.flow_html(result.input_shape, result.flow, result.total_params))
         if upload is not None and tuple(upload[0].shape) != result.input_shape:
             st.caption(f"The input {shape(upload[0].shape)} was read as {shape(result.input_shape)}: "
                        "(batch, tokens, d_model).")

@@ -35,6 +35,17 @@ def metrics(at) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+def flow_of(at) -> str:
+    """The shape flow's text: the page draws it as a plain <pre> (ui.ffn.flow_html, through st.html), not with
+    st.code, whose syntax highlighter the browser would have to fetch."""
+    import html
+
+    assert not at.code, "the shape flow is a plain <pre>; st.code would load the syntax highlighter"
+    flows = [h.value for h in at.html if 'class="gelu-flow"' in h.value]
+    assert len(flows) == 1, [h.value[:80] for h in at.html]
+    return html.unescape(re.sub(r"<[^>]+>", "", flows[0]))
+
+
 def value_of(text: str) -> float:
     """'50.1%' -> 50.1, '9,233' -> 9233, '−0.3073' -> -0.3073."""
     return float(text.replace(",", "").replace("%", "").replace("\u2212", "-"))
@@ -90,7 +101,7 @@ def test_demo_at_gpt2_small(app):
     assert not at.exception and not at.error
     x = demo_input(768, 0)
     check_headline(at, by_hand(x, *seeded(768)))
-    flow = at.code[0].value
+    flow = flow_of(at)
     assert "(2, 3, 768)" in flow and "(2, 3, 3072)" in flow
     # 768·3072 + 3072, 3072·768 + 768, and their sum (arithmetic here, not read from the code)
     for n in (768 * 3072 + 3072, 3072 * 768 + 768, 768 * 3072 + 3072 + 3072 * 768 + 768):
@@ -129,7 +140,7 @@ def test_good_npy_upload(app):
     at.file_uploader(key="ffn_file").set_value(("acts.npy", npy_bytes(x), "application/octet-stream")).run()
     assert not at.exception and not at.error
     check_headline(at, by_hand(torch.from_numpy(x), *seeded(8, 5), act="gelu"), act_label="GELU exact")
-    assert "(2, 4, 8)" in at.code[0].value
+    assert "(2, 4, 8)" in flow_of(at)
 
 
 class Exploit:
@@ -236,7 +247,7 @@ def test_query_parameters_open_that_view(app):
     assert at.number_input(key="ffn_d_model").value == 64
     assert at.number_input(key="ffn_seed").value == 3
     assert at.selectbox(key="ffn_act").value == "silu" and at.selectbox(key="ffn_vs").value == "gelu"
-    assert "(1, 16, 64)" in at.code[0].value
+    assert "(1, 16, 64)" in flow_of(at)
     w = seeded(64, 3)
     want = by_hand(demo_input(64, 3, 1, 16), *w, act="silu", vs="gelu")
     shown = metrics(at)
@@ -252,7 +263,7 @@ def test_bad_query_value_falls_back_to_default(app, key, bad):
     defaults = {"ffn_d_model": 768, "ffn_act": "gelu_tanh", "ffn_demo": "2x3"}
     widget = at.number_input(key=key) if key == "ffn_d_model" else at.selectbox(key=key)
     assert widget.value == defaults[key]
-    assert re.search(r"\(2, 3, \d+\)", at.code[0].value)
+    assert re.search(r"\(2, 3, \d+\)", flow_of(at))
 
 
 def test_same_activation_on_both_sides(app):

@@ -406,7 +406,7 @@ def test_the_code_export_and_the_upload_by_keyboard(new_tab):
     driver.act(page, lambda: chooser.value.set_files(
         files=[{"name": "tokens.npy", "mimeType": "application/octet-stream", "buffer": _npy()}]))
     assert page.locator(driver.ERROR_BOX).count() == 0
-    assert "(1, 4, 768)" in page.locator(f"{driver.MAIN} [data-testid='stCode']").first.inner_text()
+    assert "(1, 4, 768)" in page.locator(f"{driver.MAIN} pre.gelu-flow").first.inner_text()
 
     page.keyboard.press("Escape")
     _tab_to(page, lambda s: s["main"] and "Code for this view" in s["words"], check_focus=False)

@@ -103,7 +103,7 @@ def test_every_page_through_haproxy_and_the_upload_stays_with_its_replica(browse
         driver.act(page, lambda: target.set_input_files(files=[file]))
         assert page.locator(driver.EXCEPTION).count() == 0
         assert page.locator(driver.ERROR_BOX).count() == 0, page.locator(driver.ERROR_BOX).all_inner_texts()
-        assert "(2, 5, 8)" in page.locator(f"{driver.MAIN} [data-testid='stCode']").first.inner_text()
+        assert "(2, 5, 8)" in page.locator(f"{driver.MAIN} pre.gelu-flow").first.inner_text()
         assert page.locator(f"{driver.MAIN} [data-testid='stPlotlyChart']").count() >= 3
         assert puts, "the browser sent no upload"
 

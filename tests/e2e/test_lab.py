@@ -60,7 +60,7 @@ def test_uploaded_weights_and_input_go_through_the_block(new_tab, tmp_path):
     upload(page, 1, "activations.npy", npy.getvalue())
     tab.assert_clean()
     assert page.locator(driver.ERROR_BOX).count() == 0, page.locator(driver.ERROR_BOX).all_inner_texts()
-    shapes = page.locator(f"{driver.MAIN} [data-testid='stCode']").first.inner_text()
+    shapes = page.locator(f"{driver.MAIN} pre.gelu-flow").first.inner_text()
     for shape in ("(2, 5, 8)", "(2, 5, 32)"):
         assert shape in shapes, shapes
     assert page.locator(f"{driver.MAIN} [data-testid='stMetric']").count() >= 4

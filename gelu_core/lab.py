@@ -17,8 +17,9 @@ server's (``hosting.lab_runs``).
 
 from __future__ import annotations
 
+import functools
 import io
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,22 +145,32 @@ def as_tokens(x: torch.Tensor, d_model: int, hidden: int | None = None) -> torch
 @dataclass(frozen=True, eq=False)
 class Tokens:
     """An input the lab has checked for one block width: ``x`` is (batch, tokens, d_model) float32, finite,
-    within the run's caps at ``hidden``; ``key`` names where it came from, for sharing the run."""
+    within the run's caps at ``hidden``; ``key`` names where it came from, for sharing the run.
 
-    x: torch.Tensor
+    ``x`` may be given as a function that makes it (the seeded demo): it is then made the first time ``x`` is
+    read, so a run served from a cache of results by ``key`` never draws it; ``shape`` is known before.
+    """
+
+    source: torch.Tensor | Callable[[], torch.Tensor]
     key: Hashable
     hidden: int
+    dims: tuple[int, ...] | None = None  # the shape, when ``source`` is a function
+
+    @functools.cached_property
+    def x(self) -> torch.Tensor:  # cached_property writes the instance's __dict__: fine on a frozen dataclass
+        return self.source() if callable(self.source) else self.source
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.x.shape)
+        return self.dims if self.dims is not None else tuple(self.x.shape)
 
 
 def demo_tokens(block: FeedForward, seed: int, batch: int, tokens: int) -> Tokens:
-    """The demo input for this block, its whole run's size checked first (before it is drawn)."""
+    """The demo input for this block, its whole run's size checked first; drawn only once a run reads it."""
     check_run_size(batch, tokens, block.d_model, block.hidden)
-    x = _demo(block.d_model, seed, batch, tokens)
-    return Tokens(x, ("demo", block.d_model, int(seed), batch, tokens), block.hidden)
+    d_model = block.d_model
+    return Tokens(lambda: _demo(d_model, seed, batch, tokens), ("demo", d_model, int(seed), batch, tokens),
+                  block.hidden, (batch, tokens, d_model))
 
 
 def file_tokens(x: torch.Tensor, block: FeedForward, digest: str, name: str) -> Tokens:

@@ -132,6 +132,25 @@ def test_a_waiter_gives_up_with_a_sentence_after_its_timeout():
     t.join()
 
 
+def test_a_demo_input_is_drawn_only_when_its_run_is_computed(monkeypatch):
+    """Each rerun of the lab makes a new demo input; one served from the results already computed is never drawn.
+    Reference: draws counted here; the numbers against demo_input, drawn directly."""
+    import gelu_core.lab as core
+
+    lab.LAB_RESULTS.clear()
+    block = lab.shared_seeded_block(16, 4)
+    draws = []
+    real = core._demo
+    monkeypatch.setattr(core, "_demo", lambda *args: draws.append(args) or real(*args))
+    tokens = lab.demo_tokens(block, 4, 2, 5)
+    assert tokens.shape == (2, 5, 16) and not draws  # its shape is known before it is drawn
+    first = lab.shared_run_lab(block, tokens, "gelu_tanh", "relu")
+    again = lab.shared_run_lab(block, lab.demo_tokens(block, 4, 2, 5), "gelu_tanh", "relu")  # the next rerun
+    assert again is first and len(draws) == 1
+    assert torch.equal(tokens.x, core.demo_input(16, 4, 2, 5)) and len(draws) == 2  # demo_input draws its own
+    lab.LAB_RESULTS.clear()
+
+
 def test_the_lab_shares_a_run_between_students(monkeypatch):
     """Ten students press the same seeded demo at once: the block runs once; each gets the result run_lab gives."""
     lab.LAB_RESULTS.clear()

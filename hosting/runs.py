@@ -3,8 +3,9 @@
 Thirty students pressing the same seeded demo must not cost thirty runs, and two big runs at once only stack
 their memory (torch already spreads one run over every core).  So:
 
-* ``RunSlot``: one heavy run at a time.  Whoever waits is told, every ``poll`` seconds, what is running and
-  for how long (``on_wait``), and gives up after ``timeout`` seconds with ``Busy``, a sentence fit to show.
+* ``RunSlot``: one heavy run at a time, in the order they came.  Whoever waits is told, every ``poll`` seconds,
+  what is running, for how long and how many runs are ahead (``on_wait``); ``Busy``, a sentence fit to show,
+  only if the run holding the slot has held it for ``timeout`` seconds.
   A run holds the slot only while it computes, and every run's size is capped before it starts
   (``gelu_core.lab.check_run_size``), so no run holds it without bound.
 * ``SharedRuns``: results by key (the run's whole identity: weights, input, activations; an uploaded file by
@@ -26,7 +27,7 @@ import functools
 import threading
 import time
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,10 +49,11 @@ class _Running:
 
 
 class RunSlot:
-    """One heavy run at a time per process, saying what runs to whoever waits."""
+    """One heavy run at a time per process, first come first served, saying what runs to whoever waits."""
 
     def __init__(self, poll: float = 0.25):
-        self._lock = threading.Lock()
+        self._turn = threading.Condition()
+        self._line: deque[object] = deque()  # the waiting runs, first in line first
         self._running: _Running | None = None
         self.poll = poll
 
@@ -62,22 +64,42 @@ class RunSlot:
 
     @contextmanager
     def hold(self, what: str, *, on_wait: Waiting | None = None, timeout: float | None = None):
-        """Hold the slot for a run described as ``what``; wait (reporting to ``on_wait``) while it is taken."""
-        start = time.monotonic()
-        while not self._lock.acquire(timeout=self.poll):
-            waited = time.monotonic() - start
-            now = self.running()
-            if on_wait is not None and now is not None:
-                on_wait(now[0], waited)
-            if timeout is not None and waited >= timeout:
-                busy = f": {now[0]}" if now else ""
-                raise Busy(f"The lab is busy with other students' runs{busy}. Try again in a minute.")
-        self._running = _Running(what, time.monotonic())
+        """Hold the slot for a run described as ``what``; wait in line (reporting to ``on_wait``) while it is taken.
+
+        Runs take the slot in the order they asked for it, so a run waits only for the runs ahead of it, and a
+        student is never refused while the line moves: ``Busy`` is raised only when the run holding the slot
+        has held it for ``timeout`` seconds (every run's size is capped, so that is a run far slower than any
+        should be).
+        """
+        me, start = object(), time.monotonic()
+        with self._turn:
+            self._line.append(me)
+        try:
+            while True:
+                with self._turn:
+                    if self._running is None and self._line[0] is me:
+                        self._line.popleft()
+                        self._running = _Running(what, time.monotonic())
+                        break
+                    self._turn.wait(self.poll)
+                    ahead = self._line.index(me)
+                now = self.running()
+                if now is not None and on_wait is not None:
+                    more = f" ({ahead} more before yours)" if ahead else ""
+                    on_wait(now[0] + more, time.monotonic() - start)
+                if now is not None and timeout is not None and now[1] >= timeout:
+                    raise Busy(f"The lab is busy with other students' runs: {now[0]}. Try again in a minute.")
+        except BaseException:
+            with self._turn:
+                self._line.remove(me)
+                self._turn.notify_all()
+            raise
         try:
             yield
         finally:
-            self._running = None
-            self._lock.release()
+            with self._turn:
+                self._running = None
+                self._turn.notify_all()
 
 
 @dataclass

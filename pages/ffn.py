@@ -17,7 +17,7 @@ from ui.frame import chart, require_app_frame, session_owner
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 
-LAB_PATIENCE = 120  # seconds a student waits for the lab before being told it is busy
+LAB_PATIENCE = 120  # seconds one run in front may hold the lab before a waiting student is told it is busy
 # Blocks, files and results are shared between students and bounded by the memory budget (hosting.lab_runs);
 # each remembers which sessions used it, so the server gives it back once they have all left (hosting.janitor).
 OWNER = session_owner()

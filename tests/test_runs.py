@@ -132,6 +132,77 @@ def test_a_waiter_gives_up_with_a_sentence_after_its_timeout():
     t.join()
 
 
+def test_the_slot_serves_in_order_and_refuses_nobody_while_the_line_moves():
+    """Five runs of 0.3 s queue behind a first one, each with a timeout of 1 s: the last waits over 1.2 s, past
+    its timeout, and is not refused, because no run in front held the slot that long; they run in the order they
+    asked (reference: the order recorded here, and each waiter's own account of the runs ahead)."""
+    slot = RunSlot(poll=0.01)
+    order, heard = [], {}
+    asked, all_in = threading.Event(), threading.Event()
+
+    def first():
+        with slot.hold("run 0"):
+            asked.set()
+            all_in.wait(10)
+            time.sleep(0.02)  # every waiter has heard what runs
+            order.append(0)
+
+    def later(i):
+        def run():
+            with slot.hold(f"run {i}", on_wait=lambda what, s: heard.setdefault(i, what), timeout=1.0):
+                time.sleep(0.3)
+                order.append(i)
+        return run
+
+    threads = [threading.Thread(target=first)]
+    threads[0].start()
+    asked.wait()
+    for i in range(1, 6):
+        threads.append(threading.Thread(target=later(i)))
+        threads[-1].start()
+        while len(slot._line) < i:  # each in line before the next asks: the order they asked in is known
+            time.sleep(0.001)
+    all_in.set()
+    start = time.monotonic()
+    for t in threads:
+        t.join()
+    assert time.monotonic() - start >= 1.2
+    assert order == [0, 1, 2, 3, 4, 5]
+    assert heard[5].startswith("run 0") and heard[5].endswith("(4 more before yours)")
+    assert heard[1] == "run 0"
+    assert slot.running() is None and not slot._line
+
+
+def test_a_waiter_who_leaves_the_line_lets_the_next_in():
+    """A waiter interrupted while waiting (a page's rerun stops its script with an exception) leaves the line."""
+    slot = RunSlot(poll=0.01)
+    release = threading.Event()
+
+    def holder():
+        with slot.hold("long"):
+            release.wait(5)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    while slot.running() is None:
+        time.sleep(0.001)
+
+    class Rerun(BaseException):
+        pass
+
+    def interrupted(what, seconds):
+        raise Rerun
+
+    with pytest.raises(Rerun):
+        with slot.hold("gone", on_wait=interrupted):
+            pass
+    assert not slot._line
+    release.set()
+    t.join()
+    with slot.hold("next", timeout=0.1):
+        assert slot.running()[0] == "next"
+
+
 def test_a_demo_input_is_drawn_only_when_its_run_is_computed(monkeypatch):
     """Each rerun of the lab makes a new demo input; one served from the results already computed is never drawn.
     Reference: draws counted here; the numbers against demo_input, drawn directly."""

@@ -1,4 +1,4 @@
-"""The lab on the server: its runs one at a time, identical ones shared, each kept for the sessions that asked.
+"""The lab on the server: its runs two at a time at most, identical ones shared, each kept for the sessions that asked.
 
 ``gelu_core.lab`` computes; this module decides who waits for whom (``hosting.runs.RUN_SLOT``), what a waiting
 student reads (``describe_run``), and what is kept and for whom (``SharedRuns`` by key, each entry remembering
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Hashable
+from contextlib import contextmanager
 
 import torch
 
@@ -55,10 +56,24 @@ def run_lab(
     on_wait: Waiting | None = None,
     timeout: float | None = None,
 ) -> LabResult:
-    """``gelu_core.lab.run_lab``, one at a time in the process (``RUN_SLOT``): a second caller waits its turn,
-    told what runs through ``on_wait``, and gives up with ``Busy`` after ``timeout`` seconds."""
-    with RUN_SLOT.hold(describe_run(_shape(x), block, backward), on_wait=on_wait, timeout=timeout):
-        return _run_lab(block, x, activation, compare, bins, backward=backward)
+    """``gelu_core.lab.run_lab`` in one of the process's run lanes (``RUN_SLOT``, on its share of the cores): a
+    caller finding them taken waits its turn, told what runs through ``on_wait``, and gives up with ``Busy`` if
+    a run under way has held its lane ``timeout`` seconds."""
+    with RUN_SLOT.hold(describe_run(_shape(x), block, backward), on_wait=on_wait, timeout=timeout) as cores:
+        with torch_threads(cores):
+            return _run_lab(block, x, activation, compare, bins, backward=backward)
+
+
+@contextmanager
+def torch_threads(n: int):
+    """torch's threads for the calling thread's operations, ``n`` while inside (OpenMP's thread count is each
+    thread's own: a run on another thread keeps its count)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def shared_run_lab(block: FeedForward, tokens: Tokens, activation: str, compare: str, *, backward: bool = False,

@@ -1,13 +1,13 @@
-"""Heavy runs in a class: one at a time per process, identical ones computed once and shared.
+"""Heavy runs in a class: a few at a time per process, identical ones computed once and shared.
 
-Thirty students pressing the same seeded demo must not cost thirty runs, and two big runs at once only stack
-their memory (torch already spreads one run over every core).  So:
+Thirty students pressing the same seeded demo must not cost thirty runs, and many big runs at once only stack
+their memory.  So:
 
-* ``RunSlot``: one heavy run at a time, in the order they came.  Whoever waits is told, every ``poll`` seconds,
-  what is running, for how long and how many runs are ahead (``on_wait``); ``Busy``, a sentence fit to show,
-  only if the run holding the slot has held it for ``timeout`` seconds.
-  A run holds the slot only while it computes, and every run's size is capped before it starts
-  (``gelu_core.lab.check_run_size``), so no run holds it without bound.
+* ``RunSlot``: at most ``lanes`` heavy runs at a time (``RUN_SLOT``: two), in the order they came, each told
+  its share of the cores.  Whoever waits is told, every ``poll`` seconds, what is running, for how long and
+  how many runs are ahead (``on_wait``); ``Busy``, a sentence fit to show, only if a run under way has held
+  its lane for ``timeout`` seconds.  A run holds a lane only while it computes, and every run's size is
+  capped before it starts (``gelu_core.lab.check_run_size``), so no run holds it without bound.
 * ``SharedRuns``: results by key (the run's whole identity: weights, input, activations; an uploaded file by
   the hash of its bytes).  A key already computed is returned at once; a key being computed is waited for,
   not computed again; at most ``max_entries`` results are kept (least recently used first out), so memory is
@@ -35,6 +35,13 @@ from typing import Any
 
 from gelu_core import budget
 
+
+def _usable_cpus() -> int:
+    from hosting.warm import usable_cpus  # no torch: warm imports it only when asked
+
+    return usable_cpus()
+
+
 Waiting = Callable[[str, float], None]  # (what is running, seconds waited so far)
 
 
@@ -49,27 +56,29 @@ class _Running:
 
 
 class RunSlot:
-    """One heavy run at a time per process, first come first served, saying what runs to whoever waits."""
+    """At most ``lanes`` heavy runs at a time per process, first come first served, saying what runs to whoever
+    waits; each run is handed its share of ``cores`` (``hold`` yields it: the cores over the runs under way)."""
 
-    def __init__(self, poll: float = 0.25):
+    def __init__(self, poll: float = 0.25, lanes: int = 1, cores: int = 1):
         self._turn = threading.Condition()
         self._line: deque[object] = deque()  # the waiting runs, first in line first
-        self._running: _Running | None = None
-        self.poll = poll
+        self._running: list[_Running] = []
+        self.poll, self.lanes, self.cores = poll, max(1, lanes), max(1, cores)
 
     def running(self) -> tuple[str, float] | None:
-        """(what runs now, seconds it has run), or None when the slot is free."""
-        now = self._running
-        return None if now is None else (now.what, time.monotonic() - now.since)
+        """(what has run longest of the runs under way, seconds it has run), or None when no run is under way."""
+        now = list(self._running)
+        return None if not now else (now[0].what, time.monotonic() - now[0].since)
 
     @contextmanager
     def hold(self, what: str, *, on_wait: Waiting | None = None, timeout: float | None = None):
-        """Hold the slot for a run described as ``what``; wait in line (reporting to ``on_wait``) while it is taken.
+        """Hold a lane for a run described as ``what``; wait in line (reporting to ``on_wait``) while all are taken.
+        Yields the torch threads this run should use: its share of the cores when it starts (at least 1).
 
-        Runs take the slot in the order they asked for it, so a run waits only for the runs ahead of it, and a
-        student is never refused while the line moves: ``Busy`` is raised only when the run holding the slot
-        has held it for ``timeout`` seconds (every run's size is capped, so that is a run far slower than any
-        should be).
+        Runs take the lanes in the order they asked for them, so a run waits only for the runs ahead of it, and a
+        student is never refused while the line moves: ``Busy`` is raised only when the run holding a lane the
+        longest has held it for ``timeout`` seconds (every run's size is capped, so that is a run far slower than
+        any should be).
         """
         me, start = object(), time.monotonic()
         with self._turn:
@@ -77,9 +86,11 @@ class RunSlot:
         try:
             while True:
                 with self._turn:
-                    if self._running is None and self._line[0] is me:
+                    if len(self._running) < self.lanes and self._line[0] is me:
                         self._line.popleft()
-                        self._running = _Running(what, time.monotonic())
+                        mine = _Running(what, time.monotonic())
+                        self._running.append(mine)
+                        share = max(1, self.cores // len(self._running))
                         break
                     self._turn.wait(self.poll)
                     ahead = self._line.index(me)
@@ -95,10 +106,10 @@ class RunSlot:
                 self._turn.notify_all()
             raise
         try:
-            yield
+            yield share
         finally:
             with self._turn:
-                self._running = None
+                self._running.remove(mine)
                 self._turn.notify_all()
 
 
@@ -110,11 +121,13 @@ class _Pending:
     error: BaseException | None = None
 
 
-# One heavy run at a time per server process: the lab's forward and backward runs (hosting.lab_runs; races
-# train apart, in hosting.races, so neither waits for the other).  torch already spreads one run over every core
-# it may use, so running two at once only stacks their memory: an (8, 1024, 768) batch peaks near 270 MB, and a
-# class pressing "run" together would otherwise hold one peak per student.  Small runs take milliseconds in line.
-RUN_SLOT = RunSlot()
+# The lab's forward and backward runs (hosting.lab_runs; races train apart, in hosting.races, so neither waits
+# for the other): two at a time per server process at most, one per core it may use.  A run alone gets every
+# core (torch threads); two at once get one each, which on two cores finishes both sooner than one after the
+# other on two threads (torch's threads spin while they wait for each other, the more so on a busy machine) and
+# never lets a class's runs stack more than two peaks (an (8, 1024, 768) batch forwards and backwards peaks near
+# 300 MB).  Small runs take milliseconds in line.
+RUN_SLOT = RunSlot(lanes=min(2, _usable_cpus()), cores=_usable_cpus())
 
 
 class SharedRuns:

@@ -173,6 +173,54 @@ def test_the_slot_serves_in_order_and_refuses_nobody_while_the_line_moves():
     assert slot.running() is None and not slot._line
 
 
+def test_two_lanes_run_two_at_once_never_three_and_split_the_cores(monkeypatch):
+    """RUN_SLOT's shape (two lanes, two cores): six runs together overlap two at a time, never three (reference:
+    the overlap counted by tests.conftest.most_at_once); a run alone gets both cores, one beside another gets one."""
+    from types import SimpleNamespace
+
+    from tests.conftest import most_at_once
+
+    slot = RunSlot(poll=0.01, lanes=2, cores=2)
+    shares = []
+    work = SimpleNamespace(run=lambda: None)
+
+    def run():
+        with slot.hold("run") as cores:
+            shares.append(cores)
+            work.run()
+
+    assert most_at_once(monkeypatch, work, "run", run, threads=6) == 2
+    assert set(shares) <= {1, 2} and 1 in shares
+    with slot.hold("alone") as cores:
+        assert cores == 2
+
+
+def test_uploads_at_once_get_the_numbers_each_gets_alone():
+    """Three different inputs through the lab's own lanes at the same moment, forwards and backwards: each result
+    equals the one its input gets alone (reference: run_lab alone in this thread on two torch threads; rtol 1e-6,
+    since a run beside another computes on one thread, whose matmul may sum in another order)."""
+    lab.LAB_RESULTS.clear()
+    block = lab.shared_seeded_block(32, 5)
+    inputs = [lab.demo_tokens(block, seed, 4, 64) for seed in (11, 12, 13)]
+    together_ = together(3, lambda i: lab.shared_run_lab(block, inputs[i], "gelu_tanh", "relu", backward=True))
+    for tokens, got in zip(inputs, together_, strict=True):
+        assert not isinstance(got, BaseException), got
+        alone = lab._run_lab(block, tokens, "gelu_tanh", "relu", lab.HIST_BINS, backward=True)
+        for name in ("a", "b"):
+            torch.testing.assert_close(getattr(got, name).output, getattr(alone, name).output, rtol=1e-6, atol=1e-7)
+            assert getattr(got, name).zeroed == getattr(alone, name).zeroed
+            assert getattr(got.backward, name).zero_count == getattr(alone.backward, name).zero_count
+            assert getattr(got.backward, name).fc_weight_grad_norm == pytest.approx(
+                getattr(alone.backward, name).fc_weight_grad_norm, rel=1e-6)
+        assert got.negative_count == alone.negative_count
+        assert (got.hidden_hist.counts == alone.hidden_hist.counts).all()
+    before = torch.get_num_threads()
+    with lab.torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    lab.LAB_RESULTS.clear()
+
+
 def test_a_waiter_who_leaves_the_line_lets_the_next_in():
     """A waiter interrupted while waiting (a page's rerun stops its script with an exception) leaves the line."""
     slot = RunSlot(poll=0.01)

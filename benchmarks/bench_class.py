@@ -36,6 +36,14 @@ sliders of the explorer pages; per race the time from the student's arrival to t
 run over, its verdict drawn) p50/p95/max, the explorers' move p95 meanwhile, errors and peak memory, on one
 process and on two replicas behind HAProxy.  Targets: every race finished within 10 s, explorer p95 < 1 s.
 
+    python benchmarks/bench_class.py --lab --students 10 --explorers 5 --moves 30 --timeout 300
+
+``--lab``: one student alone opens the lab on the (8, 1024) demo with a weight seed of their own (a new block,
+run forwards and backwards), then ``--students`` each do the same with their own seed within ``--arrive``
+seconds while ``--explorers`` students move Curves' slider; per student the time from arrival to the result
+drawn p50/p95/max, the Curves moves' p95 meanwhile, errors (a student told the lab is busy is one) and peak
+memory, one process.  Targets: every run drawn within 60 s, none refused, Curves p95 < 1 s.
+
 Targets from the issue, printed with each figure (never asserted): 0 errors; one process p95 within 1.5x the
 one-slider app's; behind HAProxy p95 < 1 s with as few replicas as that takes.  Exit status 1 if any student
 saw an error (exception, error box, disconnect, unfinished run), else 0.
@@ -152,10 +160,40 @@ async def racer(base_url: str, seed: int, rng: random.Random, args) -> Student:
     return me
 
 
-def run_race_class(name: str, base_url: str, pids: dict[str, int], args) -> tuple[Result, Result]:
-    """(the racers, the explorers) of one class run at once."""
+LAB_TARGET_S = 60.0  # every student's own (8, 1024) lab run drawn within 60 s
+LAB_RESULT = "**Each token's output**"  # a markdown the lab draws only with a result
+
+
+async def lab_student(base_url: str, seed: int, rng: random.Random, args) -> Student:
+    """A student who opens the lab on the (8, 1024) demo with their own weight seed (backwards on, the default):
+    ``first`` is arrival to the result drawn (the page's run over with the lab's result on it)."""
+    from harness.streamlit_client import texts
+
+    me = Student(f"ffn (seed {seed})")
+    await asyncio.sleep(rng.uniform(0, args.arrive))
+    session = Session(base_url, "ffn", f"ffn_demo=8x1024&ffn_seed={seed}", timeout_s=args.timeout)
+    arrived = time.perf_counter()
+    try:
+        await session.open()
+        await session.run()
+        if LAB_RESULT not in texts(session.elements):
+            me.failure = "the run finished without the lab's result"
+        me.first = time.perf_counter() - arrived
+    except Exception as err:  # noqa: BLE001  a disconnect or timeout: this student's failure
+        me.failure = f"{type(err).__name__}: {err}"
+    finally:
+        me.exceptions, me.error_boxes = session.exceptions, session.error_boxes
+        await session.close()
+    return me
+
+
+def run_race_class(name: str, base_url: str, pids: dict[str, int], args, arrive=None,
+                   pages: tuple[str, ...] = EXPLORER_PAGES) -> tuple[Result, Result]:
+    """(the racers, the explorers) of one class run at once; ``arrive`` (default racer) is what each of the
+    --students does, with seeds 1000, 1001, ..."""
+    arrive = arrive or racer
     rng = random.Random(args.seed)
-    explorer_paths = [EXPLORER_PAGES[i % len(EXPLORER_PAGES)] for i in range(args.explorers)]
+    explorer_paths = [pages[i % len(pages)] for i in range(args.explorers)]
     seeds = [rng.random() for _ in range(args.students + args.explorers)]
     load_before = os.getloadavg()[0]
     cpu_before = {k: cpu_seconds(p) for k, p in pids.items()}
@@ -163,7 +201,7 @@ def run_race_class(name: str, base_url: str, pids: dict[str, int], args) -> tupl
     start = time.perf_counter()
 
     async def everyone():
-        racers = [racer(base_url, 1000 + i, random.Random(seeds[i]), args) for i in range(args.students)]
+        racers = [arrive(base_url, 1000 + i, random.Random(seeds[i]), args) for i in range(args.students)]
         explorers = [student(base_url, path, random.Random(seeds[args.students + i]), args)
                      for i, path in enumerate(explorer_paths)]
         return await asyncio.gather(*racers, *explorers)
@@ -178,18 +216,19 @@ def run_race_class(name: str, base_url: str, pids: dict[str, int], args) -> tupl
             Result(name, students[args.students:], wall, server_cpu, client, memory, load))
 
 
-def report_race(racers: Result, explorers: Result, args) -> bool:
-    """Print one race scenario; True if every target was met."""
+def report_race(racers: Result, explorers: Result, args, what: str = "race", target_s: float = RACE_TARGET_S) -> bool:
+    """Print one race (or lab: ``what``) scenario; True if every target was met."""
     finished = [s.first for s in racers.students if s.first is not None and not s.failure]
     moves = explorers.moves()
     errors = {k: racers.errors[k] + explorers.errors[k] for k in racers.errors}
     worst = max(finished, default=math.nan)
     p95 = percentile(moves, 95)
-    print(f"\n== {racers.name}: {len(racers.students)} races (each its own seed) arriving within {args.arrive:g} s, "
+    print(f"\n== {racers.name}: {len(racers.students)} {what}s (each its own seed) arriving within {args.arrive:g} s, "
           f"{len(explorers.students)} explorers moving sliders ({racers.wall_s:.0f} s)")
-    print(f"  race, arrival to finished: p50 {ms(percentile(finished, 50))} ms, p95 {ms(percentile(finished, 95))} "
-          f"ms, max {ms(worst)} ms over {len(finished)} finished  (target every race <= {RACE_TARGET_S:g} s: "
-          f"{'met' if len(finished) == len(racers.students) and worst <= RACE_TARGET_S else 'NOT met'})")
+    met = len(finished) == len(racers.students) and worst <= target_s
+    print(f"  {what}, arrival to {'drawn' if what == 'lab run' else 'finished'}: p50 {ms(percentile(finished, 50))} "
+          f"ms, p95 {ms(percentile(finished, 95))} ms, max {ms(worst)} ms over {len(finished)}  (target every "
+          f"{what} <= {target_s:g} s: {'met' if met else 'NOT met'})")
     print(f"  explorers meanwhile: {len(moves)} moves, p50 {ms(percentile(moves, 50))} ms, p95 {ms(p95)} ms, "
           f"max {ms(max(moves, default=math.nan))} ms  (target p95 < {TARGET_P95_S:g} s: "
           f"{'met' if p95 < TARGET_P95_S else 'NOT met'})")
@@ -203,8 +242,26 @@ def report_race(racers: Result, explorers: Result, args) -> bool:
               f"now VmRSS {kib['VmRSS'] / 1024:6.0f} MiB")
     print(f"  CPU: servers {racers.server_cpu_s:.1f} s; machine load average {racers.load[0]:.1f} before, "
           f"{racers.load[1]:.1f} after ({os.cpu_count()} cores)")
-    return (len(finished) == len(racers.students) and worst <= RACE_TARGET_S and p95 < TARGET_P95_S
-            and not any(errors.values()))
+    return met and p95 < TARGET_P95_S and not any(errors.values())
+
+
+def lab_class(args) -> int:
+    """--lab: one student alone first (their run's time), then the class at once, one process."""
+    print(f"A lab class: {args.students} students each open the lab on the (8, 1024) demo with their own weight seed "
+          f"(1000...), backwards on, within {args.arrive:g} s; {args.explorers} explorers on Curves move "
+          f"{args.moves} times, ~{args.think:g} s apart")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
+    with driver.Server() as server:
+        print(f"(the class waits for /readyz: {driver.wait_ready(server.base_url):.1f} s after health)")
+        cpu = cpu_seconds(server.proc.pid)
+        alone = run_sync(lab_student(server.base_url, 999, random.Random(0), argparse.Namespace(**{
+            **vars(args), "arrive": 0})))
+        cpu = cpu_seconds(server.proc.pid) - cpu
+        print(f"one student alone (seed 999): drawn after {ms(alone.first or math.nan)} ms, server CPU {cpu:.1f} s"
+              + (f"  ({alone.failure})" if alone.failure else ""))
+        ok = report_race(*run_race_class("one process", server.base_url, {"streamlit": server.proc.pid}, args,
+                                         arrive=lab_student, pages=("curves",)), args, "lab run", LAB_TARGET_S)
+    return 0 if ok else 1
 
 
 def race_class(args) -> int:
@@ -505,11 +562,15 @@ def main() -> int:
     parser.add_argument("--race", action="store_true", help="a racing class: --students races, each its own seed, "
                         "and --explorers students moving sliders meanwhile (modes single and haproxy x2)")
     parser.add_argument("--explorers", type=int, default=10, help="with --race: students on the explorer pages")
+    parser.add_argument("--lab", action="store_true", help="a lab class: --students each open the (8, 1024) demo "
+                        "with their own weight seed while --explorers students move Curves' slider (one process)")
     args = parser.parse_args()
     if args.poll:
         return poll(args)
     if args.race:
         return race_class(args)
+    if args.lab:
+        return lab_class(args)
     if args.sweep:
         return sweep([int(n) for n in args.sweep.split(",")], args)
     modes = set(args.modes.split(","))

@@ -1,15 +1,17 @@
 """A student's first visit: what each page moves on the wire, and thirty first visits at once on a school's link.
 
-    python benchmarks/bench_firstvisit.py [--students 30] [--link-mbit 30] [--pages home ffn]
+    python benchmarks/bench_firstvisit.py [--students 10 30] [--link-mbit 30] [--pages home ffn]
 
 1. Per page, a fresh browser context (empty cache) opens the page on ``streamlit run app.py`` (the repository's
    config, nothing in front) until it is drawn, then waits a second for late chunks.  Chromium's own Network
    events count every response: bytes on the wire (``encodedDataLength``: headers and body as sent), the
    bodies as the browser decoded them (what the same visit would move uncompressed), requests, and how many
-   of the frontend's files came gzipped.  Target: at most 3.5 MB on the wire for every page.
+   of the frontend's files came gzipped and with a one-year ``immutable`` Cache-Control (cacheable by their
+   hashed names).  Target: at most 3.5 MB on the wire for every page.
 2. ``--students`` fresh contexts open the home page at the same moment, each throttled (CDP
    ``Network.emulateNetworkConditions``) to its share of a ``--link-mbit`` link, 20 ms latency: seconds from
-   the start to each page drawn, p50 / p95 / max (inf: not drawn within ``--limit-s``).  Every student's
+   the start to each page drawn (the app idle, its chart drawn), p50 / p95 / max (inf: not drawn within
+   ``--limit-s``).  Every student's
    browser runs on this machine's cores, and the server beside them: a school's thirty laptops would each
    have their own.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,11 +38,12 @@ DRAWN_JS = (
     "() => window.__geluRuns > 0 && !!document.querySelector(\"" + driver.IDLE.replace('"', '\\"') + "\")"
     " && !document.querySelector(\"[data-testid='stSkeleton'], [data-stale='true']\")"
 )
+CLASS_DRAWN_JS = DRAWN_JS + " && !!document.querySelector(\"[data-testid='stPlotlyChart'] .main-svg\")"  # the chart
 
 
 def watch(page):
     """Start counting the page's responses through CDP: returns the dict the events fill."""
-    seen = {"wire": {}, "decoded": {}, "encoding": {}, "url": {}}
+    seen = {"wire": {}, "decoded": {}, "encoding": {}, "url": {}, "cache": {}}
     cdp = page.context.new_cdp_session(page)
     cdp.send("Network.enable")
 
@@ -47,6 +51,7 @@ def watch(page):
         headers = {k.lower(): v for k, v in event["response"]["headers"].items()}
         seen["url"][event["requestId"]] = event["response"]["url"]
         seen["encoding"][event["requestId"]] = headers.get("content-encoding", "")
+        seen["cache"][event["requestId"]] = headers.get("cache-control", "")
 
     def data(event):
         seen["decoded"][event["requestId"]] = seen["decoded"].get(event["requestId"], 0) + event["dataLength"]
@@ -72,6 +77,8 @@ def page_weight(browser, base_url: str, path: str) -> dict:
         static=len(static),
         gzipped=sum(1 for r in static if seen["encoding"].get(r) == "gzip"),
         fonts=sum(1 for r in static if seen["url"][r].endswith(".woff2")),
+        cached=sum(1 for r in static if {"immutable", "max-age=31536000"} <= set(
+            seen["cache"].get(r, "").replace(" ", "").split(","))),
         largest=(seen["url"][largest].rsplit("/", 1)[-1], seen["wire"][largest]),
     )
 
@@ -100,7 +107,7 @@ async def class_arrives(base_url: str, students: int, link_mbit: float, limit_s:
         async def visit(page) -> float:
             try:
                 await page.goto(base_url, wait_until="commit", timeout=limit_s * 1000)
-                await page.wait_for_function(DRAWN_JS, polling=100, timeout=limit_s * 1000)
+                await page.wait_for_function(CLASS_DRAWN_JS, polling=100, timeout=limit_s * 1000)
             except Exception:  # Playwright's TimeoutError: not drawn in time
                 return float("inf")
             return time.perf_counter() - start
@@ -116,7 +123,7 @@ def pct(values: list[float], q: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--students", type=int, nargs="*", default=[30], help="class sizes, one after the other")
     parser.add_argument("--link-mbit", type=float, default=30.0)
     parser.add_argument("--pages", nargs="*", default=None, help="url paths (default: every page of app.py)")
     parser.add_argument("--limit-s", type=float, default=240.0, help="seconds a throttled visit may take")
@@ -128,26 +135,31 @@ def main() -> None:
         driver.wait_ready(server.base_url)
         with sync_playwright() as pw:
             browser = driver.launch(pw)
-            print(f"{'page':<16}{'requests':>9}{'on the wire':>13}{'uncompressed':>14}{'gzipped':>12}  largest")
+            print(f"{'page':<16}{'requests':>9}{'on the wire':>13}{'uncompressed':>14}{'gzipped':>12}{'cached':>9}  "
+                  "largest")
             worst = 0
             for path in paths:
                 w = page_weight(browser, server.base_url, "" if path == "home" else path)
                 worst = max(worst, w["wire"])
                 print(f"{path:<16}{w['requests']:>9}{w['wire'] / 1e6:>10.2f} MB{w['decoded'] / 1e6:>11.2f} MB"
-                      f"{w['gzipped']:>6}/{w['static'] - w['fonts']:<5}  {w['largest'][0]} "
+                      f"{w['gzipped']:>6}/{w['static'] - w['fonts']:<5}{w['cached']:>5}/{w['static']:<3}  "
+                      f"{w['largest'][0]} "
                       f"{w['largest'][1] / 1e6:.2f} MB")
             browser.close()
         print("(gzipped: the frontend's files of 1 KB or more that came gzipped / all of them but the .woff2 fonts, "
-              "compressed already)")
+              "compressed already; cached: those files that came with a one-year immutable Cache-Control, their names "
+              "carrying their content's hash / all of them)")
         print(f"heaviest page {worst / 1e6:.2f} MB = {worst / TARGET_BYTES:.2f} of the {TARGET_BYTES / 1e6} MB "
               f"target: {'met' if worst <= TARGET_BYTES else 'MISSED'}")
-        if args.students:
-            times = asyncio.run(class_arrives(server.base_url, args.students, args.link_mbit, args.limit_s))
+        for students in (n for n in args.students if n):
+            load = os.getloadavg()[0]
+            times = asyncio.run(class_arrives(server.base_url, students, args.link_mbit, args.limit_s))
             drawn = sum(t != float("inf") for t in times)
-            print(f"{args.students} first visits at once (home), each at 1/{args.students} of {args.link_mbit:g} "
+            print(f"{students} first visits at once (home), each at 1/{students} of {args.link_mbit:g} "
                   f"Mbit/s, {LATENCY_MS} ms: {drawn} drawn within {args.limit_s:g} s; p50 {pct(times, .5):.1f} s, "
                   f"p95 {pct(times, .95):.1f} s, max {times[-1]:.1f} s (server peak "
-                  f"{server.rss_kib()['VmHWM'] / 1024:.0f} MB)")
+                  f"{server.rss_kib()['VmHWM'] / 1024:.0f} MB; load average {load:.1f} before, "
+                  f"{os.getloadavg()[0]:.1f} after, {os.cpu_count()} cores)")
 
 if __name__ == "__main__":
     main()

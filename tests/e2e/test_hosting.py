@@ -198,7 +198,7 @@ def test_a_file_name_too_long_is_cut_not_refused(new_tab):
 
 def test_the_frontend_arrives_gzipped_and_the_app_still_loads(new_tab, server):
     """Reference: Streamlit's own files on disk (streamlit/static); gzip.decompress of what the server sends must
-    give them byte for byte, with the hashed files' one-year cache kept."""
+    give them byte for byte, with the hashed files' one-year cache kept, on every static file the lab loads."""
     import gzip
 
     from streamlit.file_util import get_static_dir
@@ -218,6 +218,9 @@ def test_the_frontend_arrives_gzipped_and_the_app_still_loads(new_tab, server):
     worth = [r for r in scripts if size(r) >= MINIMUM]  # below that, gzip's header would eat the gain
     assert len(worth) > 20 and all(r.headers.get("content-encoding") == "gzip" for r in worth), [
         (r.url, r.headers.get("content-encoding")) for r in worth]
+    uncached = [(r.url, r.headers.get("cache-control")) for r in responses  # every static file, fonts too:
+                if r.status == 200 and "immutable" not in r.headers.get("cache-control", "")]  # by its hashed name
+    assert responses and not uncached, uncached
 
     path = max(scripts, key=size).url.split("/", 3)[3]
     on_disk = (Path(get_static_dir()) / path).read_bytes()

@@ -25,7 +25,7 @@ from gelu_core import lab as lab_module
 from gelu_core.ffn import activation_module
 from gelu_core.gradients import BINS_PER_DECADE, LOSS
 from gelu_core.lab import HIST_BINS, LabInputError
-from hosting.lab_runs import run_lab  # one at a time, as the lab runs it
+from hosting.lab_runs import run_lab  # in the lab's run lanes, as the lab runs it
 from tests.conftest import functional, with_activation
 
 FD_STEP = 1e-6
@@ -241,13 +241,14 @@ def test_wrong_width_and_overflow_are_messages():
 
 
 def test_runs_take_turns_with_the_lab(monkeypatch):
-    """Reference: a counter of backward steps under way at once, from four threads: one at a time, inside the
-    lab run's slot."""
+    """Reference: a counter of backward steps under way at once, from four threads: inside the lab's run lanes,
+    as many at a time as it has lanes (two, one on a one-CPU host), never more."""
+    from hosting.runs import RUN_SLOT
     from tests.conftest import most_at_once
 
     block, x = FeedForward(8, seed=0), demo_input(8, 0)
     assert most_at_once(monkeypatch, gradients_module, "backward_chunk",
-                        lambda: run_lab(block, x, backward=True)) == 1
+                        lambda: run_lab(block, x, backward=True)) == RUN_SLOT.lanes
 
 
 # ---------------------------------------------------------------- the figures (ui.gradients)

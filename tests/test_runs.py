@@ -133,7 +133,7 @@ def test_a_waiter_gives_up_with_a_sentence_after_its_timeout():
 
 
 def test_the_slot_serves_in_order_and_refuses_nobody_while_the_line_moves():
-    """Five runs of 0.3 s queue behind a first one, each with a timeout of 1 s: the last waits over 1.2 s, past
+    """Five runs of 0.8 s queue behind a first one, each with a timeout of 3 s: the last waits over 3.2 s, past
     its timeout, and is not refused, because no run in front held the slot that long; they run in the order they
     asked (reference: the order recorded here, and each waiter's own account of the runs ahead)."""
     slot = RunSlot(poll=0.01)
@@ -149,8 +149,8 @@ def test_the_slot_serves_in_order_and_refuses_nobody_while_the_line_moves():
 
     def later(i):
         def run():
-            with slot.hold(f"run {i}", on_wait=lambda what, s: heard.setdefault(i, what), timeout=1.0):
-                time.sleep(0.3)
+            with slot.hold(f"run {i}", on_wait=lambda what, s: heard.setdefault(i, what), timeout=3.0):
+                time.sleep(0.8)
                 order.append(i)
         return run
 
@@ -166,7 +166,7 @@ def test_the_slot_serves_in_order_and_refuses_nobody_while_the_line_moves():
     start = time.monotonic()
     for t in threads:
         t.join()
-    assert time.monotonic() - start >= 1.2
+    assert time.monotonic() - start >= 3.2
     assert order == [0, 1, 2, 3, 4, 5]
     assert heard[5].startswith("run 0") and heard[5].endswith("(4 more before yours)")
     assert heard[1] == "run 0"

@@ -120,7 +120,7 @@ class _Tally:
         self.abs_sum += float(magnitude.sum(dim=-1).sum(dtype=torch.float64))
         self.abs_max = max(self.abs_max, float(magnitude.max()))
         self.alive |= nonzero.any(dim=0)
-        self.fc_weight_grad += grad_h.T @ x_rows  # (hidden, rows) @ (rows, d_model) -> (hidden, d_model)
+        self.fc_weight_grad.addmm_(grad_h.T, x_rows)  # += (hidden, rows) @ (rows, d_model), in place: no temporary
         k = torch.floor(BINS_PER_DECADE * torch.log10(magnitude[nonzero].to(torch.float64))).to(torch.int64)
         k = k.clamp_(_K_LOW, _K_HIGH - 1)  # a no-op in float32; a float64 block's extremes go to the end bins
         self.bins += torch.bincount(k - _K_LOW, minlength=self.bins.numel())

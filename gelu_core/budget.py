@@ -25,9 +25,9 @@ budget / 12         128 MiB          ``LOADED_BYTES``: the tensors of one file o
                                      (tensor_io's MAX_LOADED_BYTES; MAX_ELEMENTS float32s);
                                      one load at a time, working peak at most twice that
 budget / 16         96 MiB           ``HIDDEN_ELEMENTS`` float32s: the lab's hidden layer,
-                                     (8, 1024, 3072) for GPT-2 small; one run at a time,
-                                     its peak about three times that
-the rest            992 MiB          ``CACHE_BYTES``: what caches may keep, see cache_entries
+                                     (8, 1024, 3072) for GPT-2 small; ``RUN_LANES`` (2) runs
+                                     at a time, each peaking near three times that
+the rest            704 MiB          ``CACHE_BYTES``: what caches may keep, see cache_entries
 ==================  ===============  ==========================================================
 
 ``HIDDEN_ELEMENTS / 4`` (6,291,456: an (8, 1024, 768) batch) caps the lab's
@@ -45,6 +45,7 @@ MAX_D_MODEL = 1600
 MAX_HIDDEN = 4 * MAX_D_MODEL
 
 ENV = "GELU_MEMORY_BUDGET_MB"
+RUN_LANES = 2  # lab runs at once at most (hosting.runs.RUN_SLOT: one per core, up to this), each its own peak
 DEFAULT_CAP = 1536 * 2**20  # 1.5 GiB: the largest budget taken without being asked
 HOST_SHARE = 0.6  # of the host limit, the rest left to Python, torch, Streamlit and the system
 _MIB = 2**20
@@ -136,7 +137,7 @@ def shares(budget: int) -> dict[str, int]:
         "loaded_elements": loaded // 4,  # as float32
         "hidden_elements": hidden_bytes // 4,  # float32 hidden activations of one lab run
         "input_elements": hidden_bytes // 16,  # a quarter of the hidden layer: the block widens by 4
-        "cache_bytes": max(0, budget - 2 * loaded - 3 * hidden_bytes),  # what is left for caches
+        "cache_bytes": max(0, budget - 2 * loaded - 3 * RUN_LANES * hidden_bytes),  # what is left for caches
     }
 
 

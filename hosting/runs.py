@@ -127,7 +127,7 @@ class _Pending:
 # other on two threads (torch's threads spin while they wait for each other, the more so on a busy machine) and
 # never lets a class's runs stack more than two peaks (an (8, 1024, 768) batch forwards and backwards peaks near
 # 300 MB).  Small runs take milliseconds in line.
-RUN_SLOT = RunSlot(lanes=min(budget.RUN_LANES, _usable_cpus()), cores=_usable_cpus())  # the budget holds RUN_LANES peaks
+RUN_SLOT = RunSlot(lanes=min(budget.RUN_LANES, _usable_cpus()), cores=_usable_cpus())  # the budget holds RUN_LANES
 
 
 class SharedRuns:

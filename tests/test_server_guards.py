@@ -216,9 +216,14 @@ def test_torch_threads_follow_the_cpus_the_process_may_use(monkeypatch):
 
     assert 1 <= warm.usable_cpus() <= len(os.sched_getaffinity(0)) <= (os.cpu_count() or 1)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     monkeypatch.setenv("MKL_NUM_THREADS", "3")
     warm.set_threads()
     assert os.environ["OMP_NUM_THREADS"] == str(warm.usable_cpus()) and os.environ["MKL_NUM_THREADS"] == "3"
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"  # threads sleep while they wait: a shared server's cores
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    warm.set_threads()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"  # the environment wins
 
 
 @pytest.fixture

@@ -30,6 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from hosting import warm  # noqa: E402
+
+warm.set_threads()  # torch's threads as the server sets them (one per usable CPU, asleep while they wait)
+
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 

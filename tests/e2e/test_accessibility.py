@@ -237,15 +237,24 @@ def _clip(page, box: dict, pad: float = 6) -> dict | None:
 
 
 def _focus_shows(page, stop: dict) -> bool:
-    """Whether the pixels around the focused element change when it loses focus (and back when it regains it)."""
-    clip = _clip(page, stop["box"])
-    if clip is None:
-        return False
-    focused = page.screenshot(clip=clip)
-    page.evaluate("() => { window.__geluFocused = document.activeElement; document.activeElement.blur(); }")
-    blurred = page.screenshot(clip=clip)
-    page.evaluate("() => window.__geluFocused.focus()")
-    return focused != blurred
+    """Whether the pixels around the focused element change when it loses focus (and back when it regains it).
+
+    Tried three times, 0.2 s apart: a rerun that lands between the two screenshots (the code export's expander
+    draws its script a moment after it opens) can repaint both the same; a ring that is never drawn fails all
+    three."""
+    for attempt in range(3):
+        if attempt:
+            page.wait_for_timeout(200)
+        clip = _clip(page, stop["box"])
+        if clip is None:
+            return False
+        focused = page.screenshot(clip=clip)
+        page.evaluate("() => { window.__geluFocused = document.activeElement; document.activeElement.blur(); }")
+        blurred = page.screenshot(clip=clip)
+        page.evaluate("() => window.__geluFocused.focus()")
+        if focused != blurred:
+            return True
+    return False
 
 
 def _tab_to(page, found, *, limit: int = MAX_TABS, check_focus: bool = True, reverse: bool = False) -> list[dict]:

@@ -133,6 +133,36 @@ def test_every_gate_row_is_what_the_page_writes_there():
     json.dumps(table, allow_nan=False)
 
 
+def test_the_gate_table_shades_the_bell_with_the_curves_own_points_up_to_x():
+    """The bell chart at each step: the layer shades the bell curve's first n points, as the server sent them; they
+    must be exactly the area the page's figure for that x shades (x and y, compared exactly), ending on x itself,
+    and the edge line and label the figure draws there.  Reference: ui.gate.bell_figure at every step (its area
+    checked against mpmath in tests/test_ui_explorer_pages.py)."""
+    from tests.test_ui_approximations_steps import arr as as_float64
+    from ui import gate
+    from ui.controls import GATE
+
+    table = gate.gate_live_table()
+    o = GATE["x"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    (bell,) = table["charts"]
+    assert bell["key"] == "chart_gate-bell" and set(bell["fills"]) == {"area"}
+    fill = bell["fills"]["area"]
+    assert (fill["of"], fill["edge"], len(fill["n"])) == ("gelu", 0, len(xs))
+    for i, x in enumerate(xs):
+        figure = gate.bell_figure(x)
+        fig, traces = figure.to_plotly_json(), {t.meta: t for t in figure.data}
+        curve_x, curve_y = (as_float64(getattr(traces["gelu"], a)) for a in ("x", "y"))
+        area_x, area_y = (as_float64(getattr(traces["area"], a)) for a in ("x", "y"))
+        n = fill["n"][i]
+        assert curve_x[n - 1] == x and np.array_equal(curve_x[:n], area_x) and np.array_equal(curve_y[:n], area_y), x
+        assert traces["area"].fill == "tozeroy" and fig["layout"]["xaxis"]["range"] == [-4.0, 4.0]
+        shape = fig["layout"]["shapes"][0]
+        assert (shape["x0"], shape["x1"], shape["y0"], shape["y1"]) == (x, x, 0, area_y[-1])
+        first, eq, pct = (piece[i] for piece in bell["annotations"]["0"])
+        assert fig["layout"]["annotations"][0]["text"] == f"{first}<br>{eq}<b>{pct}</b>"
+
+
 @pytest.mark.parametrize("show_all", [False, True])
 def test_every_steps_row_is_what_the_page_writes_there(show_all):
     """Step by step's pick: the three metrics (ui.steps.metric_values) and every cell the page's step table and

@@ -78,11 +78,22 @@ def gate_figure(x: float, *, points: int = 401) -> go.Figure:
     return quick_figure(traces, layout)
 
 
+def bell_grid(points: int = 401) -> np.ndarray:
+    """The bell curve's sample points, rounded as the slider's grid is (``ui.live.grid``): with 401 points every x
+    the slider can take is one of them exactly, so the live layer shades the area left of x by taking the curve's
+    own points up to x (``gate_live_table``)."""
+    return np.round(np.linspace(*GATE_RANGE, points), 12) + 0.0
+
+
+def bell_label(x: float) -> str:
+    """The bell chart's label: the area left of x, Φ(x), as a percentage."""
+    return f"area left of {fixed(x, 2)}<br>= <b>{percent(gelu_core.gelu_gate(x))}</b>"
+
+
 def bell_figure(x: float, *, points: int = 401) -> go.Figure:
     """The standard normal density with the area left of x shaded: that area is the gate Phi(x)."""
-    grid = np.linspace(*GATE_RANGE, points)
+    grid = bell_grid(points)
     left = np.append(grid[grid < x], x) if x > GATE_RANGE[0] else np.array([GATE_RANGE[0]])
-    gate = gelu_core.gelu_gate(x)
     blue = COLORS["gelu"]
     traces = [
         dict(type="scatter", x=left, y=normal_pdf(left), mode="lines", fill="tozeroy", name=f"area = Φ({fixed(x, 2)})",
@@ -97,7 +108,7 @@ def bell_figure(x: float, *, points: int = 401) -> go.Figure:
     # curve and of x = 0 on any width (on a phone the text ends short of 0, seen in tests/e2e/test_labels.py)
     layout["annotations"] = [dict(
         x=GATE_RANGE[0] + 0.1, y=0.45, xref="x", yref="y", xanchor="left", yanchor="middle", showarrow=False,
-        align="left", text=f"area left of {fixed(x, 2)}<br>= <b>{percent(gate)}</b>", font=dict(size=12),
+        align="left", text=bell_label(x), font=dict(size=12),
     )]
     layout["xaxis"].update(range=list(GATE_RANGE), showgrid=False)
     layout["yaxis"].update(range=[0, 0.5], dtick=0.1)
@@ -141,10 +152,11 @@ def gate_live_table() -> dict:
     """The live layer's table for the x slider: the three metrics' labels and values and the gate chart's probe on
     Φ with its label's text at every step of the slider's grid, by the page's own calls (``readout_texts``,
     gelu_gate, ``gate_label``).  The label keeps its corner until the rerun on release (either corner is clear of
-    the gates and of the probe at any x); the bell curve's shaded area, its line and label are computed and are
-    drawn anew by that rerun."""
+    the gates and of the probe at any x).  The bell chart: its shaded area is the bell curve's own first points,
+    up to the one at x (``bell_grid`` holds every step exactly: the table gives how many), its edge line rises
+    there to the curve's point, and its label is ``bell_label``'s."""
     from ui.controls import GATE
-    from ui.live import annotation_pieces, grid, live_table
+    from ui.live import annotation_pieces, chart_spec, grid, live_table
 
     o = GATE["x"].options
     xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
@@ -153,5 +165,12 @@ def gate_live_table() -> dict:
     texts = [(sel, n, [row[n][part] for row in shown]) for n in range(3) for part, sel in enumerate((labels, values))]
     traces = {"marker:gelu": {"x": xs, "y": [gelu_core.gelu_gate(x) for x in xs]}}
     label = list(zip(*(annotation_pieces(gate_label(x)) for x in xs), strict=True))  # one column per piece
+    bell = bell_grid().tolist()
+    missing = sorted(set(xs) - set(bell))
+    if missing:  # the shaded area would end short of x: the curve must be sampled at every step
+        raise ValueError(f"the bell curve has no point at x = {missing[:3]}")
+    bell_chart = chart_spec("chart_gate-bell", fills={"area": {"of": "gelu", "n": [bell.index(x) + 1 for x in xs],
+                                                                "edge": 0}},
+                            annotations={0: list(zip(*(annotation_pieces(bell_label(x)) for x in xs), strict=True))})
     return live_table({"key": GATE["x"].key, **o}, texts=texts, chart_key="chart_gate", traces=traces,
-                      annotations={0: label})
+                      annotations={0: label}, charts=[bell_chart])

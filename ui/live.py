@@ -48,33 +48,56 @@ export default function (component) {
   const step = (el) => Math.max(0, Math.min(data.count - 1, Math.round((Number(el.value) - data.min) / data.step)));
   // one thumb: its step; a range slider's two: lo's step × count + hi's
   const gridIndex = () => inputs.reduce((k, el) => k * data.count + step(el), 0);
-  const chart = () => data.chart.key && document.querySelector(`.st-key-${data.chart.key} .js-plotly-plot`);
+  const charts = [data.chart, ...(data.charts || [])].filter((spec) => spec.key);
+  const plotOf = (spec) => document.querySelector(`.st-key-${spec.key} .js-plotly-plot`);
+  const px = (v) => Math.round(v * 100) / 100;  // as Plotly writes its paths
   // Plotly drew the figure; move its probe markers and lines the way it places them (an axis's c2p, points in
   // the subplot's frame, shapes in the page's), without a redraw.  The axes' ranges are fixed by the figure, so
   // a moved probe changes nothing else; the next rerun's figure has them where they are now.
-  const moveChart = (k) => {
-    const gd = chart(), fl = gd && gd._fullLayout;
+  const moveChart = (k) => { for (const spec of charts) moveOne(spec, k); };
+  const moveOne = (spec, k) => {
+    const gd = plotOf(spec), fl = gd && gd._fullLayout;
     if (!fl || !fl.xaxis || !fl.yaxis || !fl.xaxis.c2p) return;
     const xa = fl.xaxis, ya = fl.yaxis, [x0, x1] = [Math.min(...xa.range), Math.max(...xa.range)];
+    const drawn = {};  // meta -> [its group, its trace as Plotly holds it]
     for (const g of gd.querySelectorAll(".scatterlayer .trace")) {
       const trace = g.__data__ && g.__data__[0] && g.__data__[0].trace;
-      const spec = trace && data.chart.traces[trace.meta];
-      if (!spec) continue;
-      const x = spec.x[k], y = spec.y[k], inside = x0 <= x && x <= x1;
+      if (trace) drawn[trace.meta] = [g, trace];
+      const traceSpec = trace && spec.traces[trace.meta];
+      if (!traceSpec) continue;
+      const x = traceSpec.x[k], y = traceSpec.y[k], inside = x0 <= x && x <= x1;
       const points = [...g.querySelectorAll("path.point")];  // a trace of several points: only its own moves
-      for (const point of spec.point == null ? points : points.slice(spec.point, spec.point + 1)) {
+      for (const point of traceSpec.point == null ? points : points.slice(traceSpec.point, traceSpec.point + 1)) {
         point.setAttribute("transform", `translate(${xa.c2p(x)},${ya.c2p(y)})`);
         point.style.display = inside ? "" : "none";
       }
-      if (spec.segment != null) {  // a line trace of segments (None between them): its own, from y0 to y1 at x
-        const path = g.querySelectorAll("path.js-line")[spec.segment];
+      if (traceSpec.segment != null) {  // a line trace of segments (None between them): its own, from y0 to y1 at x
+        const path = g.querySelectorAll("path.js-line")[traceSpec.segment];
         if (path) {
-          path.setAttribute("d", `M${xa.c2p(x)},${ya.c2p(spec.y0[k])}L${xa.c2p(x)},${ya.c2p(spec.y1[k])}`);
+          path.setAttribute("d", `M${xa.c2p(x)},${ya.c2p(traceSpec.y0[k])}L${xa.c2p(x)},${ya.c2p(traceSpec.y1[k])}`);
           path.style.display = inside ? "" : "none";
         }
       }
     }
-    for (const [index, column] of Object.entries(data.chart.lines || {})) {
+    // An area filled to y = 0 under another trace's curve: that trace's first n points (the server's), drawn as
+    // Plotly draws a "tozeroy" fill (from the base's right end to its left, then along the points).
+    for (const [meta, fill] of Object.entries(spec.fills || {})) {
+      const [own, curve] = [drawn[meta], drawn[fill.of]];
+      const area = own && own[0].querySelector("path.js-fill"), edge = own && own[0].querySelector("path.js-line");
+      const n = fill.n[k];
+      if (!area || !curve || !(n >= 1)) continue;
+      const xs = curve[1].x, ys = curve[1].y, base = px(ya.c2p(0));
+      let along = "";
+      for (let i = 0; i < n; i++) along += `${i ? "L" : ""}${px(xa.c2p(xs[i]))},${px(ya.c2p(ys[i]))}`;
+      area.setAttribute("d", `M${px(xa.c2p(xs[n - 1]))},${base}L${px(xa.c2p(xs[0]))},${base}L${along}`);
+      if (edge) edge.setAttribute("d", `M${along}`);
+      const line = fill.edge != null && gd.querySelector(`.shapelayer path[data-index="${fill.edge}"]`);
+      if (line) {
+        const at = px(xa._offset + xa.c2p(xs[n - 1]));
+        line.setAttribute("d", `M${at},${px(ya._offset + ya.c2p(0))}L${at},${px(ya._offset + ya.c2p(ys[n - 1]))}`);
+      }
+    }
+    for (const [index, column] of Object.entries(spec.lines || {})) {
       const line = gd.querySelector(`.shapelayer path[data-index="${index}"]`);
       const m = line && /^M[^,]+,([^L]+)L[^,]+,(.+)$/.exec(line.getAttribute("d"));
       if (!m) continue;
@@ -82,7 +105,7 @@ export default function (component) {
       line.setAttribute("d", `M${at},${m[1]}L${at},${m[2]}`);
       line.style.display = x0 <= column[k] && column[k] <= x1 ? "" : "none";
     }
-    for (const [index, leaves] of Object.entries(data.chart.annotations || {})) {  // a label's text, piece by piece
+    for (const [index, leaves] of Object.entries(spec.annotations || {})) {  // a label's text, piece by piece
       const text = gd.querySelector(`.annotation[data-index="${index}"] .annotation-text`);
       const walk = text && document.createTreeWalker(text, NodeFilter.SHOW_TEXT);
       for (let j = 0, node; walk && j < leaves.length && (node = walk.nextNode()); j++)
@@ -229,14 +252,15 @@ export default function (component) {
   };
   // A rerun for an earlier position (a key press is sent at once, and the thumb may have moved on since) draws
   // that position's numbers: the thumb wins, so whatever the page redraws is set back to the thumb's row.
-  let hooked = null;
+  const hooked = new Map();  // chart key -> the plot whose redraws are watched
   const afterPlot = () => { if (input && !stopped && !held()) moveChart(current()); };
   const hookChart = () => {
-    const gd = chart();
-    if (gd && gd !== hooked && gd.on) {
-      if (hooked && hooked.removeListener) hooked.removeListener("plotly_afterplot", afterPlot);
+    for (const spec of charts) {
+      const gd = plotOf(spec), was = hooked.get(spec.key);
+      if (!gd || gd === was || !gd.on) continue;
+      if (was && was.removeListener) was.removeListener("plotly_afterplot", afterPlot);
       gd.on("plotly_afterplot", afterPlot);
-      hooked = gd;
+      hooked.set(spec.key, gd);
     }
   };
   // A pointer (mouse or finger) on the slider: the value it will give, computed as react-aria's slider computes
@@ -320,7 +344,7 @@ export default function (component) {
     window.removeEventListener("keyup", onKeyUp, true);
     window.removeEventListener("blur", endKeyDrag);
     endKeyDrag();
-    if (hooked && hooked.removeListener) hooked.removeListener("plotly_afterplot", afterPlot);
+    for (const gd of hooked.values()) if (gd.removeListener) gd.removeListener("plotly_afterplot", afterPlot);
   };
 }
 """
@@ -361,7 +385,8 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
                annotations: Mapping[int, Sequence[Sequence[str]]] | None = None,
                note: Sequence[str] | None = None, exact: str | None = None, thumbs: int = 1,
                views: Mapping[str, Mapping[str, Sequence]] | None = None, pack: bool = False,
-               spoken: Sequence[str] | None = None, number_input: bool = False) -> dict:
+               spoken: Sequence[str] | None = None, number_input: bool = False,
+               charts: Sequence[Mapping[str, Any]] = ()) -> dict:
     """What the component needs for one slider (``control``: a ``Control``'s ``options`` plus its ``key``).
 
     ``texts``: (CSS selector, which match, one string per grid step[, which child node]) for each readout (the
@@ -382,29 +407,49 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     ``spoken``: what a screen reader says of each thumb (``spoken_values``; "x = {}" unless given).
     ``number_input``: the control is a number input, not a slider (its steps are the grid; a trace may then name
     which of its points is this input's, ``point``, and which segment of a line trace, ``segment`` with ``y0`` and
-    ``y1``).
+    ``y1``).  ``charts``: more charts the same control moves (``chart_spec``), besides ``chart_key``'s.
     """
-    def column(values: Sequence) -> list:
-        return [v.item() if isinstance(v, np.generic) else v for v in values]
-
     def packed(values: Sequence) -> list | dict:
-        return _packed(column(values)) if pack else column(values)
+        return _packed(_column(values)) if pack else _column(values)
 
     return {
         "control": control["key"], "min": float(control["min_value"]), "step": float(control["step"]),
         "count": len(grid(control["min_value"], control["max_value"], control["step"])),
         "texts": [[t[0], t[1], packed(t[2]), *t[3:]] for t in texts],
-        "chart": {"key": chart_key,
-                  "traces": {m: {a: v if isinstance(v, int) else column(v) for a, v in t.items()}
-                             for m, t in (traces or {}).items()},
-                  "lines": {str(i): column(v) for i, v in (lines or {}).items()},
-                  "annotations": {str(i): [packed(p) for p in v] for i, v in (annotations or {}).items()}},
+        "chart": chart_spec(chart_key, traces=traces, lines=lines, annotations=annotations, pack=pack),
+        "charts": list(charts),
         "note": packed(note) if note is not None else None, "exact": exact, "thumbs": thumbs,
         "views": {k: {key: packed(c) for key, c in v.items()} for k, v in (views or {}).items()},
         "grid": grid(control["min_value"], control["max_value"], control["step"]).tolist(),
         "spoken": [] if number_input else spoken_values(control, spoken or ["x = {}"] * thumbs),
         **({"kind": "number", "input": "input", "values": shown_values(control)} if number_input else {}),
     }
+
+
+def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] | None = None,
+               lines: Mapping[int, Sequence[float]] | None = None,
+               annotations: Mapping[int, Sequence[Sequence[str]]] | None = None,
+               fills: Mapping[str, Mapping[str, Any]] | None = None, pack: bool = False) -> dict:
+    """One chart the layer moves, by its Streamlit key: ``traces``, ``lines`` and ``annotations`` as ``live_table``
+    says; ``fills``: for a trace filled to y = 0 (by its ``meta``), the trace whose points it shades (``of``, by its
+    ``meta``) and how many of them, from the first, at each step (``n``: the area ends on that trace's own point,
+    its values as the server sent them; the browser picks them, it computes none), and ``edge``, the index of a
+    vertical line among the layout's shapes drawn from y = 0 up to the area's last point."""
+    def packed(values: Sequence) -> list | dict:
+        return _packed(_column(values)) if pack else _column(values)
+
+    return {"key": key,
+            "traces": {m: {a: v if isinstance(v, int) else _column(v) for a, v in t.items()}
+                       for m, t in (traces or {}).items()},
+            "lines": {str(i): _column(v) for i, v in (lines or {}).items()},
+            "annotations": {str(i): [packed(p) for p in v] for i, v in (annotations or {}).items()},
+            "fills": {m: {"of": f["of"], "n": [int(n) for n in f["n"]], **({"edge": int(f["edge"])}
+                                                                              if f.get("edge") is not None else {})}
+                      for m, f in (fills or {}).items()}}
+
+
+def _column(values: Sequence) -> list:
+    return [v.item() if isinstance(v, np.generic) else v for v in values]
 
 
 def spoken_values(control: Mapping[str, Any], templates: Sequence[str]) -> list[list[str]]:

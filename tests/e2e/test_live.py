@@ -6,7 +6,8 @@ formatted as the correctly rounded 4-decimal string (``shown``); the labels' x a
 decimals.  Read from the DOM at each position, compared exactly as strings.  The chart's markers: where Plotly's
 own point is drawn (its transform, back through the drawn x axis's ``p2c``), within 0.01 px of the thumb's
 value (Plotly rounds its pixels to 0.01);
-hidden when the probe lies outside the plotted range.  Websocket frames are counted by Playwright's
+hidden when the probe lies outside the plotted range.  The gate's bell: the shaded area's right edge and last point
+against x and mpmath's density there (``check_fill``).  Websocket frames are counted by Playwright's
 ``framesent`` events; script runs by harness.browser's counter of the server's "script finished" messages.
 """
 
@@ -39,6 +40,24 @@ READ_JS = """([control, readout, chart, exact]) => {
            label: chart ? document.querySelector(`.st-key-${chart} .annotation-text`)?.textContent ?? null : null,
            exact: exact ? document.querySelector(exact).value : null,
            marks: chart ? window.__dragMarks(chart) : [] };
+}"""
+# The bell chart's shaded area (the trace whose meta is "area", filled to y = 0) and its edge line (shape 0), read
+# back from the paths drawn into data units through the drawn axes' p2c: the area's vertices along the curve, its
+# base's right end, and the edge line's foot and top; with the 0.01 px Plotly rounds its paths to, in data units.
+FILL_JS = """(chart) => {
+  const gd = document.querySelector(`.st-key-${chart} .js-plotly-plot`), fl = gd && gd._fullLayout;
+  if (!fl || !fl.xaxis || !fl.xaxis.p2c) return null;
+  const xa = fl.xaxis, ya = fl.yaxis, nums = (d) => (d.match(/-?[0-9.]+/g) || []).map(Number);
+  const g = [...gd.querySelectorAll(".scatterlayer .trace")].find((t) => t.__data__[0].trace.meta === "area");
+  const d = nums(g.querySelector("path.js-fill").getAttribute("d"));
+  const line = nums(gd.querySelector('.shapelayer path[data-index="0"]').getAttribute("d"));
+  const points = [];
+  for (let i = 4; i < d.length; i += 2) points.push([xa.p2c(d[i]), ya.p2c(d[i + 1])]);
+  return { base: [xa.p2c(d[0]), ya.p2c(d[1])], points,
+           edge: [xa.p2c(line[0] - xa._offset), ya.p2c(line[1] - ya._offset), xa.p2c(line[2] - xa._offset),
+                  ya.p2c(line[3] - ya._offset)],
+           label: gd.querySelector(".annotation-text").textContent,
+           tol: [0.01 / Math.abs(xa._m), 0.01 / Math.abs(ya._m)] };
 }"""
 FRAMES_2 = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
@@ -113,11 +132,13 @@ class Live:
     lo: float = -3.0  # the plotted range at the page's defaults (markers outside it are hidden)
     hi: float = 3.0
     url_key: str = ""  # the URL's key for the value, when it is not the slider's own (a pick beside an exact input)
+    fill: str = ""  # a chart whose area left of x is shaded under the bell curve (read by FILL_JS, checked by check)
 
 
 LIVE = [Live("curves", "curves_x", ".st-key-curves_readout", "chart_curves", 2, curves_expected),
         Live("derivative", "derivative_x", ".st-key-derivative_readout", "", 0, slopes_expected),
-        Live("gate", "gate_x", ".st-key-gate_readout", "chart_gate", 1, gate_expected, -4.0, 4.0),
+        Live("gate", "gate_x", ".st-key-gate_readout", "chart_gate", 1, gate_expected, -4.0, 4.0,
+             fill="chart_gate-bell"),
         Live("steps", "steps_pick", ".st-key-steps_readout", "", 0, steps_expected, url_key="steps_x")]
 
 
@@ -131,8 +152,12 @@ def read(page, live: Live) -> dict:
         page.evaluate(FRAMES_2)
         exact = f".st-key-{live.url_key} input" if live.url_key else ""
         state = page.evaluate(READ_JS, [live.control, live.readout, live.chart, exact])
+        state["fill"] = page.evaluate(FILL_JS, live.fill) if live.fill else None
+        fill = state["fill"]
         if len(state["marks"]) == live.markers and all(abs(m["x"] - state["thumb"]) <= m["tol"]
-                                                        for m in state["marks"]) or time.monotonic() > deadline:
+                                                        for m in state["marks"]) \
+                and (not live.fill or fill and abs(fill["base"][0] - state["thumb"]) <= fill["tol"][0]) \
+                or time.monotonic() > deadline:
             break
     # the note is in the component's shadow root
     state["note"] = page.locator(f".st-key-{live.control}_live .gelu-live-note").text_content()
@@ -149,6 +174,33 @@ def check(state: dict, live: Live) -> None:
     assert len(state["marks"]) == live.markers
     for mark in state["marks"]:
         assert mark["x"] == pytest.approx(x, abs=mark["tol"]) and mark["visible"] == (live.lo <= x <= live.hi), mark
+    if live.fill:
+        check_fill(state["fill"], x)
+
+
+def density_ref(x: float) -> float:
+    """The standard normal density, exp(-x²/2) / √(2π), by mpmath at 50 digits."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        return float(mpmath.exp(-mpmath.mpf(x) ** 2 / 2) / mpmath.sqrt(2 * mpmath.pi))
+
+
+def check_fill(fill: dict, x: float) -> None:
+    """The shaded area ends at x (its base's right end, its last vertex, the edge line), as high as the bell's density
+    there (mpmath), and runs along the bell: each vertex is one of the curve's samples (every 0.02 from -4), at its
+    density; all within the 0.01 px Plotly rounds to, in data units.  Its label is Φ(x) as a percentage."""
+    from ui.format import percent
+
+    tx, ty = fill["tol"]
+    (bx, by), (lx, ly), (ex0, ey0, ex1, ey1) = fill["base"], fill["points"][-1], fill["edge"]
+    assert [bx, lx, ex0, ex1] == pytest.approx([x] * 4, abs=tx), (x, fill)
+    assert [by, ey0] == pytest.approx([0.0, 0.0], abs=ty) and [ly, ey1] == pytest.approx([density_ref(x)] * 2, abs=ty)
+    assert fill["points"][0][0] == pytest.approx(-4.0, abs=tx)
+    for px, py in fill["points"]:
+        sample = round((px + 4) / 0.02) * 0.02 - 4
+        assert px == pytest.approx(sample, abs=tx) and py == pytest.approx(density_ref(sample), abs=ty), (x, px)
+    assert fill["label"] == f"area left of {_at(x)}= {percent(float(gate_ref(x)))}"
 
 
 SHOWN = ("thumb", "labels", "values", "note", "sentence", "caption", "label", "cells")

@@ -390,7 +390,7 @@ def race_numbers(at) -> dict[str, str]:
     """What the finished race shows per run: test accuracy (the regions chart's titles), test loss (the loss
     chart's last point, to the verdict's three decimals) and dead units per layer (the dead-units chart)."""
     regions, losses, dead = (chart_spec(at, i) for i in range(3))
-    accuracy = dict(re.fullmatch(r"<b>(.*)</b><br>(.*) test accuracy", a["text"]).groups()
+    accuracy = dict(re.fullmatch(r"<b>(.*)</b><br>(.*) test<br>accuracy", a["text"]).groups()
                     for a in regions["layout"]["annotations"])
     total = at.slider(key="training_width").value * at.slider(key="training_depth").value
     shown = {}

@@ -58,9 +58,10 @@ def test_the_player_table_holds_the_film_and_the_figures_own_traces():
     for k, step in enumerate(table["steps"]):
         assert final.runs[0].steps[table["records"][k] - 1] == step
         for i, r in enumerate(final.runs):
-            assert table["titles"][k][i] == f"{100 * r.test_accuracy[table['records'][k] - 1]:.1f}% test accuracy"
-    assert table["titles"][-1] == [view.accuracy_text(r) for r in final.runs]
-    assert regions.layout.annotations[1].text.endswith(table["titles"][-1][1])  # the last frame: the chart drawn
+            assert table["titles"][k][i] == f"{100 * r.test_accuracy[table['records'][k] - 1]:.1f}% test"
+    assert table["titles"][-1] == [view.accuracy_line(r) for r in final.runs]
+    # the last frame: the chart drawn
+    assert regions.layout.annotations[1].text.endswith(f"<br>{table['titles'][-1][1]}<br>accuracy")
     assert table["texts"][-1] == "Step 120 of 120" and table["axis"] == final.grid.astype(float).tolist()
 
 

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from gelu_core import ACTIVATIONS
 from ui.format import count, shape, share, sig
-from ui.theme import NEUTRAL, base_layout, color, quick_figure
+from ui.theme import NEUTRAL, base_layout, color, legend_name, quick_figure
 
 MAX_POINTS = 2048  # most points per token-norm line sent to the browser
 
@@ -100,7 +100,8 @@ def hidden_histogram(edges: np.ndarray, counts: np.ndarray, negative_share: floa
     negative = centers < 0
     note = f": {ACTIVATIONS[zeroed_by].short} outputs 0" if zeroed_by else ""
     traces = [
-        _bars(edges, counts, negative, name=f"h < 0 ({share(negative_share)}){note}", bar_color=color("relu")),
+        _bars(edges, counts, negative, name=legend_name(f"h < 0 ({share(negative_share)}){note}"),
+              bar_color=color("relu")),
         _bars(edges, counts, ~negative, name="h ≥ 0", bar_color=NEUTRAL),
     ]
     layout = base_layout("hidden pre-activation h = c_fc(x)", "count", height=height)

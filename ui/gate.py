@@ -11,7 +11,7 @@ from gelu_core import normal_pdf
 from gelu_core.analysis import gaussian_gate, gelu_minimum
 from hosting.runs import memo
 from ui.format import fixed, percent
-from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure, rgba
+from ui.theme import COLORS, NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure, rgba
 
 BOUNCER_XS = (2.0, 0.0, -3.0)  # the lesson's bouncer: card 2 is let in at ~97 %, 0 at half, -3 at ~0.1 %
 GATE_RANGE = (-4.0, 4.0)
@@ -126,7 +126,8 @@ def generalised_figure(mu: float, sigma: float, *, lo: float = -3.0, hi: float =
     traces = [
         line_trace(grid, relu, name="ReLU", key="relu"),
         # dashed: as σ shrinks it lies on ReLU (at σ = 0 exactly), and ReLU must still show through it
-        line_trace(grid, gated, name="x · gate(x; μ, σ)" + (" = GELU" if is_gelu else ""), key="gelu", dash="dash"),
+        line_trace(grid, gated, name=legend_name("x · gate(x; μ, σ)" + (" = GELU" if is_gelu else "")), key="gelu",
+                   dash="dash"),
         line_trace(grid, gate, name="gate(x; μ, σ)", key="gelu", width=1.5, dash="dot"),
     ]
     layout = base_layout("x", "output", height=360)

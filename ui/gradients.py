@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from gelu_core import ACTIVATIONS
 from ui.ffn import markdown_table, runs
 from ui.format import count, power_of_ten, share, sig
-from ui.theme import base_layout, color, quick_figure
+from ui.theme import base_layout, color, legend_name, quick_figure
 
 
 def gradient_histogram(result, *, height: int = 340) -> go.Figure:
@@ -26,7 +26,7 @@ def gradient_histogram(result, *, height: int = 340) -> go.Figure:
         low, high = np.log10(hist.edges[:-1]), np.log10(hist.edges[1:])
         name = f"{ACTIVATIONS[run.name].short}: {share(run.zero_share)} exactly 0 (not drawn)"
         traces.append(dict(
-            type="bar", x=(0.5 * (low + high)).tolist(), y=hist.counts.tolist(), name=name, meta=run.name,
+            type="bar", x=(0.5 * (low + high)).tolist(), y=hist.counts.tolist(), name=legend_name(name), meta=run.name,
             marker=dict(color=color(run.name), line=dict(width=0)),
             customdata=np.stack([hist.edges[:-1], hist.edges[1:]], axis=-1).tolist(),
             hovertemplate=f"|dL/dh| in [%{{customdata[0]:.2e}}, %{{customdata[1]:.2e}}): %{{y:,}}<extra>{name}</extra>",

@@ -240,13 +240,13 @@ def film_table(snapshot, film: Sequence[tuple[int, np.ndarray]], regions_figure,
     """What the player needs: the film (``(step, (2, G, G) uint8)`` per frame, the last one the finished race),
     the trace indices it moves in the two figures the page drew, and each frame's strings, from ``snapshot``
     (the finished race) and the figures themselves."""
-    from ui.training import accuracy_text, region_colors
+    from ui.training import accuracy_line, region_colors
 
     steps = [int(step) for step, _ in film]
     grids = np.stack([np.asarray(frame, dtype=np.uint8) for _, frame in film])  # (frames, 2, G, G)
     record_steps = np.asarray(snapshot.runs[0].steps)
     records = [int(np.searchsorted(record_steps, step, side="right")) for step in steps]  # points up to the step
-    titles = [[accuracy_text(run, k - 1) for run in snapshot.runs] for k in records]
+    titles = [[accuracy_line(run, k - 1) for run in snapshot.runs] for k in records]
     regions, boundaries = _indices(regions_figure, ("region:", "boundary:"))
     curves = [i for i, trace in enumerate(loss_figure.data) if str(trace.meta or "").split(":")[0] in ("test", "train")]
     columns = [column for run in snapshot.runs for column in (run.test_loss, run.train_loss)]  # the figure's order

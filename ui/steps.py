@@ -16,7 +16,7 @@ import gelu_core
 from gelu_core.analysis import approximation_difference
 from hosting.runs import memo
 from ui.format import full, readable, sci, six
-from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
+from ui.theme import NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure
 
 
 class StepLike(Protocol):
@@ -84,7 +84,7 @@ def steps_figure(
     wherever GELU = gate) a small filled GELU dot sits inside the gate's open diamond.
     """
     grid = np.asarray(grid, dtype=np.float64)
-    gate = line_trace(grid, gate_values, name="gate = 0.5·(1 + tanh u)", key="gate", width=2, dash="dot",
+    gate = line_trace(grid, gate_values, name=legend_name("gate = 0.5·(1 + tanh u)"), key="gate", width=2, dash="dot",
                       hover_format=".6f")
     traces = [line_trace(grid, gelu_values, name="GELU (tanh form)", key="gelu_tanh", hover_format=".6f"), gate]
     marks = (("gate(x)", "gate", gate_at_x, "diamond-open", 17), ("GELU(x)", "gelu_tanh", gelu_at_x, "circle", 9))

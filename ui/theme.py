@@ -78,8 +78,10 @@ def base_figure(x_title: str, y_title: str, *, height: int = 420) -> go.Figure:
         linecolor=NEUTRAL,
         tickfont=dict(size=13),
     )
-    fig.update_xaxes(title_text=x_title, **axis)
-    fig.update_yaxes(title_text=y_title, **axis)
+    # a long axis title on two lines: at 320 CSS px one line of an x title is wider than the plot, and on a phone at
+    # 200 % one line of a y title is longer than the plot is tall and runs into the legend above the plot
+    fig.update_xaxes(title_text=short_lines(x_title, AXIS_LINE), **axis)
+    fig.update_yaxes(title_text=short_lines(y_title, AXIS_LINE), **axis)
     return fig
 
 
@@ -96,6 +98,40 @@ def _base_layout_json(x_title: str, y_title: str, height: int) -> str:
 def base_layout(x_title: str, y_title: str, *, height: int = 420) -> dict:
     """base_figure's layout as a fresh dict (built once per title pair, then copied)."""
     return json.loads(_base_layout_json(x_title, y_title, height))
+
+
+# Characters a line holds in a chart 163 px wide (195 CSS px, a 390 px phone at 200 %, less the page's padding), in
+# 14 px type (about 6 px a character): a legend entry (after its 40 px sample), an axis title.
+LEGEND_LINE, AXIS_LINE = 18, 22
+
+
+def legend_name(text: str, most: int = LEGEND_LINE) -> str:
+    """A legend entry's name on lines of at most ``most`` characters: ``short_lines``."""
+    return short_lines(text, most)
+
+
+def short_lines(text: str, most: int) -> str:
+    """Text on lines of at most ``most`` characters (``<br>`` between): Plotly never wraps a legend's or an axis
+    title's text, so one long line is cut at the chart's edge on a narrow screen.  A line ends after a colon or
+    an equals sign where one falls within it, else at its last space; a short text is left as it is.
+
+    >>> legend_name("GELU (exact): training")
+    'GELU (exact):<br>training'
+    >>> legend_name("gate = 0.5·(1 + tanh u)")
+    'gate =<br>0.5·(1 + tanh u)'
+    >>> legend_name("ReLU: test")
+    'ReLU: test'
+    """
+    lines, rest = [], text
+    while len(rest) > most:
+        spaces = [i for i, c in enumerate(rest[:most + 1]) if c == " "]
+        if not spaces:
+            break
+        marked = [i for i in spaces if rest[i - 1] in ":="]
+        cut = (marked or spaces)[-1]
+        lines.append(rest[:cut])
+        rest = rest[cut + 1:]
+    return "<br>".join([*lines, rest])
 
 
 def line_trace(x, y, *, name: str, key: str, width: float = 3, dash: str | None = None,

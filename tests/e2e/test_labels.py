@@ -119,12 +119,13 @@ def test_chart_labels_are_whole_and_clear(new_tab, view, viewport):
 
 RACE_TITLES_JS = r"""() => {
   const chart = [...document.querySelectorAll("[data-testid='stMain'] .js-plotly-plot")].find(
-    (gd) => [...gd.querySelectorAll(".annotation-text-g text")].some((t) => t.textContent.includes("test accuracy")));
+    (gd) => [...gd.querySelectorAll(".annotation-text-g text")].some((t) => t.textContent.endsWith("testaccuracy")));
   if (!chart) return null;
   const box = (e) => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top,
                                                                    bottom: r.bottom}; };
   return {svg: box(chart.querySelector(".main-svg")),
-          titles: [...chart.querySelectorAll(".annotation-text-g text")].map(t => ({text: t.textContent, ...box(t)}))};
+          titles: [...chart.querySelectorAll(".annotation-text-g text")].map(t => ({
+            text: [...t.querySelectorAll("tspan.line")].map((l) => l.textContent).join(" "), ...box(t)}))};
 }"""
 
 

@@ -52,8 +52,8 @@ def test_every_frame_drawn_is_gelu_cores_snapshot(new_tab):
             assert np.array_equal(got, want[run]), (k, run)
     # the film over: the chart as the page drew it (the finished race's titles), our border path gone
     assert state["ours"] == 0
-    assert state["titles"] == [final.runs[0].label, view.accuracy_text(final.runs[0]),
-                               final.runs[1].label, view.accuracy_text(final.runs[1])]
+    assert state["titles"] == [final.runs[0].label, view.accuracy_line(final.runs[0]), "accuracy",
+                               final.runs[1].label, view.accuracy_line(final.runs[1]), "accuracy"]
     tab.assert_clean()
 
 

@@ -396,7 +396,7 @@ def race_numbers(at) -> dict[str, str]:
     shown = {}
     for trace in dead["data"]:
         name = trace["name"]
-        [loss] = [t["y"][-1] for t in losses["data"] if t["name"] == f"{name}: test"]
+        [loss] = [t["y"][-1] for t in losses["data"] if t["name"].replace("<br>", " ") == f"{name}: test"]
         layers = trace["customdata"][-1]
         shown[name] = (f"{accuracy[name]} test accuracy, test loss {loss:.3f}, "
                        f"{sum(int(n) for n in layers.split(' · '))} of {total} hidden units dead (by layer: {layers})")

@@ -22,7 +22,8 @@ References and tolerances:
 * Reflow: at 320 CSS px (a 1280 px screen at 400 %, a 640 px one at 200 %) and at 195 CSS px (a 390 px phone at
   200 %) nothing sticks out sideways and no element is cut, except inside its own scroll box (a table, a formula,
   code); nothing else scrolls sideways (scrollWidth > clientWidth: a segmented control, tabs) or cuts its words
-  (a label's ellipsis).
+  (a label's ellipsis).  Inside every chart (the race's once it has run), each legend entry's words and sample lie
+  within the chart's SVG, and no two lines of its words (the legend, a title's or an annotation's lines) overlap.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness import browser as driver
 from ui import describe
@@ -555,15 +557,58 @@ SIDEWAYS_JS = r"""() => {
 }"""
 
 
+# Inside each chart: what its legend shows (every entry's words and sample) within the chart's SVG, Plotly never
+# wrapping a legend entry's text; and no two of its words' lines (the legend's box, each line of a title or an
+# annotation) overlapping.  Chromium's rectangles, 1 px of slack.  A list of what is wrong; [] when nothing is.
+CHART_TEXT_JS = r"""() => {
+  const box = (e) => { const r = e.getBoundingClientRect(); return {l: r.left, t: r.top, r: r.right, b: r.bottom}; };
+  const inside = (a, o) => a.l >= o.l - 1 && a.t >= o.t - 1 && a.r <= o.r + 1 && a.b <= o.b + 1;
+  const meet = (a, c) => Math.min(a.r, c.r) - Math.max(a.l, c.l) > 1 && Math.min(a.b, c.b) - Math.max(a.t, c.t) > 1;
+  const found = [];
+  document.querySelectorAll("[data-testid='stMain'] .js-plotly-plot").forEach((gd, k) => {
+    const key = gd.closest("[class*='st-key-']");
+    const chart = key ? [...key.classList].find((c) => c.startsWith("st-key-")) : String(k);
+    const svg = box(gd.querySelector(".main-svg")), words = [];
+    for (const legend of gd.querySelectorAll(".legend")) {
+      const shown = [...legend.querySelectorAll(".legendtext, .legendpoints, .legendlines, .legendsymbols")]
+        .map((e) => [e, box(e)]).filter(([, b]) => b.r > b.l);
+      for (const [e, b] of shown) if (!inside(b, svg)) found.push([chart, "legend cut", e.textContent, b, svg]);
+      if (shown.length) words.push(["legend", {l: Math.min(...shown.map(([, b]) => b.l)),
+        t: Math.min(...shown.map(([, b]) => b.t)), r: Math.max(...shown.map(([, b]) => b.r)),
+        b: Math.max(...shown.map(([, b]) => b.b))}]);
+    }
+    for (const t of gd.querySelectorAll(".annotation-text, .gtitle")) {
+      const lines = t.querySelectorAll("tspan.line");
+      for (const l of (lines.length ? lines : [t])) {
+        const b = box(l);
+        if (b.r > b.l) words.push([l.textContent, b]);
+      }
+    }
+    for (let i = 0; i < words.length; i++) for (let j = i + 1; j < words.length; j++)
+      if (meet(words[i][1], words[j][1])) found.push([chart, "overlap", words[i][0], words[j][0]]);
+  });
+  return found;
+}"""
+RACE = "training?training_steps=200&training_width=4&training_depth=2&training_seed=5"  # a short race: its charts
+
+
 @pytest.mark.parametrize("viewport", [REFLOW, ZOOMED_PHONE], ids=["320px", "phone-at-200pc"])
 @pytest.mark.parametrize("app_page", PAGES, ids=[p.url_path for p in PAGES])
 def test_every_page_reflows_at_320_and_195_css_px(new_tab, app_page, viewport):
     tab = new_tab(color_scheme="dark", viewport=viewport)
-    tab.open(page_path(app_page))
+    tab.page.emulate_media(reduced_motion="reduce")  # the race shown finished, not played
+    tab.open(RACE if app_page.url_path == "training" else page_path(app_page))
     found = tab.page.evaluate(CUT_JS)
     assert found["page"] <= 0 and found["main"] <= 0, found
     assert found["cut"] == [], found
     assert tab.page.evaluate(SIDEWAYS_JS) == []
+    charts = tab.page.locator(f"{driver.MAIN} .js-plotly-plot")
+    assert charts.count() >= (3 if app_page.url_path == "training" else 1)
+    try:  # a chart drawn again as the page settles (its width, a live table) is checked once it has
+        tab.page.wait_for_function(f"() => ({CHART_TEXT_JS})().length === 0", timeout=5_000)
+    except PlaywrightTimeout:
+        pass
+    assert tab.page.evaluate(CHART_TEXT_JS) == []
     tab.assert_clean()
 
 

@@ -525,6 +525,7 @@ CUT_JS = r"""() => {
   for (const e of document.querySelectorAll("[data-testid='stMain'] *")) {
     const r = e.getBoundingClientRect();
     if (!r.width || !r.height || getComputedStyle(e).visibility === "hidden") continue;
+    if (e.closest("[data-testid='stElementToolbar']")) continue;  // Streamlit's hover toolbar (README: remains)
     if ((r.right > vw + 1 || r.left < -1)) {
       const box = scrolls(e);
       const main = document.querySelector("[data-testid='stMain']");

@@ -138,19 +138,21 @@ RACE_TARGET_S = 10.0  # every race finished within 10 s of its start
 EXPLORER_PAGES = ("curves", "gate", "derivative", "approximations")
 
 
-async def racer(base_url: str, seed: int, rng: random.Random, args) -> Student:
-    """A student who opens the race with their own seed: ``first`` is arrival to finished race (verdict drawn)."""
+async def own_run(base_url: str, page: str, query: str, seed: int, shown, missing: str, rng: random.Random,
+                  args) -> Student:
+    """A student who opens ``page?query`` (their own run, seeded ``seed``): ``first`` is arrival to the run over,
+    with ``shown(texts)`` true of what the page drew, else ``missing`` is their failure."""
     from harness.streamlit_client import texts
 
-    me = Student(f"training (seed {seed})")
+    me = Student(f"{page} (seed {seed})")
     await asyncio.sleep(rng.uniform(0, args.arrive))
-    session = Session(base_url, "training", f"training_seed={seed}", timeout_s=args.timeout)
+    session = Session(base_url, page, query, timeout_s=args.timeout)
     arrived = time.perf_counter()
     try:
         await session.open()
         await session.run()
-        if not any(t.startswith("**") and "test accuracy" in t for t in texts(session.elements)):
-            me.failure = "the run finished without a verdict"
+        if not shown(texts(session.elements)):
+            me.failure = missing
         me.first = time.perf_counter() - arrived
     except Exception as err:  # noqa: BLE001  a disconnect or timeout: this student's failure
         me.failure = f"{type(err).__name__}: {err}"
@@ -158,6 +160,13 @@ async def racer(base_url: str, seed: int, rng: random.Random, args) -> Student:
         me.exceptions, me.error_boxes = session.exceptions, session.error_boxes
         await session.close()
     return me
+
+
+async def racer(base_url: str, seed: int, rng: random.Random, args) -> Student:
+    """A student who opens the race with their own seed: ``first`` is arrival to finished race (verdict drawn)."""
+    return await own_run(base_url, "training", f"training_seed={seed}", seed,
+                         lambda shown: any(t.startswith("**") and "test accuracy" in t for t in shown),
+                         "the run finished without a verdict", rng, args)
 
 
 LAB_TARGET_S = 60.0  # every student's own (8, 1024) lab run drawn within 60 s
@@ -167,24 +176,8 @@ LAB_RESULT = "**Each token's output**"  # a markdown the lab draws only with a r
 async def lab_student(base_url: str, seed: int, rng: random.Random, args) -> Student:
     """A student who opens the lab on the (8, 1024) demo with their own weight seed (backwards on, the default):
     ``first`` is arrival to the result drawn (the page's run over with the lab's result on it)."""
-    from harness.streamlit_client import texts
-
-    me = Student(f"ffn (seed {seed})")
-    await asyncio.sleep(rng.uniform(0, args.arrive))
-    session = Session(base_url, "ffn", f"ffn_demo=8x1024&ffn_seed={seed}", timeout_s=args.timeout)
-    arrived = time.perf_counter()
-    try:
-        await session.open()
-        await session.run()
-        if LAB_RESULT not in texts(session.elements):
-            me.failure = "the run finished without the lab's result"
-        me.first = time.perf_counter() - arrived
-    except Exception as err:  # noqa: BLE001  a disconnect or timeout: this student's failure
-        me.failure = f"{type(err).__name__}: {err}"
-    finally:
-        me.exceptions, me.error_boxes = session.exceptions, session.error_boxes
-        await session.close()
-    return me
+    return await own_run(base_url, "ffn", f"ffn_demo=8x1024&ffn_seed={seed}", seed,
+                         lambda shown: LAB_RESULT in shown, "the run finished without the lab's result", rng, args)
 
 
 def run_race_class(name: str, base_url: str, pids: dict[str, int], args, arrive=None,

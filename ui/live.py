@@ -356,16 +356,22 @@ CSS = """
 
 HTML = '<p class="gelu-live-note"></p>'
 
-_component = None
+def lazy_component(name: str, *, html: str, css: str, js: str):
+    """A components-v2 component, registered with Streamlit on its first draw (Streamlit imported only then):
+    the callable that draws it."""
+    made = []
+
+    def draw(**kwargs):
+        if not made:
+            import streamlit as st
+
+            made.append(st.components.v2.component(name, html=html, css=css, js=js))
+        return made[0](**kwargs)
+
+    return draw
 
 
-def _mount():
-    global _component
-    if _component is None:
-        import streamlit as st
-
-        _component = st.components.v2.component("gelu_live", html=HTML, css=CSS, js=JS)
-    return _component
+_draw = lazy_component("gelu_live", html=HTML, css=CSS, js=JS)
 
 
 def grid(lo: float, hi: float, step: float) -> np.ndarray:
@@ -511,7 +517,7 @@ def annotation_pieces(text: str) -> list[str]:
 
 def follow(table: dict, key: str) -> None:
     """Mount the live layer for one slider (once per page run, after the readouts and chart it writes into)."""
-    _mount()(key=key, data=table, height="content")
+    _draw(key=key, data=table, height="content")
 
 
 def rows(values: np.ndarray, *functions: Callable[[float], Any]) -> list[list[Any]]:

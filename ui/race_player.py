@@ -20,6 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ui.live import lazy_component
+
 FPS = 15  # frames a second: a 51-frame film plays in 3.4 s
 
 JS = r"""
@@ -217,16 +219,7 @@ CSS = """
 HTML = ('<div class="gelu-race-player"><button type="button">Replay the training</button>'
         '<span class="gelu-race-step"></span></div>')
 
-_component = None
-
-
-def _mount():
-    global _component
-    if _component is None:
-        import streamlit as st
-
-        _component = st.components.v2.component("gelu_race_player", html=HTML, css=CSS, js=JS)
-    return _component
+_draw = lazy_component("gelu_race_player", html=HTML, css=CSS, js=JS)
 
 
 def _indices(figure, prefixes: Sequence[str]) -> list[list[int]]:
@@ -266,4 +259,4 @@ def film_table(snapshot, film: Sequence[tuple[int, np.ndarray]], regions_figure,
 
 def play(table: dict, key: str) -> None:
     """Mount the player (once per page run, after the two charts it moves)."""
-    _mount()(key=key, data=table, height="content")
+    _draw(key=key, data=table, height="content")

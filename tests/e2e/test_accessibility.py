@@ -243,13 +243,22 @@ def _focus_shows(page, stop: dict) -> bool:
 
     Tried three times, 0.2 s apart: a rerun that lands between the two screenshots (the code export's expander
     draws its script a moment after it opens) can repaint both the same; a ring that is never drawn fails all
-    three."""
+    three. The box is measured again at each try: a rerun that lands after the Tab press can move the focused
+    element after the browser scrolled it into view (the code export's script, 3,000 px tall, drawn a moment
+    late, left the Download button below the window in one CI run); it is then scrolled back, as a student would."""
     for attempt in range(3):
         if attempt:
             page.wait_for_timeout(200)
-        clip = _clip(page, stop["box"])
+        now = page.evaluate(FOCUSED_JS)
+        box = now["box"] if now else stop["box"]
+        if _clip(page, box, pad=0) is None:  # wholly outside the window
+            page.evaluate("() => document.activeElement.scrollIntoView({block: 'nearest'})")
+            page.wait_for_timeout(60)
+            now = page.evaluate(FOCUSED_JS)
+            box = now["box"] if now else box
+        clip = _clip(page, box)
         if clip is None:
-            return False
+            continue
         focused = page.screenshot(clip=clip)
         page.evaluate("() => { window.__geluFocused = document.activeElement; document.activeElement.blur(); }")
         blurred = page.screenshot(clip=clip)

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from gelu_core import ACTIVATIONS
 from ui.format import count, shape, share, sig
-from ui.theme import NEUTRAL, base_layout, color, legend_name, quick_figure
+from ui.theme import NEUTRAL, base_layout, color, legend_name, quick_figure, short_lines
 
 MAX_POINTS = 2048  # most points per token-norm line sent to the browser
 
@@ -104,7 +104,9 @@ def hidden_histogram(edges: np.ndarray, counts: np.ndarray, negative_share: floa
               bar_color=color("relu")),
         _bars(edges, counts, ~negative, name="h ≥ 0", bar_color=NEUTRAL),
     ]
-    layout = base_layout("hidden pre-activation h = c_fc(x)", "count", height=height)
+    # x titles broken by hand where the words allow: at 195 CSS px each line must fit the ~85 px its plot leaves a
+    # centred title (ui/frame.py sets them in 11 px there; README, "Accessibility")
+    layout = base_layout("pre-activation<br>h = c_fc(x)", "count", height=height)
     layout.update(bargap=0, hovermode="closest")
     return quick_figure(traces, layout)
 
@@ -121,7 +123,7 @@ def post_histogram(edges: np.ndarray, counts_a: np.ndarray, counts_b: np.ndarray
         bars = _bars(edges, np.asarray(counts), everything, name=label, bar_color=color(key), value_name="act(h)")
         bars.pop("width")  # grouped: plotly splits each bin between the two
         traces.append(bars)
-    layout = base_layout("activation output act(h)", "count (log scale)" if log_y else "count", height=height)
+    layout = base_layout("activation<br>output act(h)", "count (log scale)" if log_y else "count", height=height)
     layout.update(barmode="group", bargap=0.05, bargroupgap=0, hovermode="closest")
     if log_y:
         layout["yaxis"].update(type="log", dtick=1)  # ticks at 1, 10, 100, ... only
@@ -152,7 +154,9 @@ def token_norms_figure(position: np.ndarray, series: Sequence[tuple[str, str, np
             name=label, meta=key, line=dict(color=color(key), width=2), marker=dict(size=7),
             customdata=custom, hovertemplate=f"{where}: %{{y:.4g}}<extra>{label}</extra>",
         ))
-    x_title = "token, in reading order" if bucket == 1 else f"token, in reading order (mean of each {bucket})"
+    x_title = "token, in<br>reading order"
+    if bucket > 1:  # each point the mean of `bucket` tokens: "(means of 12)", a long count on a line of its own
+        x_title += "<br>" + short_lines(f"(means of {count(bucket)})", len("(means of 12)"))
     layout = base_layout(x_title, "‖output‖ (L2 norm)", height=height)
     layout.update(hovermode="closest")
     layout["xaxis"].update(zeroline=False, tickformat="d")  # token 0 is a position, not a value; whole tokens

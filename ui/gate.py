@@ -100,7 +100,7 @@ def bell_figure(x: float, *, points: int = 401) -> go.Figure:
              fillcolor=rgba(blue, 0.35), line=dict(color=blue, width=0), hoverinfo="skip", meta="area"),
         line_trace(grid, normal_pdf(grid), name="bell curve φ(x)", key="gelu", width=2.5),
     ]
-    layout = base_layout("a standard-normal sample", "density", height=360)
+    layout = base_layout("a standard<br>normal sample", "density", height=360)  # lines: ui/ffn.py
     layout["showlegend"] = False
     layout["shapes"] = [dict(type="line", x0=x, x1=x, y0=0, y1=float(normal_pdf(x)),
                              line=dict(color=blue, width=2))]

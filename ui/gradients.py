@@ -31,7 +31,7 @@ def gradient_histogram(result, *, height: int = 340) -> go.Figure:
             customdata=np.stack([hist.edges[:-1], hist.edges[1:]], axis=-1).tolist(),
             hovertemplate=f"|dL/dh| in [%{{customdata[0]:.2e}}, %{{customdata[1]:.2e}}): %{{y:,}}<extra>{name}</extra>",
         ))
-    layout = base_layout("gradient size |dL/dh| (log scale)", "count", height=height)
+    layout = base_layout("gradient size<br>|dL/dh|<br>(log scale)", "count", height=height)  # lines: ui/ffn.py
     layout.update(barmode="group", bargap=0.05, bargroupgap=0, hovermode="closest")
     edges = result.a.grad_hist.edges
     decades = range(int(np.floor(np.log10(edges[0]))), int(np.ceil(np.log10(edges[-1]))) + 1)

@@ -113,7 +113,8 @@ def legend_name(text: str, most: int = LEGEND_LINE) -> str:
 def short_lines(text: str, most: int) -> str:
     """Text on lines of at most ``most`` characters (``<br>`` between): Plotly never wraps a legend's or an axis
     title's text, so one long line is cut at the chart's edge on a narrow screen.  A line ends after a colon or
-    an equals sign where one falls within it, else at its last space; a short text is left as it is.
+    an equals sign where one falls within it, else at its last space; a short text is left as it is.  A ``<br>``
+    already in the text (a break placed by hand, where the words' sense falls) is kept, each part cut on its own.
 
     >>> legend_name("GELU (exact): training")
     'GELU (exact):<br>training'
@@ -121,7 +122,11 @@ def short_lines(text: str, most: int) -> str:
     'gate =<br>0.5·(1 + tanh u)'
     >>> legend_name("ReLU: test")
     'ReLU: test'
+    >>> short_lines("activation<br>output act(h)", 22)
+    'activation<br>output act(h)'
     """
+    if "<br>" in text:
+        return "<br>".join(short_lines(part, most) for part in text.split("<br>"))
     lines, rest = [], text
     while len(rest) > most:
         spaces = [i for i, c in enumerate(rest[:most + 1]) if c == " "]

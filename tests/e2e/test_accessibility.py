@@ -587,6 +587,11 @@ CHART_TEXT_JS = r"""() => {
         t: Math.min(...shown.map(([, b]) => b.t)), r: Math.max(...shown.map(([, b]) => b.r)),
         b: Math.max(...shown.map(([, b]) => b.b))}]);
     }
+    // every title's words (the chart's, each axis's: Plotly never wraps one) within the chart's SVG
+    for (const t of gd.querySelectorAll("text[class*='title'], [class*='title'] > text")) {
+      const b = box(t);
+      if (b.r > b.l && !inside(b, svg)) found.push([chart, "title cut", t.textContent, b, svg]);
+    }
     for (const t of gd.querySelectorAll(".annotation-text, .gtitle")) {
       const lines = t.querySelectorAll("tspan.line");
       for (const l of (lines.length ? lines : [t])) {

@@ -222,7 +222,8 @@ def share_link(hide: list[str]) -> None:
 # zoom on a phone (segmented controls and tabs wrap instead of scrolling sideways behind a fade, a label Streamlit
 # cuts with an ellipsis wraps, a Markdown table scrolls in its own box, an x-axis title's lines are set in 11 px to
 # fit its plot); and stops animation for a reader who asks for reduced motion.  The script mends Streamlit's markup
-# after every redraw: the sidebar navigation's sections (an <li> in a <div> in the <ul>) become lists, a formula or
+# after every redraw: the sidebar navigation's sections (an <li> in a <div> in the <ul>) become lists, a slider's
+# thumb is named once (not its label twice), Plotly's off-screen measuring SVG is hidden from a reader, a formula or
 # table wider than its column is reachable by keyboard, each chart gets its name and description (ui/describe.py),
 # and a changed chart summary is read out once, politely, after a control has settled.
 
@@ -316,6 +317,13 @@ _A11Y_SCRIPT = """
         set(section, "aria-label", header.textContent.replace(/expand_(more|less)$/, "").trim());
       }
     }
+    // Streamlit's slider names each thumb by its own aria-label and, through aria-labelledby, the group's too: a
+    // reader heard "Probe x Probe x"; the thumb's own label ("Probe x", "Range of x — start") names it alone
+    for (const thumb of document.querySelectorAll("[data-testid='stSlider'] input[aria-label][aria-labelledby]")) {
+      thumb.removeAttribute("aria-labelledby");
+    }
+    const tester = document.getElementById("js-plotly-tester");  // Plotly's off-screen SVG for measuring text:
+    if (tester) set(tester, "aria-hidden", "true");  // read as an unnamed image at the end of every page
     for (const wide of document.querySelectorAll(".katex-display, [data-testid='stMarkdownContainer'] > table")) {
       if (wide.scrollWidth > wide.clientWidth + 1) set(wide, "tabindex", "0");  // scrolls sideways
     }

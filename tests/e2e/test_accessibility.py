@@ -9,6 +9,11 @@ References and tolerances:
 * Every chart: its accessible name and description are what ``ui.describe`` makes of the figure the browser drew
   (Plotly's own ``gd.data`` and ``gd.layout``, read back from the page), compared exactly; the table holds that
   description's rows; the Curves probe's readouts appear in its chart's summary as the page shows them.
+* The accessibility tree (Chromium's, through CDP ``Accessibility``: what a screen reader is given) on Curves, the
+  Gate and the lab after its demo run: each chart a ``figure`` whose name and description are ``ui.describe``'s
+  words for the figure drawn, compared exactly; its SVG (and Plotly's off-screen measuring SVG) ignored; each live
+  slider a ``slider`` named by its label once, at the URL's value, its ``aria-valuetext`` ("x = −1.00") on that same
+  node; ``#gelu-live`` a polite live region; no name in the tree that says the same words twice.
 * Keyboard alone: from Home to the end of the race page by Tab, Shift+Tab, arrows, Space and Enter only (the Next
   links; on the race page every control in order, a race started from its slider and from its preset button,
   the question, the code export downloaded, Copy link, Previous), every stop's focus visible (the pixels around
@@ -29,6 +34,7 @@ References and tolerances:
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -206,6 +212,86 @@ def test_the_curves_summary_says_the_probes_readouts_and_is_announced_once_settl
     said = live.text_content()
     assert f"at x = {describe.number(float(x))} is {describe.number(float(gelu))}" in said
     assert said == summary.text_content()  # the chart's summary, once (the page has one chart)
+    tab.assert_clean()
+
+
+# ---------------------------------------------------------------------------------------------- the accessibility tree
+
+def _ax(cdp, selector: str) -> list[dict]:
+    """Chromium's accessibility node (CDP ``Accessibility.getPartialAXTree``: the tree a screen reader is given) of
+    each element that matches ``selector``, with the element's own attributes."""
+    root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    found = []
+    for node_id in cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": selector})["nodeIds"]:
+        ax = cdp.send("Accessibility.getPartialAXTree", {"nodeId": node_id, "fetchRelatives": False})["nodes"][0]
+        flat = cdp.send("DOM.getAttributes", {"nodeId": node_id})["attributes"]
+        found.append({"role": (ax.get("role") or {}).get("value"), "name": (ax.get("name") or {}).get("value"),
+                      "description": (ax.get("description") or {}).get("value"),
+                      "value": (ax.get("value") or {}).get("value"), "ignored": ax.get("ignored", False),
+                      "properties": {p["name"]: p["value"].get("value") for p in ax.get("properties", [])},
+                      "attributes": dict(zip(flat[::2], flat[1::2], strict=True))})
+    return found
+
+
+def _doubled(name: str | None) -> bool:
+    """Whether a name is the same words said twice ("Probe x Probe x")."""
+    words = (name or "").split()
+    return len(words) >= 2 and len(words) % 2 == 0 and words[:len(words) // 2] == words[len(words) // 2:]
+
+
+# The pages read through the tree: each chart, each live slider (the probe, at the x in the URL, and what a reader
+# is told of it), the lab's charts after its demo run.
+AX_PAGES = {"curves?curves_x=-1": {"curves_x": ("Probe x", -1.0, "x = −1.00")},
+            "gate?gate_x=1": {"gate_x": ("x", 1.0, "x = 1.00")},
+            "ffn": {}}
+
+
+def _ax_wrong(tab, cdp, sliders: dict) -> list:
+    """What the accessibility tree gets wrong on the page as it is now, against ``ui.describe``'s words for the
+    figures the browser drew (read again each time: a chart redrawn meanwhile is compared as it is): [] when
+    nothing."""
+    wanted = [describe.describe(chart["figure"]) for chart in _drawn(tab)]
+    figures = _ax(cdp, f"{driver.MAIN} .js-plotly-plot")
+    found = [] if len(figures) == len(wanted) > 0 else [("charts", len(figures), len(wanted))]
+    found += [("chart", f["role"], f["name"], f["description"]) for f, want in zip(figures, wanted, strict=False)
+              if (f["role"], f["name"], f["description"]) != ("figure", want.name, want.summary)]
+    # its drawing is not read (the figure's words are): every SVG of the plot, and a word drawn in it (its x title);
+    # nor Plotly's off-screen measuring SVG
+    hidden = _ax(cdp, f"{driver.MAIN} .js-plotly-plot .main-svg, {driver.MAIN} .js-plotly-plot .g-xtitle text, "
+                      "#js-plotly-tester")
+    found += [("shown", h["role"], h["name"], h["attributes"].get("class")) for h in hidden if not h["ignored"]]
+    for key, (name, value, said) in sliders.items():
+        for s in _ax(cdp, f".st-key-{key} input[type=range]"):
+            # CDP reports a range input's own value as its "valuetext" (and an ARIA slider's aria-valuetext not at
+            # all): what a reader is told is the attribute, checked on the very node the tree names
+            if (s["role"], s["name"], s["value"], s["attributes"].get("aria-valuetext")) != ("slider", name, value,
+                                                                                              said):
+                found.append(("slider", s["role"], s["name"], s["value"], s["attributes"]))
+    live = _ax(cdp, "#gelu-live")
+    if [n["properties"].get("live") for n in live] != ["polite"]:
+        found.append(("live region", live))
+    for n in cdp.send("Accessibility.getFullAXTree")["nodes"]:
+        if not n.get("ignored") and _doubled((n.get("name") or {}).get("value")):
+            found.append(("said twice", n["role"]["value"], n["name"]["value"]))
+    return found
+
+
+def test_the_accessibility_tree_gives_each_chart_its_words_and_each_live_slider_its_value(new_tab):
+    tab = new_tab()
+    page = tab.page
+    for path, sliders in AX_PAGES.items():
+        tab.open(path)
+        _wait_for_chart_words(page)
+        page.wait_for_function("""(keys) => keys.every((key) =>
+            document.querySelector(`.st-key-${key} input[type=range][aria-valuetext]`))""", arg=list(sliders))
+        cdp = page.context.new_cdp_session(page)
+        deadline = time.monotonic() + 10  # the tree follows the DOM a moment later under load
+        t0 = time.monotonic()
+        while (found := _ax_wrong(tab, cdp, sliders)) and time.monotonic() < deadline:
+            page.wait_for_timeout(250)
+        print(path, "tree read in", round(time.monotonic() - t0, 2), "s")
+        assert found == [], (path, found)
+        cdp.detach()
     tab.assert_clean()
 
 

@@ -95,6 +95,8 @@ def follow(job):
 snapshot = None
 if st.session_state.get("training_stopped") == config:
     snapshot = st.session_state.get("training_last")
+    if snapshot is not None and snapshot.config != config:  # the race before: this one was stopped before its first
+        snapshot = None  # report ("Stopped at step 100 of 3,000" said that race's last step)
     status.warning(f"Stopped at step {snapshot.step:,} of {config.steps:,}." if snapshot else "Stopped.",
                    icon=":material/pause_circle:")
     live.button("Train again", key="training_again", on_click=st.session_state.pop, args=("training_stopped",),

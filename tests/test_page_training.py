@@ -103,3 +103,15 @@ def test_live_drawings_that_come_out_equal_do_not_collide(app, monkeypatch):
     lane.LANE.clear()
     assert not at.exception, at.exception
     assert len(at.get("plotly_chart")) == 3
+
+
+def test_a_race_stopped_before_its_first_report_says_no_other_races_step(app):
+    """Stop pressed before the race's first progress: the page's last snapshot is the race before (200 steps), whose
+    step is not this race's (it said "Stopped at step 200 of 300")."""
+    at = open_page(app, PAGE, **SMALL)
+    assert at.session_state["training_last"].config.steps == 200
+    at.session_state["training_stopped"] = training.RaceConfig(width=4, depth=2, steps=300)
+    at.slider(key="training_steps").set_value(300).run()
+    assert not at.exception and not at.error
+    assert [w.value for w in at.warning] == ["Stopped."]
+    assert len(at.get("plotly_chart")) == 0

@@ -16,7 +16,8 @@ References and tolerances:
   node; ``#gelu-live`` a polite live region; no name in the tree that says the same words twice.
 * Keyboard alone: from Home to the end of the race page by Tab, Shift+Tab, arrows, Space and Enter only (the Next
   links; on the race page every control in order, a race started from its slider and from its preset button,
-  the question, the code export downloaded, Copy link, Previous), every stop's focus visible (the pixels around
+  the question, the code export downloaded, Copy link, Previous; a long race stopped by its Stop button while it
+  trains, at a step short of its end, and trained again), every stop's focus visible (the pixels around
   the stop differ with and without focus), no positive tabindex, the questions answered with the arrow keys, a
   file chosen through the lab's upload button, a chart's PNG downloaded from Plotly's modebar (the download's
   file name); focus leaves the end of each page (no trap).
@@ -34,6 +35,7 @@ References and tolerances:
 from __future__ import annotations
 
 import io
+import re
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -499,6 +501,40 @@ def test_the_lesson_by_keyboard_alone(new_tab):
     print("tab stops per page:", walked)
     assert urlsplit(page.url).path.strip("/") == "training", page.url
     _walk_the_race(tab)
+    tab.assert_clean()
+
+
+# The widest race (6 hidden layers of 32), opened short (100 steps); End on its steps slider makes it the longest
+# (3,000 steps), a race of 3.4 s at load 10 here: long enough to Tab from the slider to Stop (0.1 s) and press it.
+WIDE_RACE = "training?training_steps=100&training_width=32&training_depth=6&training_seed=13"
+
+
+def test_a_race_stopped_and_trained_again_by_keyboard(new_tab):
+    tab = new_tab()
+    t0 = time.monotonic()
+    tab.open(WIDE_RACE)
+    page = tab.page
+    _tab_to(page, lambda s: s["main"] and s["words"] == "Training steps", check_focus=False)
+    print(f"at the slider after {time.monotonic() - t0:.2f} s")
+    page.keyboard.press("End")  # 3,000 steps: a race of its own, Stop shown while it trains
+    page.locator(f"{driver.MAIN} [data-testid='stProgress']").wait_for(timeout=driver.TIMEOUT_MS)  # training
+    shown = time.monotonic()
+    _tab_to(page, lambda s: s["main"] and s["words"] == "Stop", limit=6, check_focus=False)
+    page.keyboard.press("Enter")
+    print(f"Stop pressed {time.monotonic() - shown:.2f} s after the race's first progress")
+    stopped = page.locator(f"{driver.MAIN} [data-testid='stAlert']", has_text="Stopped")
+    stopped.wait_for(timeout=driver.TIMEOUT_MS)
+    said = stopped.inner_text().split("\n")[-1]
+    print(said, f"after {time.monotonic() - t0:.2f} s")
+    step = int(re.fullmatch(r"Stopped at step ([\d,]+) of 3,000\.", said).group(1).replace(",", ""))
+    assert 0 < step < 3000, said  # stopped while it trained, at a step of its own
+    assert driver.query(page.url).get("training_steps") == ["3000"], page.url
+    # Train again, by keyboard: the next stop on from where Stop was; that race runs to its verdict.
+    _tab_to(page, lambda s: s["main"] and s["words"] == "Train again", limit=2 * MAX_TABS, check_focus=False)
+    driver.act(page, lambda: page.keyboard.press("Enter"), timeout_ms=90_000)
+    assert "test accuracy" in " ".join(page.locator(f"{driver.MAIN} strong").all_inner_texts())
+    assert page.locator(driver.ERROR_BOX).count() == 0
+    print(f"trained again after {time.monotonic() - t0:.2f} s")
     tab.assert_clean()
 
 

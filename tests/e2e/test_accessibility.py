@@ -235,6 +235,10 @@ def _ax(cdp, selector: str) -> list[dict]:
     return found
 
 
+NAMED_ROLES = {"slider", "spinbutton", "button", "link", "combobox", "radio", "radiogroup", "checkbox", "switch",
+               "textbox", "tab", "figure", "region", "group", "heading", "list"}
+
+
 def _doubled(name: str | None) -> bool:
     """Whether a name is the same words said twice ("Probe x Probe x")."""
     words = (name or "").split()
@@ -272,8 +276,10 @@ def _ax_wrong(tab, cdp, sliders: dict) -> list:
     live = _ax(cdp, "#gelu-live")
     if [n["properties"].get("live") for n in live] != ["polite"]:
         found.append(("live region", live))
-    for n in cdp.send("Accessibility.getFullAXTree")["nodes"]:
-        if not n.get("ignored") and _doubled((n.get("name") or {}).get("value")):
+    for n in cdp.send("Accessibility.getFullAXTree")["nodes"]:  # a control's or a figure's name (a table's row may
+        # well hold the same number twice)
+        if not n.get("ignored") and (n.get("role") or {}).get("value") in NAMED_ROLES and _doubled(
+                (n.get("name") or {}).get("value")):
             found.append(("said twice", n["role"]["value"], n["name"]["value"]))
     return found
 

@@ -114,32 +114,67 @@ export default function (component) {
   };
   // A chart whose view a control sets (a range: its axes): Plotly's own relayout, with the axes' ranges and ticks the
   // table holds for this position; the data stay.  Skipped where the chart already shows that view.
-  // A chart off the screen follows once the moves pause (a relayout costs Plotly ~10 ms a chart; what the eye is on
-  // comes first).
-  let later = 0;
+  // Only a chart on the screen follows each move: a relayout costs Plotly 4-6 ms for the forms chart and 10-12 ms
+  // for a log-axis one, and the charts off the screen, relaid out beside a move, made that frame late (measured:
+  // on a pause of 120 ms between two steps of a slow drag, 20 ms more in that frame).  A chart off the screen
+  // follows when it comes into view (an IntersectionObserver), or once the moves have paused for PAUSE_MS, one
+  // chart a frame.
+  const PAUSE_MS = 300;
+  let wave = 0;  // the latest pause's catch-up; a move cancels the one before
+  const visible = new Map();  // plot -> on the screen, as the observer last said
+  const keyOf = new Map();  // plot -> its chart's key
+  const seen = typeof IntersectionObserver === "function" ? new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      visible.set(entry.target, entry.isIntersecting);
+      if (entry.isIntersecting && !stopped && shown >= 0) setView(viewAt(keyOf.get(entry.target), shown));
+    }
+  }) : null;
   const inView = (gd) => {
-    const r = gd.getBoundingClientRect();
+    if (visible.has(gd)) return visible.get(gd);
+    if (seen && !keyOf.has(gd)) seen.observe(gd);
+    const r = gd.getBoundingClientRect();  // until the observer's first word
     return r.bottom > 0 && r.top < window.innerHeight && r.right > 0 && r.left < window.innerWidth;
   };
-  const moveViews = (k, all = false) => {
-    for (const [key, columns] of Object.entries(data.views || {})) {
-      const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-      if (!gd || !gd._fullLayout || !window.Plotly) continue;
-      const update = {};
-      for (const [name, column] of Object.entries(columns)) {
-        const value = at(column, k);
-        if (value != null) update[name] = value;
-      }
-      const tag = JSON.stringify(update);
-      if (!Object.keys(update).length || (gd.__geluView === tag && gd.__geluLayout === gd.layout)) continue;
-      if (!all && !inView(gd)) {
-        clearTimeout(later);
-        later = setTimeout(() => { if (!stopped) moveViews(shown, true); }, 120);
-        continue;
-      }
-      gd.__geluView = tag;
-      gd.__geluLayout = gd.layout;  // a rerun's figure is a new layout: its view is the figure's own
-      window.Plotly.relayout(gd, update);
+  // chart key -> its plot and the relayout that gives position k's view, or null: no chart, or already that view
+  const viewAt = (key, k) => {
+    const columns = (data.views || {})[key], gd = columns && document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    if (!gd || !gd._fullLayout || !window.Plotly) return null;
+    keyOf.set(gd, key);
+    const update = {};
+    for (const [name, column] of Object.entries(columns)) {
+      const value = at(column, k);
+      if (value != null) update[name] = value;
+    }
+    const tag = JSON.stringify(update);
+    if (!Object.keys(update).length || (gd.__geluView === tag && gd.__geluLayout === gd.layout)) return null;
+    return { gd, update, tag };
+  };
+  const setView = (view) => {
+    if (!view) return;
+    view.gd.__geluView = view.tag;
+    view.gd.__geluLayout = view.gd.layout;  // a rerun's figure is a new layout: its view is the figure's own
+    window.Plotly.relayout(view.gd, view.update);
+  };
+  const moveViews = (k) => {
+    let behind = false;
+    for (const key of Object.keys(data.views || {})) {
+      const view = viewAt(key, k);
+      if (view && inView(view.gd)) setView(view);
+      else if (view) behind = true;
+    }
+    if (behind) {
+      const w = ++wave;
+      setTimeout(() => catchUp(w), PAUSE_MS);
+    }
+  };
+  const catchUp = (w) => {  // the first chart still behind, then the next one a frame later
+    if (stopped || w !== wave) return;
+    for (const key of Object.keys(data.views || {})) {
+      const view = viewAt(key, shown);
+      if (!view) continue;
+      setView(view);
+      requestAnimationFrame(() => setTimeout(() => catchUp(w)));
+      return;
     }
   };
   const writeTexts = (k) => {
@@ -335,6 +370,7 @@ export default function (component) {
   again.observe(document.body, { childList: true, subtree: true, characterData: true });
   return () => {
     stopped = true; watch.disconnect(); again.disconnect();
+    if (seen) seen.disconnect();
     window.removeEventListener("pointerdown", onDown, true);
     window.removeEventListener("pointermove", onMove, true);
     window.removeEventListener("pointerup", onUp, true);

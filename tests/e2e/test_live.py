@@ -404,7 +404,7 @@ def range_expected(lo: float, hi: float) -> dict:
 def read_range(page) -> dict:
     """The range's thumbs and what the page shows two frames from now; again, for up to 3 s, while a chart is being
     redrawn by a rerun or its x axis is not yet at the thumbs (a chart off the screen follows once the moves pause,
-    120 ms)."""
+    300 ms: ui/live.py's PAUSE_MS)."""
     deadline = time.monotonic() + 3.0
     while True:
         page.evaluate(FRAMES_2)

@@ -1,6 +1,7 @@
 """A drag as a student feels it: each pointer, finger or key event to the frame that shows its value in the
 readouts and the chart, on every live control, against a bare ``st.slider`` + ``st.plotly_chart`` page in the
-same run.
+same run, and (mouse, touch) against this rig's floor, "bare html": the browser's own ``<input type=range>`` with
+one listener writing its value (no Streamlit, no Plotly).
 
     python benchmarks/bench_drag.py [--pages curves] [--moves 36] [--seconds 1.5]
 
@@ -83,6 +84,54 @@ def live_pages() -> dict[str, dict]:
 
 REFERENCE = dict(path="", control="ref_x", chart="chart_ref", table=None,
                  readout=".st-key-ref_readout [data-testid='stMetricValue'] p")
+
+# The floor of this rig: no Streamlit, no Plotly, the browser's own <input type=range> and one listener writing its
+# value into a text node.  Chromium's path for DevTools' touch events adds about a frame here too (a touch reaches
+# the page's main thread just after a frame's requestAnimationFrame, and its rAF-aligned pointermove waits for the
+# next one): what any page can do with a finger in this rig.
+FLOOR_HTML = """<!doctype html><html lang="en"><body style="margin:40px;font:16px sans-serif;height:2000px">
+<div class="st-key-floor"><input type="range" min="-10" max="10" step="0.01" value="-1" style="width:800px"></div>
+<p class="floor-readout">-1.00</p>
+<script>
+const input = document.querySelector("input"), out = document.querySelector(".floor-readout");
+input.addEventListener("input", () => { out.firstChild.nodeValue = Number(input.value).toFixed(2); });
+</script></body></html>"""
+
+
+def floor_gesture(browser, kind: str, moves: int, seconds: float) -> dict:
+    """The same gesture on FLOOR_HTML (served by the test itself on http://localhost, a secure context): its row."""
+    page = hand.new_page(browser, touch=kind == "touch")
+    try:
+        page.route("http://localhost/floor", lambda route: route.fulfill(body=FLOOR_HTML, content_type="text/html"))
+        page.goto("http://localhost/floor")
+        recorder = hand.Recorder(page)
+        box = page.locator("input").bounding_box()
+        x, y = box["x"] + 0.45 * box["width"], box["y"] + box["height"] / 2  # the thumb at -1
+        to_x = box["x"] + 0.85 * box["width"]
+        if kind == "mouse":
+            page.mouse.move(x, y)
+            recorder.start("floor", ".floor-readout", "")
+            page.mouse.down()
+            for px in hand.path(x, to_x, moves):
+                page.mouse.move(px, y)
+                page.wait_for_timeout(seconds * 1000 / moves)
+            drag = recorder.stop(kind)
+            page.mouse.up()
+        else:
+            cdp = page.context.new_cdp_session(page)
+            recorder.start("floor", ".floor-readout", "")
+            cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+            for px in hand.path(x, to_x, moves):
+                cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": px, "y": y}]})
+                page.wait_for_timeout(seconds * 1000 / moves)
+            drag = recorder.stop(kind)
+            cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+        med, p95 = hand.summary(drag.latencies)
+        return dict(kind=kind, events=len(drag.events), moved=len(drag.latencies) + drag.unshown, med=med, p95=p95,
+                    never=drag.unshown, fps=drag.fps, worst=drag.worst_gap_ms, sent=0, received=0,
+                    settled=float("nan"), agrees=True, reruns=0, url="-", first_kb=0.0, work=[])
+    finally:
+        page.context.close()
 
 
 class Bytes:
@@ -174,6 +223,8 @@ def main() -> None:
         driver.wait_ready(app.base_url)
         work: list[float] = []
         for kind in args.gestures:
+            if kind != "key":
+                print(row("bare html", floor_gesture(browser, kind, args.moves, args.seconds), None))
             print(row("bare slider", gesture(browser, ref.base_url, REFERENCE, kind, args.moves, args.seconds), None))
             for name in chosen:
                 spec = pages[name]

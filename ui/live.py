@@ -115,14 +115,14 @@ export default function (component) {
   // A chart whose view a control sets (a range: its axes): Plotly's own relayout, with the axes' ranges and ticks the
   // table holds for this position; the data stay.  Skipped where the chart already shows that view.
   // Only a chart on the screen follows each move: a relayout costs Plotly 4-6 ms for the forms chart and 10-12 ms
-  // for a log-axis one, and the charts off the screen, relaid out beside a move, made that frame late (measured:
-  // on a pause of 120 ms between two steps of a slow drag, 20 ms more in that frame).  A chart off the screen
-  // follows when it comes into view (an IntersectionObserver), or once the moves have paused for PAUSE_MS, one
-  // chart a frame.
-  const PAUSE_MS = 300;
-  let wave = 0;  // the latest pause's catch-up; a move cancels the one before
+  // for a log-axis one (several times that on a loaded machine), and a chart off the screen, relaid out beside a
+  // move, made that frame late (measured: with a catch-up once the moves paused 120 ms, the two error charts were
+  // relaid out at 12 of 15 steps of a slow drag).  A chart off the screen follows when it comes into view (an
+  // IntersectionObserver), and the others once no pointer or key is held (at the release), one chart a frame.
+  let wave = 0;  // the latest catch-up; a later one replaces it
   const visible = new Map();  // plot -> on the screen, as the observer last said
   const keyOf = new Map();  // plot -> its chart's key
+  const watched = new WeakSet();  // the plots the observer watches
   const seen = typeof IntersectionObserver === "function" ? new IntersectionObserver((entries) => {
     for (const entry of entries) {
       visible.set(entry.target, entry.isIntersecting);
@@ -131,7 +131,7 @@ export default function (component) {
   }) : null;
   const inView = (gd) => {
     if (visible.has(gd)) return visible.get(gd);
-    if (seen && !keyOf.has(gd)) seen.observe(gd);
+    if (seen && !watched.has(gd)) { watched.add(gd); seen.observe(gd); }
     const r = gd.getBoundingClientRect();  // until the observer's first word
     return r.bottom > 0 && r.top < window.innerHeight && r.right > 0 && r.left < window.innerWidth;
   };
@@ -162,10 +162,11 @@ export default function (component) {
       if (view && inView(view.gd)) setView(view);
       else if (view) behind = true;
     }
-    if (behind) {
-      const w = ++wave;
-      setTimeout(() => catchUp(w), PAUSE_MS);
-    }
+    if (behind && !press) catchUpSoon();
+  };
+  const catchUpSoon = () => {
+    const w = ++wave;
+    requestAnimationFrame(() => setTimeout(() => catchUp(w)));
   };
   const catchUp = (w) => {  // the first chart still behind, then the next one a frame later
     if (stopped || w !== wave) return;
@@ -336,6 +337,7 @@ export default function (component) {
   const onUp = (e) => {  // from here the thumb leads again (React draws its last value a frame or two later)
     if (press && e.pointerId === press.id) {
       press = null;
+      catchUpSoon();  // the charts off the screen (the rerun, 0.2-0.7 s later, draws them again as the server has them)
       requestAnimationFrame(() => requestAnimationFrame(onChange));
     }
   };

@@ -403,8 +403,7 @@ def range_expected(lo: float, hi: float) -> dict:
 
 def read_range(page) -> dict:
     """The range's thumbs and what the page shows two frames from now; again, for up to 3 s, while a chart is being
-    redrawn by a rerun or its x axis is not yet at the thumbs (a chart off the screen follows once the moves pause,
-    300 ms: ui/live.py's PAUSE_MS)."""
+    redrawn by a rerun or its x axis is not yet at the thumbs."""
     deadline = time.monotonic() + 3.0
     while True:
         page.evaluate(FRAMES_2)
@@ -426,11 +425,16 @@ def check_range(state: dict) -> None:
     assert got == want, (lo, hi)
 
 
+# A window tall enough for the three charts: while a pointer is held only the charts on the screen follow each move
+TALL = {"width": 1400, "height": 1700}
+
+
 def test_a_range_drag_moves_the_three_charts_view_without_the_server(opened, browser):
     """Both thumbs dragged, by mouse, over 20+ pairs: at each the three charts' axes and the two captions are the
     page's for that pair; no websocket frame, no script run; one rerun per release; the URL opens the same view."""
     live = Live("approximations", "approximations_range", "", "", 0, lambda x: {})
     page, recorder = opened(live)
+    page.set_viewport_size(TALL)
     seen = set()
     before_runs, before_sent = driver.runs(page), recorder.sent
     for thumb, fractions in ((0, [0.25 - 0.25 * i / 11 for i in range(12)] + [0.02, 0.1, 0.2]),
@@ -482,6 +486,7 @@ def test_keys_move_the_range_through_20_views(opened):
 
 def test_a_held_arrow_key_moves_the_range_view_and_commits_once(opened):
     page, recorder = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))
+    page.set_viewport_size(TALL)
     before_runs, before_sent = driver.runs(page), recorder.sent
     page.locator(".st-key-approximations_range input[type=range]").nth(0).focus()
     seen = set()
@@ -499,8 +504,46 @@ def test_a_held_arrow_key_moves_the_range_view_and_commits_once(opened):
     assert parse_qs(urlsplit(page.url).query)["approximations_range"] == ["-12", "6"]
 
 
+def test_a_chart_off_the_screen_follows_when_it_comes_into_view_or_at_the_release(opened):
+    """In a window that shows the forms chart only, a held drag moves its view at each step; the error charts
+    below, scrolled into view with the button still down, show the thumbs' view at once; no websocket frame
+    meanwhile; after the release every chart is the page's."""
+    page, recorder = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))
+    chart = ".st-key-chart_approximations-absolute .js-plotly-plot"
+    below = page.evaluate(f"() => document.querySelector('{chart}').getBoundingClientRect().top > innerHeight")
+    assert below, "the error charts are on the screen: this test needs them below it"
+    x, y, left, right = hand.thumb_centre(page, "approximations_range")
+    page.mouse.move(x, y)
+    sent = recorder.sent
+    page.mouse.down()
+
+    def forms_at_thumbs() -> bool:  # the forms chart's x range at the thumbs, within 2 s
+        deadline = time.monotonic() + 2.0
+        while True:
+            page.evaluate(FRAMES_2)
+            state = page.evaluate(RANGE_JS)
+            if [float(v) for v in state["axes"]["approximations-forms"]["x"]] == state["thumbs"]:
+                return True
+            if time.monotonic() > deadline:
+                return False
+
+    for f in (0.3, 0.25, 0.2):
+        page.mouse.move(left + f * (right - left), y)
+        assert forms_at_thumbs()
+    page.evaluate(f"() => document.querySelector('{chart}').scrollIntoView()")
+    check_range(read_range(page))
+    page.evaluate("() => document.querySelector('.st-key-chart_approximations-forms .js-plotly-plot')"
+                  ".scrollIntoView()")
+    page.mouse.move(left + 0.1 * (right - left), y)
+    assert forms_at_thumbs()  # on the screen again, it follows; the error charts wait
+    assert recorder.sent == sent
+    page.mouse.up()
+    check_range(read_range(page))
+
+
 def test_a_finger_drag_moves_the_range_view(opened):
     page, recorder = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))
+    page.set_viewport_size(TALL)
     _, _, left, right = hand.thumb_centre(page, "approximations_range")
     before_runs = driver.runs(page)
     drag, lift = hand.touch_drag(page, recorder, "approximations_range", left + 0.05 * (right - left), moves=24,
@@ -520,6 +563,7 @@ def test_a_finger_drag_moves_the_range_view(opened):
 def test_a_dragged_range_stays_clean_under_axe(opened):
     axe = pytest.importorskip("axe_playwright_python.sync_playwright")
     page, _ = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))
+    page.set_viewport_size(TALL)
     x, y, left, right = hand.thumb_centre(page, "approximations_range", 1)
     page.mouse.move(x, y)
     page.mouse.down()

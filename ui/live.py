@@ -334,6 +334,19 @@ export default function (component) {
     const k = fromPointer(e);
     if (k !== shown) apply(k);
   };
+  // A move is shown as it reaches the page (pointerrawupdate, where the browser has it: a secure page), in the time
+  // between two frames, rather than when Chromium dispatches the coalesced pointermove at the start of the next
+  // frame, where the layer's work (Approximations' relayout, ~5 ms) would hold that frame back.  At most one such
+  // move a frame (a mouse may report 1000 times a second); the frame's pointermove then shows where it is by then.
+  let early = false;
+  const onRaw = (e) => {
+    if (early || !press || e.pointerId !== press.id || stopped) return;
+    const k = fromPointer(e);
+    if (k === shown) return;
+    early = true;
+    requestAnimationFrame(() => { early = false; });
+    apply(k);
+  };
   const onUp = (e) => {  // from here the thumb leads again (React draws its last value a frame or two later)
     if (press && e.pointerId === press.id) {
       press = null;
@@ -343,6 +356,7 @@ export default function (component) {
   };
   window.addEventListener("pointerdown", onDown, true);
   window.addEventListener("pointermove", onMove, true);
+  window.addEventListener("pointerrawupdate", onRaw, true);
   window.addEventListener("pointerup", onUp, true);
   window.addEventListener("pointercancel", onUp, true);
   window.addEventListener("keydown", data.kind === "number" ? onNumberKey : onKey, true);
@@ -375,6 +389,7 @@ export default function (component) {
     if (seen) seen.disconnect();
     window.removeEventListener("pointerdown", onDown, true);
     window.removeEventListener("pointermove", onMove, true);
+    window.removeEventListener("pointerrawupdate", onRaw, true);
     window.removeEventListener("pointerup", onUp, true);
     window.removeEventListener("pointercancel", onUp, true);
     window.removeEventListener("keydown", data.kind === "number" ? onNumberKey : onKey, true);

@@ -66,5 +66,6 @@ mu = m.slider(**GATE["mu"].kwargs())
 sigma = s.slider(**GATE["sigma"].kwargs())
 fig, gap = generalised_figure(mu, sigma)
 chart(fig, "gate-soften")
-st.metric("Largest gap between x · gate and ReLU on -3 … 3", fixed(gap),
+# the range held together (no-break spaces): broken after "-3 …" on a phone the label read as cut by an ellipsis
+st.metric("Largest gap between x · gate and ReLU on -3\u00a0…\u00a03", fixed(gap),
           help=f"With μ = 0 the gap is {fixed(gap_per_sigma())} · σ: it closes as σ goes to 0.")

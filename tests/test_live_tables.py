@@ -159,8 +159,8 @@ def test_the_gate_table_shades_the_bell_with_the_curves_own_points_up_to_x():
         assert traces["area"].fill == "tozeroy" and fig["layout"]["xaxis"]["range"] == [-4.0, 4.0]
         shape = fig["layout"]["shapes"][0]
         assert (shape["x0"], shape["x1"], shape["y0"], shape["y1"]) == (x, x, 0, area_y[-1])
-        first, eq, pct = (piece[i] for piece in bell["annotations"]["0"])
-        assert fig["layout"]["annotations"][0]["text"] == f"{first}<br>{eq}<b>{pct}</b>"
+        first, of, eq, pct = (piece[i] for piece in bell["annotations"]["0"])  # three lines, the number bold
+        assert fig["layout"]["annotations"][0]["text"] == f"{first}<br>{of}<br>{eq}<b>{pct}</b>"
 
 
 @pytest.mark.parametrize("show_all", [False, True])

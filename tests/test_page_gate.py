@@ -57,7 +57,7 @@ def test_gap_to_relu_closes_as_sigma_goes_to_zero(app, sigma):
     at = open_page(app, PAGE, gate_sigma=str(sigma))
     t = mp.findroot(lambda s: mp.ncdf(s) + s * mp.npdf(s), -0.75)
     expected = float(-t * mp.ncdf(t)) * sigma
-    shown_gap = float(metrics(at)["Largest gap between x · gate and ReLU on -3 … 3"])
+    shown_gap = float(metrics(at)["Largest gap between x · gate and ReLU on -3\u00a0…\u00a03"])
     assert abs(shown_gap - expected) <= 1e-4
     if sigma == 0.0:
         gated = [tr for tr in chart_spec(at, GENERALISED)["data"] if tr["name"].startswith("x · gate")][0]

@@ -220,12 +220,12 @@ def share_link(hide: list[str]) -> None:
 # chart's modebar while focus is in them (both show on hover only, so their buttons took focus unseen); shows or
 # hides a slider's min/max labels at once (half-way through Streamlit's fade they are under AA); reflows at 200 %
 # zoom on a phone (segmented controls and tabs wrap instead of scrolling sideways behind a fade, a label Streamlit
-# cuts with an ellipsis wraps, a Markdown table scrolls in its own box, an x-axis title's lines are set in 11 px to
-# fit its plot); and stops animation for a reader who asks for reduced motion.  The script mends Streamlit's markup
-# after every redraw: the sidebar navigation's sections (an <li> in a <div> in the <ul>) become lists, a slider's
-# thumb is named once (not its label twice), Plotly's off-screen measuring SVG is hidden from a reader, a formula or
-# table wider than its column is reachable by keyboard, each chart gets its name and description (ui/describe.py),
-# and a changed chart summary is read out once, politely, after a control has settled.
+# cuts with an ellipsis wraps, a Markdown table scrolls in its own box, an x-axis title's lines and a chart's labels
+# are set in 11 px to fit its plot); and stops animation for a reader who asks for reduced motion.  The script mends
+# Streamlit's markup after every redraw: the sidebar navigation's sections (an <li> in a <div> in the <ul>) become
+# lists, a slider's thumb is named once (not its label twice), Plotly's off-screen measuring SVG is hidden from a
+# reader, a formula or table wider than its column is reachable by keyboard, each chart gets its name and
+# description (ui/describe.py), and a changed chart summary is read out once, politely, after a control has settled.
 
 _A11Y_STYLE = """
 <style>
@@ -251,7 +251,7 @@ _A11Y_STYLE = """
     border-color: color-mix(in srgb, currentColor 20%, transparent) !important; }
 }
 @media (max-width: 15rem) {  /* a phone at 200 %: a plot ~90 px wide; Plotly's inline 14 px needs !important */
-  .js-plotly-plot .g-xtitle text { font-size: 11px !important; }
+  .js-plotly-plot .g-xtitle text, .js-plotly-plot .annotation-text { font-size: 11px !important; }
 }
 .stMarkdownEllipsis, .stMarkdownEllipsis p, [data-testid='stPageLink-NavLink'] span,
 [data-testid='stSidebarNavLink'] span {

@@ -55,7 +55,9 @@ def gate_figure(x: float, *, points: int = 401) -> go.Figure:
     """The three gates, Phi(x), 0.5 (1 + tanh(u)) and sigmoid(1.702 x), with the probe marked on Phi.
 
     The probe's percentage is written in a corner no gate reaches, whatever the chart's width: top left (between
-    the gridlines at 0.8 and 1) for x <= 0, bottom right (between 0 and 0.2) for x > 0, never across x = 0.
+    the gridlines at 0.8 and 1) for x <= 0, bottom right (between 0 and 0.2) for x > 0, never across x = 0.  Its
+    lines are aligned to the corner's side, so a text the live layer lengthens while the thumb is dragged (the
+    label keeps its place until the release) grows into the plot, not out of it.
     """
     grid = np.linspace(*GATE_RANGE, points)
     g = gelu_core.gelu_gate(x)
@@ -73,7 +75,7 @@ def gate_figure(x: float, *, points: int = 401) -> go.Figure:
     layout["annotations"] = [dict(
         x=GATE_RANGE[0] + 0.1 if left else GATE_RANGE[1] - 0.1, y=0.9 if left else 0.1, xref="x", yref="y",
         xanchor="left" if left else "right", yanchor="middle", showarrow=False,
-        text=gate_label(x), font=dict(size=13, color=COLORS["gelu"]), align="left",
+        text=gate_label(x), font=dict(size=13, color=COLORS["gelu"]), align="left" if left else "right",
     )]
     return quick_figure(traces, layout)
 
@@ -86,8 +88,10 @@ def bell_grid(points: int = 401) -> np.ndarray:
 
 
 def bell_label(x: float) -> str:
-    """The bell chart's label: the area left of x, Φ(x), as a percentage."""
-    return f"area left of {fixed(x, 2)}<br>= <b>{percent(gelu_core.gelu_gate(x))}</b>"
+    """The bell chart's label: the area left of x, Φ(x), as a percentage, on three short lines: on a phone at 200 %
+    zoom the bell's plot is ~85 px wide, and "area left of -4.00" (set in 11 px there: ui/frame.py) was cut by 8 px,
+    "4.00 = 99.9968%" by 18 px; its longest line, "= 99.9968%", is ~74 px."""
+    return f"area left<br>of {fixed(x, 2)}<br>= <b>{percent(gelu_core.gelu_gate(x))}</b>"
 
 
 def bell_figure(x: float, *, points: int = 401) -> go.Figure:

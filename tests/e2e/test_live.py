@@ -200,7 +200,7 @@ def check_fill(fill: dict, x: float) -> None:
     for px, py in fill["points"]:
         sample = round((px + 4) / 0.02) * 0.02 - 4
         assert px == pytest.approx(sample, abs=tx) and py == pytest.approx(density_ref(sample), abs=ty), (x, px)
-    assert fill["label"] == f"area left of {_at(x)}= {percent(float(gate_ref(x)))}"
+    assert fill["label"] == f"area leftof {_at(x)}= {percent(float(gate_ref(x)))}"  # three lines, joined
 
 
 SHOWN = ("thumb", "labels", "values", "note", "sentence", "caption", "label", "cells")

@@ -28,8 +28,11 @@ References and tolerances:
 * Reflow: at 320 CSS px (a 1280 px screen at 400 %, a 640 px one at 200 %) and at 195 CSS px (a 390 px phone at
   200 %) nothing sticks out sideways and no element is cut, except inside its own scroll box (a table, a formula,
   code); nothing else scrolls sideways (scrollWidth > clientWidth: a segmented control, tabs) or cuts its words
-  (a label's ellipsis).  Inside every chart (the race's once it has run), each legend entry's words and sample lie
-  within the chart's SVG, and no two lines of its words (the legend, a title's or an annotation's lines) overlap.
+  (a label's ellipsis); no element's words are cut by an ellipsis (computed text-overflow: ellipsis, scrollWidth >
+  clientWidth; that this finds one is checked on a planted one).  Inside every chart (the race's once it has run),
+  each legend entry's words and sample, each title and each line of each annotation lie within the chart's SVG, and
+  no two lines of its words (the legend, a title's or an annotation's lines) overlap; on the Gate at x = -4, 0, 1
+  and 4 too (its labels change corner and width with x).
 """
 
 from __future__ import annotations
@@ -695,6 +698,23 @@ SIDEWAYS_JS = r"""() => {
 }"""
 
 
+# Words cut by an ellipsis anywhere in the main area: an element whose computed text-overflow is ellipsis and whose
+# text runs past its box (scrollWidth > clientWidth), whatever its overflow (SIDEWAYS_JS misses one whose box is
+# itself inside a scroll box of its own, or whose cut shows as "…" only).  [tag, test id or class, key, px cut, text].
+ELLIPSIS_JS = r"""() => {
+  const found = [];
+  for (const e of document.querySelectorAll("[data-testid='stMain'] *")) {
+    if (!e.clientWidth || e.scrollWidth <= e.clientWidth + 1) continue;
+    if (getComputedStyle(e).textOverflow !== "ellipsis") continue;
+    const key = e.closest("[class*='st-key-']");
+    found.push([e.tagName, e.getAttribute("data-testid") || String(e.className.baseVal ?? e.className),
+                key ? [...key.classList].find((c) => c.startsWith("st-key-")) : "", e.scrollWidth - e.clientWidth,
+                e.textContent.slice(0, 60)]);
+  }
+  return found.slice(0, 8);
+}"""
+
+
 # Inside each chart: what its legend shows (every entry's words and sample) within the chart's SVG, Plotly never
 # wrapping a legend entry's text; and no two of its words' lines (the legend's box, each line of a title or an
 # annotation) overlapping.  Chromium's rectangles, 1 px of slack.  A list of what is wrong; [] when nothing is.
@@ -725,6 +745,9 @@ CHART_TEXT_JS = r"""() => {
       for (const l of (lines.length ? lines : [t])) {
         const b = box(l);
         if (b.r > b.l) words.push([l.textContent, b]);
+        // an annotation's every line within the chart's SVG (Plotly never wraps a label; its place is the server's)
+        if (b.r > b.l && t.matches(".annotation-text") && !inside(b, svg))
+          found.push([chart, "annotation cut", l.textContent, b, svg]);
       }
     }
     for (let i = 0; i < words.length; i++) for (let j = i + 1; j < words.length; j++)
@@ -745,14 +768,48 @@ def test_every_page_reflows_at_320_and_195_css_px(new_tab, app_page, viewport):
     assert found["page"] <= 0 and found["main"] <= 0, found
     assert found["cut"] == [], found
     assert tab.page.evaluate(SIDEWAYS_JS) == []
+    assert tab.page.evaluate(ELLIPSIS_JS) == []
     charts = tab.page.locator(f"{driver.MAIN} .js-plotly-plot")
     assert charts.count() >= (3 if app_page.url_path == "training" else 1)
+    assert_chart_words_fit(tab.page)
+    tab.assert_clean()
+
+
+def assert_chart_words_fit(page) -> None:
     try:  # a chart drawn again as the page settles (its width, a live table) is checked once it has
-        tab.page.wait_for_function(f"() => ({CHART_TEXT_JS})().length === 0", timeout=5_000)
+        page.wait_for_function(f"() => ({CHART_TEXT_JS})().length === 0", timeout=5_000)
     except PlaywrightTimeout:
         pass
-    assert tab.page.evaluate(CHART_TEXT_JS) == []
+    assert page.evaluate(CHART_TEXT_JS) == []
+
+
+@pytest.mark.parametrize("viewport", [REFLOW, ZOOMED_PHONE], ids=["320px", "phone-at-200pc"])
+@pytest.mark.parametrize("x", ["-4", "0", "1", "4"])
+def test_the_gates_labels_fit_at_every_x(new_tab, viewport, x):
+    """The Gate's two labels move with x (the gate's from one corner to the other at 0, both texts' widths with
+    the number): at each end and on either side of 0 every line is within its chart, and no metric label is cut."""
+    tab = new_tab(color_scheme="dark", viewport=viewport)
+    tab.open(f"gate?gate_x={x}")
+    assert tab.page.evaluate(ELLIPSIS_JS) == []
+    labels = tab.page.locator(f"{driver.MAIN} .st-key-chart_gate .annotation-text, "
+                              f"{driver.MAIN} .st-key-chart_gate-bell .annotation-text")
+    labels.first.wait_for()
+    assert labels.count() == 2 and all(f"{float(x):.2f}" in t for t in labels.all_text_contents())
+    assert_chart_words_fit(tab.page)
     tab.assert_clean()
+
+
+def test_the_ellipsis_check_finds_a_planted_cut(new_tab):
+    """ELLIPSIS_JS can fail: a label given Streamlit's truncation (nowrap, hidden, ellipsis) in a narrow box."""
+    tab = new_tab(viewport=ZOOMED_PHONE)
+    tab.open("gate")
+    assert tab.page.evaluate(ELLIPSIS_JS) == []
+    tab.page.evaluate("""() => { const p = document.createElement("p");
+      p.textContent = "Largest gap between x · gate and ReLU on -3 … 3";
+      p.style.cssText = "width: 60px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis";
+      document.querySelector("[data-testid='stMain'] [data-testid='stMetric']").append(p); }""")
+    found = tab.page.evaluate(ELLIPSIS_JS)
+    assert len(found) == 1 and found[0][0] == "P" and found[0][3] > 100, found
 
 
 def test_reduced_motion_stops_animation(browser, server):

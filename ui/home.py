@@ -57,8 +57,8 @@ def _own_table(i: int) -> dict:
 
 @memo(entry_bytes=SHARED_BYTES)
 def _shared_table(i: int, others: tuple[float, ...]) -> dict:
-    """``input_live_table``'s part that depends on all five inputs, the other four at ``others``: the chart's view
-    and label (``overview_view``) and the paragraphs (``prose_pieces``) at every step of the i-th input."""
+    """``input_live_table``'s part that depends on all five inputs, the other four at ``others``: the paragraphs
+    (``prose_pieces``) at every step of the i-th input."""
     from ui.controls import HOME
     from ui.live import grid, shared_columns
 
@@ -69,24 +69,26 @@ def _shared_table(i: int, others: tuple[float, ...]) -> dict:
     fixed_in = five_inputs_table(others)
     tanh_of = dict(zip(others, fixed_in["GELU(x)"].tolist(), strict=True))
     exact_of = dict(zip(others, fixed_in["x·Φ(x)"].tolist(), strict=True))
-    views, pieces = [], []
+    pieces = []
     for x, t, e in zip(xs.tolist(), table["GELU(x)"].tolist(), table["x·Φ(x)"].tolist(), strict=True):
         row = [*others[:i], x, *others[i:]]
-        views.append(overview_view(row, [tanh_of[v] if v != x else t for v in row]))
         pieces.append(prose_pieces(row, {**tanh_of, x: t}, {**exact_of, x: e}))
     at = f".st-key-{PROSE} p"
     shared = [(at, 0, [p[0] for p in pieces], 0), (f"{at} strong", 0, [p[1] for p in pieces]),
               (at, 0, [p[2] for p in pieces], 2), (f"{at} strong", 1, [p[3] for p in pieces]),
               (at, 0, [p[4] for p in pieces], 4), (at, 1, [p[5] for p in pieces])]
-    return shared_columns(shared, {"chart_home": {key: [v[key] for v in views] for key in views[0]}})
+    # The chart's view and label (overview_view) are not in it: a relayout of this chart costs Plotly ~27 ms a step
+    # here (a held key's steps then took 37 ms to show, against 8 without; benchmarks/bench_drag.py), so they follow
+    # on the rerun.
+    return shared_columns(shared, {})
 
 
 def input_live_table(i: int, inputs) -> dict:
     """The live layer's table for the i-th input (0-based), the five at ``inputs`` now: at every step of its grid
     (-20 … 20 by 0.5) the cells of its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), its
     two markers and the dotted stub between them on the chart (``overview_figure``'s), and, with the other four
-    inputs as they are, what depends on all five: the chart's view and label (``overview_view``) and the paragraph
-    (``prose_pieces``).  The others' values change only by a rerun, which sends new tables."""
+    inputs as they are, the paragraphs under the table, which depend on all five (``prose_pieces``).  The others'
+    values change only by a rerun, which sends new tables.  The chart's range and label wait for the rerun."""
     from ui.controls import HOME
     from ui.live import grid
 
@@ -139,16 +141,18 @@ def prose(xs) -> str:
 PROSE = "home_prose"  # the paragraph's container: the live layer writes into its text nodes
 
 
-CURVE_STEP, CURVE_END = 0.05, 20.5  # the curves: every 0.05 over the widest view any inputs give (-20.5 ... 20.5)
+# the curves: every 0.1 over the widest view any inputs give (-20.5 ... 20.5): 411 points, a relayout of the view
+# costs Plotly about half of what 821 did (0.1 apart the chord of GELU strays 0.001 from it: 0.1 px on this chart)
+CURVE_STEP, CURVE_END = 0.1, 20.5
 
 
 def curve_grid() -> np.ndarray:
-    """Where the curves are drawn, whatever the inputs: every multiple of 0.05 from -20.5 to 20.5 (0 among them, at
+    """Where the curves are drawn, whatever the inputs: every 0.1 from -20.5 to 20.5 (0 among them, at
     ReLU's corner), so that the view is the axes' range over the same data and the live layer can set it as an input
     moves.
 
-    >>> g = curve_grid(); (len(g), g[0].item(), g[410].item(), g[-1].item())
-    (821, -20.5, 0.0, 20.5)
+    >>> g = curve_grid(); (len(g), g[0].item(), g[205].item(), g[-1].item())
+    (411, -20.5, 0.0, 20.5)
     """
     count = int(round(2 * CURVE_END / CURVE_STEP)) + 1
     return np.round(-CURVE_END + CURVE_STEP * np.arange(count), 12) + 0.0

@@ -429,7 +429,13 @@ export default function (component) {
   find();
   hookChart();
   again.observe(document.body, { childList: true, subtree: true, characterData: true });
-  return () => {
+  // One layer a control: a rerun that sends a control new data mounts a new one, and the one before may still be
+  // there for a while (two would each step a held key: two steps a press); the new one stops it.
+  const stops = (window.__geluLiveStops = window.__geluLiveStops || {});
+  if (stops[data.control]) stops[data.control]();
+  const stop = () => {
+    if (stopped) return;
+    if (stops[data.control] === stop) delete stops[data.control];
     stopped = true; watch.disconnect(); again.disconnect();
     if (seen) seen.disconnect();
     if (data.base != null && data.gen === window.__geluLiveGen) delete away[data.control];
@@ -445,6 +451,8 @@ export default function (component) {
     endKeyDrag();
     for (const gd of hooked.values()) if (gd.removeListener) gd.removeListener("plotly_afterplot", afterPlot);
   };
+  stops[data.control] = stop;
+  return stop;
 }
 """
 

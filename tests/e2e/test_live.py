@@ -28,8 +28,8 @@ pytestmark = pytest.mark.e2e
 
 READ_JS = """([control, readout, chart, exact]) => {
   const q = (s) => [...document.querySelectorAll(s)].map((e) => e.textContent);
-  const plot = (key) => key && document.querySelector(`.st-key-${key} .js-plotly-plot`);  // the first (a rerun's
-  // redraw may hold two for a moment)
+  // a chart's plot: the first (a rerun's redraw may hold two for a moment)
+  const plot = (key) => (key ? document.querySelector(`.st-key-${key} .js-plotly-plot`) : null);
   const view = (key) => {  // the chart's axes as Plotly holds them now
     const fl = plot(key)?._fullLayout;
     return { xrange: fl?.xaxis?.range ?? null, yrange: fl?.yaxis?.range ?? null };
@@ -636,10 +636,14 @@ def home_words(inputs) -> list[str]:
     """The two paragraphs under the table for these inputs: the most negative one and the smallest positive one
     named with mpmath's GELU (tanh form and exact) to 4 decimals, in the page's wording."""
     negative, positive = [v for v in inputs if v < 0], [v for v in inputs if v > 0]
+
+    def four(v):  # 4 decimals, or 4 significant digits where those would print 0.0000 (x = -5: about -2.9e-7)
+        return shown(v) if abs(v) >= 5e-5 else f"{float(v):.3e}"
+
     if negative:
         n = min(negative)
-        first = (f"Look at x = {_at(n)}: ReLU gives exactly 0, GELU gives {shown(gelu_ref(n, 'tanh'))} (tanh form; the "
-                 f"exact form {shown(gelu_ref(n))}). GELU shrinks a negative input hard but does not erase it.")
+        first = (f"Look at x = {_at(n)}: ReLU gives exactly 0, GELU gives {four(gelu_ref(n, 'tanh'))} (tanh form; the "
+                 f"exact form {four(gelu_ref(n))}). GELU shrinks a negative input hard but does not erase it.")
     else:
         first = "None of your inputs is negative: set one below zero to see ReLU erase it while GELU keeps a little."
     if positive:
@@ -652,19 +656,20 @@ def home_words(inputs) -> list[str]:
     return [first, second]
 
 
-def check_home(state: dict, i: int = 1) -> None:
-    """The input's row, its points, and what depends on all five (the others at the defaults): the chart's x range
-    (-3 … 3 and every input with half a unit to spare), its label (the lowest tanh GELU, mpmath's) and the
-    paragraphs."""
+def check_home(state: dict, i: int = 1, settled: bool = False) -> None:
+    """The input's row, its points, and the paragraphs, which depend on all five (the others at the defaults); once
+    the rerun has drawn (``settled``) the chart's x range (-3 … 3 and every input with half a unit to spare) and its
+    label (the lowest tanh GELU, mpmath's), which wait for it."""
     from ui.controls import HOME_DEFAULT_INPUTS
 
     x = float(state["value"])
     assert state["cells"] == home_expected(x), x
     inputs = [*HOME_DEFAULT_INPUTS[:i], x, *HOME_DEFAULT_INPUTS[i + 1:]]
-    assert state["view"]["x"] == [min(-3.0, min(inputs) - 0.5), max(3.0, max(inputs) + 0.5)], x
-    lowest = min(inputs, key=lambda v: float(gelu_ref(v, "tanh")))
-    assert state["view"]["label"] == (f"GELU {shown(gelu_ref(lowest, 'tanh'))}ReLU 0" if lowest < 0 else None), x
     assert state["words"] == home_words(inputs), x
+    if settled:
+        assert state["view"]["x"] == [min(-3.0, min(inputs) - 0.5), max(3.0, max(inputs) + 0.5)], x
+        lowest = min(inputs, key=lambda v: float(gelu_ref(v, "tanh")))
+        assert state["view"]["label"] == (f"GELU {shown(gelu_ref(lowest, 'tanh'))}ReLU 0" if lowest < 0 else None)
     assert set(state["points"]) == {"marker:relu", "marker:gelu_tanh", "gap"}
     lo, hi = state["inside"]
     if lo <= x <= hi:  # outside the chart's range (until the rerun widens it) the points are hidden
@@ -692,8 +697,8 @@ def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, bro
         assert driver.runs(page) == before_runs, "the key's release ran the script other than once"
         before_sent = recorder.sent
         after = read_home(page, 1)
-        check_home(after)
-        assert after["value"] == state["value"] and after["view"] == state["view"]  # the rerun's own chart
+        check_home(after, settled=True)
+        assert after["value"] == state["value"] and after["words"] == state["words"]
     assert len(seen) >= 20 and state["value"] == "-4.00"  # -1.00 up to 6.00, down to -4.00
     assert parse_qs(urlsplit(page.url).query)["home_x2"] == ["-4"]
     other = hand.new_page(browser)
@@ -701,7 +706,7 @@ def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, bro
         driver.open_app(other, page.url)
         reopened = read_home(other, 1)
         assert reopened["cells"] == home_expected(-4.0)
-        assert (reopened["view"], reopened["words"]) == (state["view"], state["words"])
+        assert (reopened["view"], reopened["words"]) == (after["view"], after["words"])
     finally:
         other.context.close()
 

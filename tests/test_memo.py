@@ -141,11 +141,16 @@ def test_every_memo_is_measured_here():
 
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_each_memo_keeps_no_more_than_it_declares(name):
-    """An entry (its key and result) measured by tracemalloc is at most the entry_bytes its bound is made of."""
+    """An entry (its key and result) measured by tracemalloc is at most the entry_bytes its bound is made of: the
+    smaller of two measures, each of a fresh entry (a library's own cache filling within the first, such as plotly's
+    path cache after tests that drew no figure in this worker, is not the entry: 300 KB once, 7 KB the next time)."""
     function = _memos()[name]
     CALLS[name](function)  # imports and the memos it calls, warmed
-    function.runs.clear()
-    kept = held_by(lambda: CALLS[name](function), inspect.unwrap(function).__code__.co_filename)
+    sizes = []
+    for _ in range(2):
+        function.runs.clear()
+        sizes.append(held_by(lambda: CALLS[name](function), inspect.unwrap(function).__code__.co_filename))
+    kept = min(sizes)
     assert len(function.runs) == 1
     assert 0 < kept <= function.runs.entry_bytes, f"{name}: {kept} bytes kept, {function.runs.entry_bytes} declared"
 

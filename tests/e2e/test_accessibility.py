@@ -49,6 +49,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness import browser as driver
 from ui import describe
+from ui.pages import PAGES as ROWS
 
 pytestmark = pytest.mark.e2e
 
@@ -108,9 +109,10 @@ def test_axe_finds_a_planted_violation(new_tab):
 def test_every_page_is_axe_clean_after_its_first_control_moves(new_tab, app_page, scheme, viewport):
     tab = new_tab(color_scheme=scheme, viewport=viewport)
     tab.open(page_path(app_page))
-    control = driver.first_control(tab.page)
-    assert control is not None
-    driver.move(tab.page, control)
+    if ROWS[app_page.url_path].controls is not None:  # a page with no controls is checked as it opens
+        control = driver.first_control(tab.page)
+        assert control is not None
+        driver.move(tab.page, control)
     assert summary_of(axe(tab.page)) == []
     tab.assert_clean()
 

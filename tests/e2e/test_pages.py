@@ -2,7 +2,8 @@
 
 Pages are read from ui/pages.py (the table app.py's navigation is built from), so a new page is covered
 without touching this file.  The control is the page's first slider (its first number input where a page has
-no slider: home, the lab).
+no slider: home, the lab); a page whose row in ui/pages.py declares no controls must draw none, and its link
+is just its address.
 Reference for "the same view": the control's own value (the input's value and the number drawn on the
 slider's thumb) before sharing and after opening the shared URL in a fresh browser context; compared
 exactly, as strings.  The teacher's view is a light desktop (1400x900); the student opens the link on a
@@ -17,6 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from harness import browser as driver
+from ui.pages import PAGES as ROWS
 
 pytestmark = pytest.mark.e2e
 
@@ -62,24 +64,29 @@ def test_page_loads_clean_and_its_link_restores_the_view(new_tab, app_page):
     )
 
     control = driver.first_control(page)
-    assert control is not None, f"page {app_page.url_path!r} has no slider or number input"
-    before, url_before = driver.control_state(control), page.url
-    driver.move(page, control)
+    if ROWS[app_page.url_path].controls is None:  # nothing for a link to restore; a control would need its row
+        assert control is None, f"page {app_page.url_path!r} draws a control its row in ui/pages.py does not declare"
+        shared, after, q_after = page.url, None, driver.query(page.url)
+    else:
+        assert control is not None, f"page {app_page.url_path!r} has no slider or number input"
+        before, url_before = driver.control_state(control), page.url
+        driver.move(page, control)
 
-    after = driver.control_state(control)
-    assert after[0] != before[0], "the keyboard did not move the control"
-    assert after[1] != before[1], "the control still shows the old value"
-    q_before, q_after = driver.query(url_before), driver.query(page.url)
-    assert {k: v for k, v in q_after.items() if q_before.get(k) != v}, f"the move did not reach the URL: {page.url}"
-    tab.assert_clean()
+        after = driver.control_state(control)
+        assert after[0] != before[0], "the keyboard did not move the control"
+        assert after[1] != before[1], "the control still shows the old value"
+        q_before, q_after = driver.query(url_before), driver.query(page.url)
+        assert {k: v for k, v in q_after.items() if q_before.get(k) != v}, f"the move did not reach the URL: {page.url}"
+        tab.assert_clean()
 
-    # The sidebar's "Copy link" copies the address bar as it is now, with the move in it.
-    shared = driver.shared_link(page)
-    assert driver.query(shared) == q_after and shared.split("?")[0] == page.url.split("?")[0], (shared, page.url)
+        # The sidebar's "Copy link" copies the address bar as it is now, with the move in it.
+        shared = driver.shared_link(page)
+        assert driver.query(shared) == q_after and shared.split("?")[0] == page.url.split("?")[0], (shared, page.url)
 
     fresh = new_tab(color_scheme="dark", viewport=driver.PHONE)
     fresh.open(shared)
-    assert driver.control_state(driver.first_control(fresh.page)) == after
+    if after is not None:
+        assert driver.control_state(driver.first_control(fresh.page)) == after
     assert driver.query(fresh.page.url) == q_after
     fresh.assert_clean()
     dark = driver.look(fresh.page)

@@ -1,7 +1,9 @@
 """The README says what is true: its Quickstart test command is what CI runs, its table of link parameters
-names every control of every page, and every example link uses values the controls take.
+names every control of every page, every example link uses values the controls take, and its Layout names
+every module of the app's packages and no module that is not there.
 
-Reference: .ci/run and ui/controls.py's declarations (the browser side of the links: tests/e2e/test_readme.py).
+Reference: .ci/run, ui/controls.py's declarations (the browser side of the links: tests/e2e/test_readme.py),
+the files on disk.
 """
 
 from __future__ import annotations
@@ -46,3 +48,35 @@ def test_every_example_link_uses_values_its_controls_take():
                 continue
             assert key in by_key, (link, key)
             assert by_key[key].url_problem(values) is None, (link, key, values)
+
+
+PACKAGES = ("ui", "gelu_core", "hosting", "harness")
+
+
+def layout_text() -> dict[str, str]:
+    """The Layout block's text by its first column (``ui/``, ``app.py``, ...), continuation lines joined."""
+    block = re.search(r"```\n(.*?)\n```", README.split("## Layout", 1)[1], re.S).group(1)
+    parts: dict[str, str] = {}
+    for line in block.splitlines():
+        if line[:1].strip():
+            head, _, rest = line.partition(" ")
+            parts[head] = rest
+        else:
+            parts[head] += " " + line.strip()
+    return parts
+
+
+def test_the_layout_names_every_module_and_only_modules_that_exist():
+    parts = layout_text()
+    for package in PACKAGES:
+        text = parts[f"{package}/"]
+        for path in sorted((ROOT / package).iterdir()):
+            if path.name == "__init__.py" or not (path.suffix == ".py" or (path / "__init__.py").exists()):
+                continue
+            named = re.search(rf"(?<![\w/]){re.escape(path.stem)}(\.py|/|\b)", text)
+            assert named, f"Layout: {package}/ omits {path.name}"
+    named = set(re.findall(r"[\w/]+\.py\b", " ".join(parts.values())))
+    everywhere = {p.relative_to(ROOT).as_posix() for folder in (*PACKAGES, "pages", "scripts", "benchmarks")
+                  for p in (ROOT / folder).rglob("*.py")}
+    for name in named:
+        assert (ROOT / name).exists() if "/" in name else any(p.endswith("/" + name) for p in everywhere), name

@@ -42,7 +42,6 @@ class RaceJob:
     """One race in the lane: queued, training or finished; its latest snapshot and how many came so far."""
 
     config: RaceConfig
-    queued: float = field(default_factory=time.monotonic)
     started: float | None = None
     finished: float | None = None
     latest: RaceSnapshot | None = None

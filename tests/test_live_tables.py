@@ -21,6 +21,14 @@ from ui.format import fixed
 from ui.live import grid
 
 
+def unpacked(column: list | dict) -> list:
+    """A column as the layer reads it (ui.live._packed's form), position by position (None where nothing is
+    written)."""
+    if isinstance(column, list):
+        return column
+    return [None if i < 0 else column["u"][i] for i in column["i"]]
+
+
 def test_the_grid_is_the_sliders_own_values():
     o = CURVES["x"].options
     xs = grid(o["min_value"], o["max_value"], o["step"])
@@ -199,7 +207,6 @@ def test_every_approximations_range_row_is_what_the_page_writes_there():
     from gelu_core.analysis import worst_error
     from ui import approximations as A
     from ui.controls import APPROX
-    from ui.live import unpacked
 
     table = A.range_live_table()
     o = APPROX["range"].options

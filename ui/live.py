@@ -462,7 +462,7 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     pairs of its thumbs' grid steps (lo's step × count + hi's).  ``views``: a chart's key -> its view's
     ``Plotly.relayout`` keys ("xaxis.range", "yaxis.tickvals", ...) -> the value at each position (None: leave
     the view as it is).  A column of texts (or views) may hold None where nothing is written; ``pack``: a column
-    of them with repeats is sent as its distinct values and an index (``_packed``; ``unpacked`` reads it back).
+    of them with repeats is sent as its distinct values and an index (``_packed``; the layer's script reads it).
     ``spoken``: what a screen reader says of each thumb (``spoken_values``; "x = {}" unless given).
     ``number_input``: the control is a number input, not a slider (its steps are the grid; a trace may then name
     which of its points is this input's, ``point``, and which segment of a line trace, ``segment`` with ``y0`` and
@@ -550,13 +550,6 @@ def _packed(values: list) -> list | dict:
     if sum(map(len, index)) + 3 * len(values) >= sum(map(len, keys)) / 2:
         return values
     return {"u": distinct, "i": [-1 if value is None else index[key] for key, value in zip(keys, values, strict=True)]}
-
-
-def unpacked(column: list | dict) -> list:
-    """A column as the layer reads it, position by position (None where nothing is written)."""
-    if isinstance(column, list):
-        return column
-    return [None if i < 0 else column["u"][i] for i in column["i"]]
 
 
 def annotation_pieces(text: str) -> list[str]:

@@ -125,11 +125,6 @@ def accuracy_percent(run, record: int = -1) -> str:
     return f"{100 * float(run.test_accuracy[record]):.1f}%"
 
 
-def accuracy_text(run, record: int = -1) -> str:
-    """A run's test accuracy at ``record`` (default: the last) in words, as its decision regions' title says it."""
-    return f"{accuracy_percent(run, record)} test accuracy"
-
-
 def accuracy_line(run, record: int = -1) -> str:
     """The middle line of a decision region's title, the one the race's film rewrites: "59.0% test"."""
     return f"{accuracy_percent(run, record)} test"

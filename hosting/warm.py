@@ -93,8 +93,7 @@ def set_threads() -> None:
     spinning while they wait for work (``OMP_WAIT_POLICY=PASSIVE``), unless the environment already says.
 
     Spinning pays on an idle machine; a server shares its cores with its own script threads, and often with
-    others: there a lab run forwards and backwards on two threads spent 7.8-9.6 s of CPU spinning, against 4.7 s
-    sleeping, and took 10-20 s against 7 s (README, "Speed")."""
+    others, where spinning threads take the CPU the waiting work needs (the figures: README, "Speed")."""
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, str(usable_cpus()))
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

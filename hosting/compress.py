@@ -16,6 +16,11 @@ a class on a school's shared link.  ``Compress`` keeps Streamlit's reasoning and
 A compressed response says ``Vary: Accept-Encoding``, keeps Streamlit's ``Cache-Control`` and turns a strong
 ``ETag`` weak (the bytes differ from the file's, the content does not), as nginx does.  Brotli is not offered:
 browsers ask for it only over HTTPS, and a teacher's ``streamlit run`` serves plain HTTP.
+
+The gzipped bytes are kept here, not in ``hosting.runs.SharedRuns`` (the app's cache of results): they are
+Streamlit's own files, the same for every visitor and nothing a student computed, kept on the event loop (a
+``SharedRuns`` waits by blocking its thread), and bounded by ``CACHE_BYTES``, fixed at a few times the whole
+frontend gzipped, not by the budget's cache share.
 """
 
 from __future__ import annotations

@@ -26,6 +26,10 @@ def _brentq(*args, **kwargs):
     return brentq(*args, **kwargs)
 
 
+MINIMUM_BRACKET = (-2.0, -0.25)  # GELU's slope changes sign once in here, in every form
+SLOPE_EXTREME_BRACKETS = ((-3.0, -0.5), (0.5, 3.0))  # the lowest and the highest slope, one in each
+
+
 class Point(NamedTuple):
     """A landmark: where (x) and how much (value)."""
 
@@ -39,7 +43,7 @@ def gelu_minimum(approximate: str = "none") -> Point:
     >>> p = gelu_minimum(); round(p.x, 6), round(p.value, 6)
     (-0.751792, -0.169971)
     """
-    x = _brentq(lambda t: gelu_grad(t, approximate), -2.0, -0.25, xtol=1e-15, maxiter=200)
+    x = _brentq(lambda t: gelu_grad(t, approximate), *MINIMUM_BRACKET, xtol=1e-15, maxiter=200)
     return Point(x, gelu(x, approximate))
 
 
@@ -72,8 +76,9 @@ def gelu_grad_extremes(approximate: str = "none") -> tuple[Point, Point]:
     if approximate == "none":
         r = math.sqrt(2.0)
         return Point(-r, gelu_grad(-r)), Point(r, gelu_grad(r))
-    lo = _brentq(lambda t: _gelu_second(t, approximate), -3.0, -0.5, xtol=1e-15, maxiter=200)
-    hi = _brentq(lambda t: _gelu_second(t, approximate), 0.5, 3.0, xtol=1e-15, maxiter=200)
+    (a, b), (c, d) = SLOPE_EXTREME_BRACKETS
+    lo = _brentq(lambda t: _gelu_second(t, approximate), a, b, xtol=1e-15, maxiter=200)
+    hi = _brentq(lambda t: _gelu_second(t, approximate), c, d, xtol=1e-15, maxiter=200)
     return Point(lo, gelu_grad(lo, approximate)), Point(hi, gelu_grad(hi, approximate))
 
 

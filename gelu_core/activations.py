@@ -98,6 +98,13 @@ GATES = {"none": _phi, "tanh": _tanh_gate, "sigmoid": _sigmoid_gate}
 GATE_SLOPES = {"none": _normal_pdf, "tanh": _tanh_gate_slope, "sigmoid": _sigmoid_gate_slope}
 
 
+def _gaussian_gate(ops, x, mu, sigma):
+    """The gate of a bell centred at mu, sigma wide: Phi((x - mu) / sigma); sigma = 0 is the hard step x > mu."""
+    if sigma == 0:
+        return ops.where(x > mu, 1.0, 0.0)
+    return _phi(ops, (x - mu) / sigma)
+
+
 def _gate(ops, x, approximate):
     return GATES[approximate](ops, x)
 

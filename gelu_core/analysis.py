@@ -7,10 +7,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from gelu_core._backend import evaluate
 from gelu_core.activations import (
     SIGMOID_COEF,
     SQRT_2_OVER_PI,
     TANH_COEF,
+    _gaussian_gate,
     gelu,
     gelu_gate,
     gelu_grad,
@@ -155,9 +157,6 @@ def gaussian_gate(x, mu: float = 0.0, sigma: float = 1.0):
     >>> float(gaussian_gate(2.0)), float(gaussian_gate(0.5, sigma=0.0))
     (0.9772498680518208, 1.0)
     """
-    x = np.asarray(x, dtype=np.float64)
     if sigma < 0:
         raise ValueError("sigma must be >= 0")
-    if sigma == 0:
-        return np.where(x > mu, 1.0, 0.0)
-    return gelu_gate((x - mu) / sigma)
+    return evaluate(_gaussian_gate, np.asarray(x, dtype=np.float64), float(mu), float(sigma))

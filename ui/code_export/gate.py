@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 
-from gelu_core.activations import ACTIVATIONS, GATES
+from gelu_core.activations import ACTIVATIONS, GATES, _gaussian_gate
 from ui.code_export.common import Values, fill, number, settings, source
 from ui.controls import GATE
 from ui.format import fixed, percent
@@ -31,8 +31,7 @@ print(f"ReLU({fixed(x, 2)}): {fixed(relu(x))}")
 # Soften or harden the gate: gate(x; mu, sigma) = Phi((x - mu) / sigma); sigma = 0 is the hard step at mu
 mu, sigma = $mu, $sigma
 grid = torch.linspace($lo, $hi, $points, dtype=torch.float64)  # ($points,), as the page's chart
-soft_gate = (grid > mu).double() if sigma == 0 else phi((grid - mu) / sigma)
-gap = torch.max(torch.abs(grid * soft_gate - relu(grid)))
+gap = torch.max(torch.abs(grid * soft_gate(grid, mu, sigma) - relu(grid)))
 print(f"Largest gap between x · gate and ReLU on $lo_text … $hi_text: {fixed(gap)}")
 '''
 
@@ -43,4 +42,5 @@ def script(values: Values) -> str:
     return fill(TEMPLATE, x=number(v["x"]), mu=number(v["mu"]), sigma=number(v["sigma"]),
                 cards=", ".join(number(c) for c in BOUNCER_XS), lo=number(chart["lo"]), hi=number(chart["hi"]),
                 points=chart["points"], lo_text=fixed(chart["lo"], 0), hi_text=fixed(chart["hi"], 0),
-                code=source(fixed, percent, names={"relu": ACTIVATIONS["relu"].formula, "phi": GATES["none"]}))
+                code=source(fixed, percent, names={"relu": ACTIVATIONS["relu"].formula, "phi": GATES["none"],
+                                                     "soft_gate": _gaussian_gate}))

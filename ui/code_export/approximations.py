@@ -3,8 +3,11 @@ PyTorch's GELU returns in each chosen dtype at the table's inputs."""
 
 from __future__ import annotations
 
+import inspect
+
 import gelu_core
 from gelu_core.activations import GATES
+from gelu_core.analysis import worst_error
 from ui.approximations import TABLE_X
 from ui.code_export.common import Values, fill, number, settings, source
 from ui.controls import APPROX, APPROXIMATIONS_VIEWS, DTYPES
@@ -24,7 +27,7 @@ def largest_error(gate):
     def error(x):
         return np.abs(x * gate(x) - x * phi(x))
 
-    grid = np.linspace(0.0, 10.0, 4001)  # (4001,): find the peak on a grid, then refine it between its neighbours
+    grid = np.linspace($lo, $hi, $points)  # ($points,): find the peak on a grid, then refine it between its neighbours
     i = int(np.argmax(error(grid)))
     worst = minimize_scalar(lambda x: -error(x), bounds=(grid[i - 1], grid[i + 1]), method="bounded",
                             options={"xatol": 1e-12}).x
@@ -74,7 +77,9 @@ def script(values: Values) -> str:
     v = settings(APPROX, values)
     if v["view"] == APPROXIMATIONS_VIEWS[0]:
         names = {"phi": GATES["none"], "tanh_gate": GATES["tanh"], "sigmoid_gate": GATES["sigmoid"]}
-        return fill(FORMS, code=source(backend="numpy", names=names))
+        search = {k: p.default for k, p in inspect.signature(worst_error).parameters.items()}  # the page's own grid
+        return fill(FORMS, lo=number(search["lo"]), hi=number(search["hi"]), points=search["points"],
+                    code=source(backend="numpy", names=names))
     from gelu_core.frameworks import _torch_gelu  # torch: imported when this tab asks, as the page's
 
     order = [d for d in DTYPES if d in v["fw_dtypes"]]  # the page's order, whatever the order chosen

@@ -3,7 +3,8 @@
 Streamlit-free.  Everything that lists the pages reads this table: app.py's navigation (url path, title,
 icon, section), the frame's lesson furniture (goal, question, Previous/Next, the controls), the code for
 each view (``code_for``), Home's where-next cards (``card``), the tests and harness/browser.py.  A page's
-script is ``pages/<url_path>.py``; adding a page is that file plus one row here.
+script is ``pages/<url_path>.py``; adding a page is that file plus one row here (a page with controls also
+takes their declaration and the code for its view: README, "Layout").
 """
 
 from __future__ import annotations

@@ -25,8 +25,10 @@ accumulated over chunks.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import torch
@@ -100,6 +102,101 @@ def backward_chunk(block: FeedForward, act: torch.nn.Module, h: torch.Tensor, y:
     return loss, grad_h
 
 
+def _edge_value(k: int, dtype: np.dtype) -> float:
+    """The smallest number of ``dtype`` (float32 or float64) at or above the bin edge 10^(k/10): inf if none.
+
+    Decided by exact rational comparison, v >= 10^(k/10) <=> v^10 >= 10^k (v > 0): no logarithm, no rounding.
+    """
+    def at_or_above(v) -> bool:
+        return bool(np.isinf(v)) or Fraction(float(v)) ** BINS_PER_DECADE >= Fraction(10) ** k
+
+    with np.errstate(over="ignore"):
+        v = dtype.type(10.0 ** (k / BINS_PER_DECADE))  # within an ulp or two of the answer
+    top, zero = dtype.type(np.inf), dtype.type(0)
+    while not at_or_above(v):
+        v = np.nextafter(v, top)
+    while (below := np.nextafter(v, zero)) > 0 and at_or_above(below):
+        v = below
+    return float(v)
+
+
+@functools.cache
+def _edge_values(dtype: torch.dtype) -> torch.Tensor:
+    """(_K_HIGH - _K_LOW + 1,) the smallest ``dtype`` number at or above each bin edge 10^(k/10), k = _K_LOW ..
+    _K_HIGH: a magnitude v (same dtype) is in bin k exactly when values[k] <= v < values[k + 1]."""
+    np_dtype = np.dtype(str(dtype).removeprefix("torch."))
+    return torch.tensor([_edge_value(k, np_dtype) for k in range(_K_LOW, _K_HIGH + 1)], dtype=dtype)
+
+
+_BITS_SHIFT = 16  # float32 magnitudes are looked up by their top 15 bits: exponent and 7 mantissa bits
+_NEVER = torch.iinfo(torch.int32).max
+_NORMAL_BITS = 1 << 23  # float32 bit patterns below this are 0 and subnormals
+
+
+@functools.cache
+def _float32_slots() -> tuple[torch.Tensor, torch.Tensor]:
+    """Look-up tables (first, step) over a float32 magnitude's bits >> _BITS_SHIFT: its slot is
+    ``first[key] + (bits >= step[key])``.
+
+    Slots: 0 for 0, 1 for subnormals (binned apart: one key covers too wide a range), then 2 + (k - _K_LOW) for
+    bin k, and _K_HIGH - _K_LOW + 2 and up past the last edge (inf, nan).  A normal float's key covers less than
+    2**-7 of its value, a tenth of a decade is 26 % of it, so at most one edge falls inside a key: ``step`` is
+    the bit pattern of the first number at or above it (_NEVER where none does).
+    """
+    edges = _edge_values(torch.float32).numpy().view(np.int32).astype(np.int64)  # increasing bit patterns
+    span = 1 << _BITS_SHIFT
+    low = np.arange(1 << (31 - _BITS_SHIFT), dtype=np.int64) * span  # each key's first bit pattern
+    at_low = np.searchsorted(edges, low, side="right")  # edges at or below it
+    inside = np.searchsorted(edges, low + span, side="left") - at_low  # edges strictly inside its range
+    normal = low >= _NORMAL_BITS
+    assert inside[normal].max() <= 1, "two bin edges under one key"
+    first = 1 + at_low
+    step = np.where(inside > 0, edges[np.minimum(at_low, edges.size - 1)], _NEVER)
+    first[~normal], step[~normal] = 1, _NEVER
+    first[0], step[0] = 0, 1  # bits 0 (the value 0): slot 0; the subnormals under key 0: slot 1
+    return torch.from_numpy(first.astype(np.int32)), torch.from_numpy(step.astype(np.int32))
+
+
+def log_bin_counts(magnitude: torch.Tensor) -> tuple[int, torch.Tensor]:
+    """(exact 0s, (_K_HIGH - _K_LOW,) int64 counts) of nonnegative magnitudes in the bins [10^(k/10),
+    10^((k+1)/10)), k = _K_LOW .. _K_HIGH - 1, decided exactly; values past the ends (float64 only, and inf)
+    go to the end bins.
+
+    float32 (every lab run in the app): one look-up of each value's top bits and one integer comparison
+    (``_float32_slots``), no copy of the values; other dtypes (and float32 subnormals): a search of the
+    edges' exact values (``_edge_values``).
+    """
+    bins = _K_HIGH - _K_LOW
+    flat = magnitude.reshape(-1)
+    if flat.dtype == torch.float32:
+        first, step = _float32_slots()
+        bits = flat.view(torch.int32)  # a nonnegative float32's bit pattern orders as its value
+        key = bits >> _BITS_SHIFT
+        slots = torch.index_select(first, 0, key) + (bits >= torch.index_select(step, 0, key))
+        found = torch.bincount(slots, minlength=bins + 3)
+        counts = found[2:bins + 2].clone()
+        counts[-1] += found[bins + 2:].sum()
+        zeros = int(found[0])
+        if int(found[1]):  # subnormals: rare, binned by a search of the edges
+            tiny = bits[(bits > 0) & (bits < _NORMAL_BITS)]
+            edges = _edge_values(torch.float32).view(torch.int32)
+            counts += _searched_counts(tiny, edges, bins)
+        return zeros, counts
+    zeros = flat.numel() - int(torch.count_nonzero(flat))
+    counts = _searched_counts(flat, _edge_values(flat.dtype), bins)
+    counts[0] -= zeros  # 0 is below every edge; what is left there is nonzero and below the first edge
+    return zeros, counts
+
+
+def _searched_counts(values: torch.Tensor, edges: torch.Tensor, bins: int) -> torch.Tensor:
+    """(bins,) counts of values by the number of edges at or below each, the ends taking what lies past them."""
+    found = torch.bincount(torch.bucketize(values, edges, right=True), minlength=bins + 2)  # 0 .. bins + 1
+    counts = found[1:bins + 1].clone()
+    counts[0] += found[0]
+    counts[-1] += found[bins + 1:].sum()
+    return counts
+
+
 class _Tally:
     """Running statistics of one activation's dL/dh, fed chunk by chunk."""
 
@@ -114,16 +211,15 @@ class _Tally:
 
     def add(self, loss: float, grad_h: torch.Tensor, x_rows: torch.Tensor) -> None:
         magnitude = grad_h.abs()  # (rows, hidden)
-        nonzero = magnitude != 0
+        unit_max = magnitude.amax(dim=0)  # (hidden,): each unit's largest |dL/dh| over these rows
         self.loss += loss
-        self.zeros += magnitude.numel() - int(torch.count_nonzero(nonzero))
         self.abs_sum += float(magnitude.sum(dim=-1).sum(dtype=torch.float64))
-        self.abs_max = max(self.abs_max, float(magnitude.max()))
-        self.alive |= nonzero.any(dim=0)
+        self.abs_max = max(self.abs_max, float(unit_max.max()))
+        self.alive |= unit_max > 0
         self.fc_weight_grad.addmm_(grad_h.T, x_rows)  # += (hidden, rows) @ (rows, d_model), in place: no temporary
-        k = torch.floor(BINS_PER_DECADE * torch.log10(magnitude[nonzero].to(torch.float64))).to(torch.int64)
-        k = k.clamp_(_K_LOW, _K_HIGH - 1)  # a no-op in float32; a float64 block's extremes go to the end bins
-        self.bins += torch.bincount(k - _K_LOW, minlength=self.bins.numel())
+        zeros, counts = log_bin_counts(magnitude)
+        self.zeros += zeros
+        self.bins += counts
 
 
 def _shared_bins(tallies: list[_Tally], bins: int) -> tuple[int, int, int]:

@@ -10,10 +10,16 @@ References and tolerances, per test:
 - dL/dW_fc against torch autograd of the whole block in one piece (loss.backward on c_fc.weight): rtol 1e-5;
 - counts (zeros, dead units, h ≤ 0, histogram totals): exact integers, counted directly on the whole tensor;
 - sums and means: numpy float64 over the whole tensor, rtol 1e-6;
-- the log histogram: numpy.histogram on the same edges, a handful of values allowed to sit one bin over.
+- the log histogram: numpy.histogram on the same edges, a handful of values allowed to sit one bin over;
+- its bins, exactly: a plain-Python binning written in the test, v in bin k when v^10 >= 10^k and
+  v^10 < 10^(k + 1) in fractions.Fraction (exact rationals, no logarithm), on values at, just below and just
+  above every edge (float32 and float64), 0 and -0.0, subnormals, the largest float32 and inf: equal counts.
 """
 
 from __future__ import annotations
+
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -23,7 +29,7 @@ from gelu_core import ACTIVATIONS, FeedForward, demo_input
 from gelu_core import gradients as gradients_module
 from gelu_core import lab as lab_module
 from gelu_core.ffn import activation_module
-from gelu_core.gradients import BINS_PER_DECADE, LOSS
+from gelu_core.gradients import _K_HIGH, _K_LOW, BINS_PER_DECADE, LOSS, log_bin_counts
 from gelu_core.lab import HIST_BINS, LabInputError
 from hosting.lab_runs import run_lab  # in the lab's run lanes, as the lab runs it
 from tests.conftest import functional, with_activation
@@ -146,6 +152,86 @@ def test_run_gradients_matches_direct_counts_across_chunks(monkeypatch, activati
         assert hist.edges[0] <= magnitudes.min() and magnitudes.max() < hist.edges[-1]
     assert r.a.grad_hist.edges is not r.b.grad_hist.edges
     np.testing.assert_array_equal(r.a.grad_hist.edges, r.b.grad_hist.edges)  # shared bins: bars side by side
+
+
+def reference_bin(v: float) -> int | None:
+    """The log bin k of a magnitude v >= 0, exactly: 10^(k/10) <= v < 10^((k+1)/10), i.e. v^10 >= 10^k and
+    v^10 < 10^(k+1), compared as Python fractions; None for 0; k kept within [_K_LOW, _K_HIGH - 1] (values past
+    the ends go to the end bins, as gelu_core documents)."""
+    if v == 0:
+        return None
+    if math.isinf(v):
+        return _K_HIGH - 1
+    power = Fraction(v) ** BINS_PER_DECADE  # float -> Fraction is exact
+    k = math.floor(BINS_PER_DECADE * math.log10(v))  # a first guess only, corrected exactly below
+    while power < Fraction(10) ** k:
+        k -= 1
+    while power >= Fraction(10) ** (k + 1):
+        k += 1
+    return min(max(k, _K_LOW), _K_HIGH - 1)
+
+
+def reference_counts(values: np.ndarray) -> tuple[int, np.ndarray]:
+    counts, zeros = np.zeros(_K_HIGH - _K_LOW, dtype=np.int64), 0
+    for v in np.abs(values).reshape(-1).tolist():
+        k = reference_bin(v)
+        if k is None:
+            zeros += 1
+        else:
+            counts[k - _K_LOW] += 1
+    return zeros, counts
+
+
+def around_every_edge(dtype) -> np.ndarray:
+    """For every edge 10^(k/10) in float32's range: its nearest ``dtype`` number and the two either side of it
+    (so some sit exactly on an edge, 1, 10, ..., and the rest just below and just above one), made here with
+    numpy alone; plus 0, -0.0, subnormals, the largest float32, random values across the range, and negatives."""
+    with np.errstate(over="ignore"):  # 10^38.6 is past float32's largest: inf, dropped
+        near = np.array([10.0 ** (k / BINS_PER_DECADE) for k in range(_K_LOW, _K_HIGH + 1)]).astype(dtype)
+    near = near[np.isfinite(near) & (near > 0)]
+    steps = [near]
+    for direction in (0, np.inf):
+        step = near
+        for _ in range(2):
+            step = np.nextafter(step, dtype(direction))
+            steps.append(step)
+    tiny = np.float32(2.0**-149)
+    special = np.array([0.0, -0.0, tiny, 3 * tiny, 2.0**-130, np.float32(2.0**-126) - tiny, 2.0**-126,
+                        np.finfo(np.float32).max, 1.0, 10.0, 1e10, np.inf], dtype=dtype)
+    spread = (10.0 ** np.random.default_rng(7).uniform(-45.5, 38.5, 4000)).astype(dtype)
+    values = np.concatenate(steps + [special, spread])
+    return np.concatenate([values, -values[:500]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_bins_are_exact_at_every_edge(dtype):
+    """gelu_core's bins (look-up of float32 bits, a search of exact edge values otherwise) equal the reference
+    binning above value for value: a single value one bin over fails the test."""
+    values = around_every_edge(dtype)
+    if dtype == np.float64:  # beyond float32's range: go to the end bins
+        values = np.concatenate([values, [5e-324, 1e-300, 1e-46, 1e39, 1e300]])
+    visited = {reference_bin(float(v)) for v in np.abs(values) if v}
+    assert visited >= set(range(-420, _K_HIGH))  # every bin (below 10^-42 some hold no float32 at all)
+    below_one = np.nextafter(dtype(1.0), dtype(0.0))
+    assert reference_bin(1.0) == 0 and reference_bin(float(below_one)) == -1  # the reference itself, on an edge
+    zeros, counts = log_bin_counts(torch.from_numpy(np.abs(values)))
+    want_zeros, want = reference_counts(values)
+    assert zeros == want_zeros >= 2  # 0.0 and -0.0, and the steps below 2**-149
+    np.testing.assert_array_equal(counts.numpy(), want)
+
+
+def test_log_bins_of_a_run_are_exact():
+    """A lab run's histogram bars (merged tenths of decades) hold exactly the reference's counts of its dL/dh
+    (the lab's own backward step on every row at once: the run's one chunk, so the very same numbers)."""
+    block = FeedForward(64, seed=2)
+    x = demo_input(64, 2, batch=2, tokens=24)
+    r = run_gradients(block, x, "gelu_tanh", "relu")
+    for got, name in ((r.a, "gelu_tanh"), (r.b, "relu")):
+        zeros, fine = reference_counts(hidden_gradient(block, x, name)[1].detach().numpy())
+        m = np.round(np.log10(got.grad_hist.edges) * BINS_PER_DECADE).astype(int)  # edges at 10^(m/10)
+        bars = [fine[lo - _K_LOW:hi - _K_LOW].sum() for lo, hi in zip(m[:-1], m[1:], strict=True)]
+        assert got.grad_hist.zeros == zeros and got.grad_hist.counts.tolist() == bars
+        assert sum(bars) == fine.sum()  # no value outside the bars
 
 
 def test_relu_silences_every_nonpositive_h_and_gelu_none():

@@ -342,14 +342,21 @@ def run_lab(
     bins: int = HIST_BINS,
     *,
     backward: bool = False,
+    pace: Callable[[], None] | None = None,
 ) -> LabResult:
     """Run x through the block with ``activation`` and with ``compare`` on the same weights, and measure both;
-    ``backward``: then backwards from that forward (``LabResult.backward``)."""
-    return _run_lab(block, x, activation, compare, bins, backward)
+    ``backward``: then backwards from that forward (``LabResult.backward``).  ``pace``, if given, is called
+    between the run's steps (each activation's forward, each row chunk backwards): where a server sets the
+    threads the rest of the run may use."""
+    return _run_lab(block, x, activation, compare, bins, backward, pace or _no_pace)
+
+
+def _no_pace() -> None:
+    pass
 
 
 def _run_lab(block: FeedForward, x: torch.Tensor | Tokens, activation: str, compare: str, bins: int,
-             backward: bool = False) -> LabResult:
+             backward: bool = False, pace: Callable[[], None] = _no_pace) -> LabResult:
     if isinstance(x, Tokens) and x.hidden == block.hidden and x.shape[-1] == block.d_model:
         x = x.x  # checked once, where it was made
     else:
@@ -371,6 +378,7 @@ def _run_lab(block: FeedForward, x: torch.Tensor | Tokens, activation: str, comp
 
         partial = {}
         for name, act in modules.items():
+            pace()
             y = act(h)  # (B, T, hidden), shape kept
             y_min, y_max = (float(v) for v in torch.aminmax(y))
             zeroed, negative_out, positive_out = _output_sides(h, y)
@@ -387,6 +395,7 @@ def _run_lab(block: FeedForward, x: torch.Tensor | Tokens, activation: str, comp
         lo = min(p["post_min"] for p in partial.values())
         hi = max(p["post_max"] for p in partial.values())
         results = {}
+        pace()
         for name, act in modules.items():
             p = partial[name]
             out = p["output"]
@@ -410,6 +419,7 @@ def _run_lab(block: FeedForward, x: torch.Tensor | Tokens, activation: str, comp
             grads = Backward(block, modules, x.dtype, x.numel())
             names = list(modules)
             for x_rows, h_rows, *outs in _row_chunks(x, h, *(results[n].output for n in names)):
+                pace()
                 grads.add(x_rows, h_rows, dict(zip(names, outs, strict=True)))
             grads = grads.result(tuple(x.shape), activation, compare, bins)
         return LabResult(

@@ -56,12 +56,19 @@ def run_lab(
     on_wait: Waiting | None = None,
     timeout: float | None = None,
 ) -> LabResult:
-    """``gelu_core.lab.run_lab`` in one of the process's run lanes (``RUN_SLOT``, on its share of the cores): a
-    caller finding them taken waits its turn, told what runs through ``on_wait``, and gives up with ``Busy`` if
-    a run under way has held its lane ``timeout`` seconds."""
+    """``gelu_core.lab.run_lab`` in one of the process's run lanes (``RUN_SLOT``, on its share of the cores, taken
+    again between its steps: two threads alone, one beside another run): a caller finding them taken waits its
+    turn, told what runs through ``on_wait``, and gives up with ``Busy`` if a run under way has held its lane
+    ``timeout`` seconds."""
     with RUN_SLOT.hold(describe_run(_shape(x), block, backward), on_wait=on_wait, timeout=timeout) as cores:
         with torch_threads(cores):
-            return _run_lab(block, x, activation, compare, bins, backward=backward)
+            return _run_lab(block, x, activation, compare, bins, backward=backward, pace=_take_share)
+
+
+def _take_share() -> None:
+    """Between a run's steps: its torch threads set to its share now (``RunSlot.share``).  Set every time, not
+    only on a change: MKL's count is the process's, and a run that ended may have put back its own."""
+    torch.set_num_threads(RUN_SLOT.share())
 
 
 @contextmanager

@@ -4,10 +4,11 @@ Thirty students pressing the same seeded demo must not cost thirty runs, and man
 their memory.  So:
 
 * ``RunSlot``: at most ``lanes`` heavy runs at a time (``RUN_SLOT``: two), in the order they came, each told
-  its share of the cores.  Whoever waits is told, every ``poll`` seconds, what is running, for how long and
-  how many runs are ahead (``on_wait``); ``Busy``, a sentence fit to show, only if a run under way has held
-  its lane for ``timeout`` seconds.  A run holds a lane only while it computes, and every run's size is
-  capped before it starts (``gelu_core.lab.check_run_size``), so no run holds it without bound.
+  its share of the cores (``share``, read again between a run's steps).  Whoever waits is told, every
+  ``poll`` seconds, what is running, for how long and how many runs are ahead (``on_wait``); ``Busy``, a
+  sentence fit to show, only if a run under way has held its lane for ``timeout`` seconds.  A run holds a
+  lane only while it computes, and every run's size is capped before it starts
+  (``gelu_core.lab.check_run_size``), so no run holds it without bound.
 * ``SharedRuns``: results by key (the run's whole identity: weights, input, activations; an uploaded file by
   the hash of its bytes).  A key already computed is returned at once; a key being computed is waited for,
   not computed again; at most ``max_entries`` results are kept (least recently used first out), so memory is
@@ -64,6 +65,11 @@ class RunSlot:
         self._line: deque[object] = deque()  # the waiting runs, first in line first
         self._running: list[_Running] = []
         self.poll, self.lanes, self.cores = poll, max(1, lanes), max(1, cores)
+
+    def share(self) -> int:
+        """The torch threads each run under way should use now: the cores over the runs under way (at least 1).
+        A run reads it again between its steps, so it widens when another ends and narrows when one starts."""
+        return max(1, self.cores // max(1, len(self._running)))
 
     def running(self) -> tuple[str, float] | None:
         """(what has run longest of the runs under way, seconds it has run), or None when no run is under way."""

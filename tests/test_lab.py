@@ -283,6 +283,44 @@ def test_charts_stay_light_for_eight_full_contexts():
         go.Figure(figure.to_dict())  # validates: the builders skip plotly's checks for speed
 
 
+def test_a_run_widens_to_both_cores_when_the_other_lane_frees(monkeypatch):
+    """Reference: torch.get_num_threads() read in the test at each backward step of a lab run (one row a chunk):
+    one thread while another run holds the second lane, both cores once it has left (RUN_SLOT's own count)."""
+    import threading
+
+    from gelu_core import gradients, lab
+    from hosting import lab_runs
+
+    slot = lab_runs.RUN_SLOT
+    if slot.lanes < 2 or slot.cores < 2:
+        pytest.skip("one lane on this host: nothing to share")
+    monkeypatch.setattr(lab, "_CHUNK", 32)  # hidden 32: one row a step, six steps
+    inside, leave = threading.Event(), threading.Event()
+    threads_at_step = []
+    step = gradients.Backward.add
+
+    def counted(self, *args):
+        threads_at_step.append(torch.get_num_threads())
+        if len(threads_at_step) == 2:  # the other run leaves after our second step; we wait till it has
+            leave.set()
+            other.join(30)
+        step(self, *args)
+
+    def other_run():
+        with slot.hold("another student's run"):
+            inside.set()
+            assert leave.wait(30)
+
+    monkeypatch.setattr(gradients.Backward, "add", counted)
+    other = threading.Thread(target=other_run)
+    other.start()
+    assert inside.wait(30)
+    block = lab.FeedForward(8, seed=0)
+    lab_runs.run_lab(block, lab.demo_input(8, 0, 2, 3), backward=True)
+    other.join(30)
+    assert threads_at_step[:2] == [1, 1] and set(threads_at_step[2:]) == {slot.cores} and len(threads_at_step) == 6
+
+
 def test_runs_take_turns(monkeypatch):
     """Reference: a counter of runs inside the block at once, from four threads; the lab lets in as many at a time
     as it has run lanes (two; one on a one-CPU host), never more."""

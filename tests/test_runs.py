@@ -195,6 +195,28 @@ def test_two_lanes_run_two_at_once_never_three_and_split_the_cores(monkeypatch):
         assert cores == 2
 
 
+def test_a_run_under_way_is_told_its_share_as_others_start_and_end():
+    """RunSlot.share: both cores for a run alone, one each while a second runs beside it, both again once that
+    one ends (reference: the lanes held, counted in the test)."""
+    slot = RunSlot(poll=0.01, lanes=2, cores=2)
+    inside, leave = threading.Event(), threading.Event()
+
+    def second():
+        with slot.hold("second"):
+            inside.set()
+            assert leave.wait(30)
+
+    with slot.hold("first") as cores:
+        assert cores == slot.share() == 2
+        other = threading.Thread(target=second)
+        other.start()
+        assert inside.wait(30)
+        assert slot.share() == 1  # two lanes held
+        leave.set()
+        other.join(30)
+        assert not other.is_alive() and slot.share() == 2  # alone again
+
+
 def test_uploads_at_once_get_the_numbers_each_gets_alone():
     """Three different inputs through the lab's own lanes at the same moment, forwards and backwards: each result
     equals the one its input gets alone (reference: run_lab alone in this thread on two torch threads; rtol 1e-6,

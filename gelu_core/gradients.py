@@ -182,6 +182,8 @@ def log_bin_counts(magnitude: torch.Tensor) -> tuple[int, torch.Tensor]:
             edges = _edge_values(torch.float32).view(torch.int32)
             counts += _searched_counts(tiny, edges, bins)
         return zeros, counts
+    if flat.dtype != torch.float64:
+        flat = flat.to(torch.float64)  # float16, bfloat16: every value exact in float64
     zeros = flat.numel() - int(torch.count_nonzero(flat))
     counts = _searched_counts(flat, _edge_values(flat.dtype), bins)
     counts[0] -= zeros  # 0 is below every edge; what is left there is nonzero and below the first edge

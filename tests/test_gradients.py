@@ -220,6 +220,16 @@ def test_log_bins_are_exact_at_every_edge(dtype):
     np.testing.assert_array_equal(counts.numpy(), want)
 
 
+def test_log_bins_of_half_precision_are_exact():
+    """float16 and bfloat16 magnitudes (widened to float64 exactly, then searched): the reference's counts."""
+    for dtype in (torch.float16, torch.bfloat16):
+        values = torch.tensor([0.0, 1.0, 10.0, 2.0**-24, 6.1e-5, 0.1, 0.09998, 65504.0, 3.0e38], dtype=dtype)
+        values = torch.cat([values, torch.rand(500, generator=torch.Generator().manual_seed(3)).to(dtype)])
+        zeros, counts = log_bin_counts(values)
+        want_zeros, want = reference_counts(values.double().numpy())
+        assert zeros == want_zeros and counts.tolist() == want.tolist()
+
+
 def test_log_bins_of_a_run_are_exact():
     """A lab run's histogram bars (merged tenths of decades) hold exactly the reference's counts of its dL/dh
     (the lab's own backward step on every row at once: the run's one chunk, so the very same numbers)."""

@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui.controls import HOME
 from ui.frame import chart, csv_button, page_link, require_app_frame
-from ui.home import five_inputs_table, input_live_table, on_screen, overview_figure, prose
+from ui.home import PROSE, five_inputs_table, input_live_table, on_screen, overview_figure, prose
 from ui.live import follow
 from ui.pages import PAGES
 
@@ -40,9 +40,10 @@ st.caption("gate(x): how open GELU's door is. GELU(x) = x · gate(x), both in th
            "exact GELU, with the true normal gate Φ.")
 csv_button({name: column.tolist() for name, column in table.items()}, "home")
 chart(overview_figure(inputs), "home")
-for i, c in enumerate(HOME):  # each input's row and points, moved as its arrow key is held or a number typed
-    follow(input_live_table(i), f"{c.key}_live")
-st.markdown(prose(inputs))
+for i, c in enumerate(HOME):  # each input's row, points, the chart's view and the paragraph, moved as its arrow key
+    follow(input_live_table(i, inputs), f"{c.key}_live")  # is held or a number typed
+with st.container(key=PROSE):
+    st.markdown(prose(inputs))
 
 st.subheader("The lesson, step by step")
 cards = [row for row in PAGES.values() if row.card and not row.aside]

@@ -1,6 +1,5 @@
 """Step by step: one number through GPT-2's tanh GELU, one small operation a line."""
 
-import numpy as np
 import streamlit as st
 
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
@@ -11,6 +10,7 @@ from ui.live import follow
 from ui.steps import (
     READOUT,
     chart_range,
+    curve_grid,
     digits_table,
     metric_values,
     on_screen,
@@ -20,8 +20,6 @@ from ui.steps import (
 )
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
-
-CURVE_POINTS = 401
 
 st.title("Step by step")
 st.markdown(
@@ -50,10 +48,9 @@ with pick_col:
 steps = tanh_steps(x)
 tanh_value = steps[-1].value
 exact_value = gelu(x)
-lo, hi = chart_range(x)
-grid = np.linspace(lo, hi, CURVE_POINTS)
+grid = curve_grid(x)  # the curves over every pick's view: a drag of the pick sets the view, the data stay
 chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=tanh_value,
-                  gate_at_x=steps[-2].value), "steps")
+                  gate_at_x=steps[-2].value, view=chart_range(x)), "steps")
 readout = st.container(key=READOUT)  # what the pick slider moves as it goes
 c1, c2, c3 = readout.columns(3)
 tanh_text, exact_text, difference_text = metric_values(x, steps)

@@ -17,7 +17,7 @@ import pytest
 import gelu_core
 from ui import curves
 from ui.controls import CURVES
-from ui.format import fixed
+from ui.format import fixed, readable
 from ui.live import grid
 
 
@@ -182,11 +182,12 @@ def test_every_steps_row_is_what_the_page_writes_there(show_all):
     table = steps.steps_live_table(show_all)
     o = STEPS["pick"].options
     xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
-    assert (table["control"], table["count"], table["chart"]["traces"]) == ("steps_pick", 121, {})
+    assert (table["control"], table["count"], sorted(table["chart"]["traces"])) == (
+        "steps_pick", 121, ["marker:gate", "marker:gelu_tanh"])  # the chart: test_every_steps_chart_row_is_...
     assert table["exact"] == ".st-key-steps_x input"  # the page's own x: while it is off the grid, nothing is written
     values = f".st-key-{steps.READOUT} [data-testid='stMetricValue'] p"
     cell = f".st-key-{steps.READOUT} [data-testid='stTable'] tbody td:nth-child({{}}) p"
-    columns = {(sel, nth): col for sel, nth, col in table["texts"]}
+    columns = {(sel, nth): unpacked(col) for sel, nth, col in table["texts"] if sel != steps.LEGEND}
     assert len(columns) == 3 + 14 + 7 * show_all
     for i, x in enumerate(xs):
         s = gelu_core.tanh_steps(x)
@@ -197,6 +198,71 @@ def test_every_steps_row_is_what_the_page_writes_there(show_all):
         if show_all:
             assert [columns[(cell.format(2), 7 + r)][i] for r in range(7)] == steps.digits_table(s)["full precision"]
     json.dumps(table, allow_nan=False)
+
+
+def _steps_chart_at(table: dict, k: int) -> dict:
+    """What the live layer shows of Step by step's chart at the pick's k-th step: the markers (by meta), the dotted
+    line's x, the legend's third and fourth entries and the view."""
+    from ui.steps import CHART, LEGEND
+
+    chart = table["chart"]
+    legend = {nth: unpacked(col)[k] for sel, nth, col, *_ in table["texts"] if sel == LEGEND}
+    view = {key: unpacked(col)[k] for key, col in table["views"][CHART].items()}
+    return {"markers": {m: (t["x"][k], t["y"][k]) for m, t in chart["traces"].items()},
+            "line": chart["lines"]["0"][k], "legend": [legend[2], legend[3]],
+            "view": [view["xaxis.range"], view["yaxis.range"]]}
+
+
+def _steps_chart_drawn(spec: dict) -> dict:
+    """The same, from the figure the page drew (its markers' one point, its shape, its traces' names, its axes)."""
+    from ui.describe import values
+
+    by_meta = {t.get("meta"): t for t in spec["data"]}
+    markers = {m: (float(values(by_meta[m]["x"])[0]), float(values(by_meta[m]["y"])[0]))
+               for m in ("marker:gate", "marker:gelu_tanh")}
+    layout = spec["layout"]
+    return {"markers": markers, "line": layout["shapes"][0]["x0"],
+            "legend": [by_meta["marker:gate"]["name"], by_meta["marker:gelu_tanh"]["name"]],
+            "view": [layout["xaxis"]["range"], layout["yaxis"]["range"]]}
+
+
+def test_every_steps_chart_row_is_the_figure_the_page_draws_there():
+    """Step by step's chart follows the pick: at every step of its grid the markers, the dotted line, their legend
+    entries and the view (x's range and y's) are those of the figure the page builds for that x (its own calls:
+    curve_grid, chart_range, steps_figure, with tanh_steps' values); the view is -4 ... 4 while x is within 3 of
+    0 and keeps x one unit inside beyond, and the curves are drawn over every view the pick gives."""
+    from ui import steps
+    from ui.controls import STEPS
+
+    table = steps.steps_live_table(False)
+    o = STEPS["pick"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    assert table["chart"]["key"] == steps.CHART and set(table["views"]) == {steps.CHART}
+    for k, x in enumerate(xs):
+        s = gelu_core.tanh_steps(x)
+        g = steps.curve_grid(x)
+        fig = steps.steps_figure(x, g, gelu_core.gelu(g, "tanh"), gelu_core.gelu_gate(g, "tanh"),
+                                 gelu_at_x=s[-1].value, gate_at_x=s[-2].value, view=steps.chart_range(x))
+        drawn = _steps_chart_drawn(json.loads(fig.to_json()))
+        assert _steps_chart_at(table, k) == drawn, x
+        lo, hi = drawn["view"][0]
+        assert (lo, hi) == (min(-4.0, x - 1.0), max(4.0, x + 1.0)) and g[0] <= lo and hi <= g[-1]
+        assert drawn["legend"] == [f"gate(x) = {readable(s[-2].value)}", f"GELU(x) = {readable(s[-1].value)}"]
+    json.dumps(table, allow_nan=False)
+
+
+@pytest.mark.parametrize("x", [-6.0, -3.7, -0.8, 1.0, 3.0, 4.6, 6.0])
+def test_the_steps_chart_row_is_what_a_rerun_at_that_pick_draws(app, x):
+    """The reference is the page's own rerun: the pick set to x and released (AppTest), its chart against the
+    table's row for x."""
+    from tests.conftest import chart_spec, open_page
+    from ui import steps
+
+    at = open_page(app, "pages/steps.py")
+    at.slider(key="steps_pick").set_value(x).run()
+    assert not at.exception and at.number_input(key="steps_x").value == x
+    k = round((x + 6.0) / 0.1)
+    assert _steps_chart_at(steps.steps_live_table(False), k) == _steps_chart_drawn(chart_spec(at, 0))
 
 
 def test_every_approximations_range_row_is_what_the_page_writes_there():
@@ -281,7 +347,7 @@ def test_every_home_input_row_is_what_the_page_writes_there(i):
     from ui.controls import HOME, HOME_DEFAULT_INPUTS
     from ui.describe import values
 
-    table = home.input_live_table(i)
+    table = home.input_live_table(i, HOME_DEFAULT_INPUTS)
     o = HOME[f"x{i + 1}"].options
     xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
     assert (table["control"], table["count"], table["kind"], table["chart"]["key"]) == (f"home_x{i + 1}", 81,
@@ -305,3 +371,59 @@ def test_every_home_input_row_is_what_the_page_writes_there(i):
             stub = drawn["gap"]["y"][3 * i:3 * i + 2]  # x, x, None per input
             assert gap["segment"] == i and [gap["y0"][k], gap["y1"][k]] == stub and drawn["gap"]["x"][3 * i] == x
     json.dumps(table, allow_nan=False)
+
+
+def _home_shared_at(table: dict, k: int) -> dict:
+    """What the live layer shows at the input's k-th step of what depends on all five inputs: the paragraphs' text
+    nodes (by selector, match, child).  The chart's view is not in it (it waits for the rerun)."""
+    assert table["views"] == {}
+    return {(sel, nth, *child): unpacked(col)[k] for sel, nth, col, *child in table["shared"]}
+
+
+def _home_shared_drawn(markdown: str) -> dict:
+    """The same from what the page drew: the paragraphs' Markdown split into the text nodes it renders (text, bold,
+    text, bold, text; then the second paragraph)."""
+    from ui import home
+
+    first, second = markdown.split("\n\n")
+    a, b, c, d, e = first.split("**")
+    at = f".st-key-{home.PROSE} p"
+    return {(at, 0, 0): a, (f"{at} strong", 0): b, (at, 0, 2): c, (f"{at} strong", 1): d, (at, 0, 4): e,
+            (at, 1): second}
+
+
+@pytest.mark.parametrize("others", [(-2.0, -1.0, 0.0, 1.0, 2.0), (0.5, 1.0, 2.0, 3.0, 4.0),
+                                    (-20.0, -0.25, 0.0, 1.0, 20.0), (-3.0, -2.0, -1.0, -0.5, -0.25)])
+@pytest.mark.parametrize("i", [0, 3])
+def test_every_home_paragraph_row_is_what_the_page_writes_there(i, others):
+    """Home's i-th input, the other four at ``others``: at every step of its grid the paragraphs' text nodes are the
+    page's prose for those five inputs; "base" is the step of the input's own value (the one the layer leaves the
+    others' tables to)."""
+    from ui import home
+    from ui.controls import HOME
+
+    o = HOME[f"x{i + 1}"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    table = home.input_live_table(i, others)
+    assert table["base"] == xs.index(others[i])
+    assert home.input_live_table(i, [*others[:i], 0.3, *others[i + 1:]])["base"] == -1  # off the grid: never leads
+    for k, x in enumerate(xs):
+        inputs = [*others[:i], x, *others[i + 1:]]
+        assert _home_shared_at(table, k) == _home_shared_drawn(home.prose(inputs)), x
+    json.dumps(table, allow_nan=False)
+
+
+@pytest.mark.parametrize("i, x", [(0, -6.5), (1, -0.5), (1, 3.0), (4, 14.5), (2, -1.0)])
+def test_the_home_paragraph_row_is_what_a_rerun_at_that_input_writes(app, i, x):
+    """The reference is the page's own rerun: the i-th input set to x (AppTest), its paragraphs against the row for
+    x of the table the page sent before, at the defaults."""
+    from ui import home
+    from ui.controls import HOME, HOME_DEFAULT_INPUTS
+
+    at = app.run()
+    table = home.input_live_table(i, HOME_DEFAULT_INPUTS)
+    at.number_input(key=HOME[f"x{i + 1}"].key).set_value(x).run()
+    assert not at.exception
+    markdown = next(m.value for m in at.markdown if m.value.startswith(("Look at", "None of your inputs")))
+    k = round((x + 20.0) / 0.5)
+    assert _home_shared_at(table, k) == _home_shared_drawn(markdown)

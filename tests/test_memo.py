@@ -124,7 +124,9 @@ CALLS = {
     "ui.approximations.worst_points": lambda f: f(),
     "ui.approximations._view_curves": lambda f: f(),
     "ui.approximations.range_live_table": lambda f: f(),
-    "ui.home.input_live_table": lambda f: f(1),
+    "ui.home._own_table": lambda f: f(1),
+    "ui.home._shared_table": lambda f: f(0, (-1.0, 0.0, 1.0, 2.0)),
+    "ui.home._curves": lambda f: f(),
     "ui.approximations.framework_runs": lambda f: f(_x(), ("float32", "bfloat16", "float16"), "none"),
     "ui.approximations.dtype_limits": lambda f: f("float16", "tanh"),
     "ui.approximations.digits_kept": lambda f: f(("float32", "bfloat16", "float16")),
@@ -139,11 +141,16 @@ def test_every_memo_is_measured_here():
 
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_each_memo_keeps_no_more_than_it_declares(name):
-    """An entry (its key and result) measured by tracemalloc is at most the entry_bytes its bound is made of."""
+    """An entry (its key and result) measured by tracemalloc is at most the entry_bytes its bound is made of: the
+    smaller of two measures, each of a fresh entry (a library's own cache filling within the first, such as plotly's
+    path cache after tests that drew no figure in this worker, is not the entry: 300 KB once, 7 KB the next time)."""
     function = _memos()[name]
     CALLS[name](function)  # imports and the memos it calls, warmed
-    function.runs.clear()
-    kept = held_by(lambda: CALLS[name](function), inspect.unwrap(function).__code__.co_filename)
+    sizes = []
+    for _ in range(2):
+        function.runs.clear()
+        sizes.append(held_by(lambda: CALLS[name](function), inspect.unwrap(function).__code__.co_filename))
+    kept = min(sizes)
     assert len(function.runs) == 1
     assert 0 < kept <= function.runs.entry_bytes, f"{name}: {kept} bytes kept, {function.runs.entry_bytes} declared"
 

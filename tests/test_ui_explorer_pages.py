@@ -234,6 +234,7 @@ def test_home_prose_follows_the_inputs(xs):
     a GELU too small for 4 decimals (x = -20: about -5.5e-88) in 4 significant digits, never as 0.0000 beside
     "does not erase it"."""
     text = home.prose(xs)
+    words = text.replace("**", "")
     negative = [x for x in xs if x < 0]
     positive = [x for x in xs if x > 0]
 
@@ -246,12 +247,12 @@ def test_home_prose_follows_the_inputs(xs):
         assert f"**{four(gelu_ref(n, 'tanh'))}** (tanh form; the exact form {four(gelu_ref(n))})" in text
         assert "does not erase it" in text and gelu_ref(n, "tanh") != 0 and "**0.0000**" not in text
     else:
-        assert "None of your inputs is negative" in text
+        assert "None of your inputs is negative" in words
     if positive:
         p = min(positive)
         assert f"{shown(gelu_ref(p, 'tanh'))} of {fixed(p, 2)}" in text
     else:
-        assert "positive side" not in text
+        assert "positive side" not in text and "None of your inputs is positive" in words
 
 
 def test_overview_figure_marks_every_input_in_the_house_colours():
@@ -294,8 +295,14 @@ def test_overview_label_sits_under_the_dip_on_one_side_of_zero(xs):
 
 
 def test_overview_names_no_point_when_no_output_is_negative():
+    """The label is there but hidden (the live layer shows it when an input is moved below 0), and the words for
+    screen readers do not read it."""
+    from ui.describe import describe
+
     fig = home.overview_figure([0.0, 1.0, 2.0, 3.0, 4.0])
-    assert not fig.layout.annotations
+    assert [a.visible for a in fig.layout.annotations] == [False]
+    assert "Labels on the chart" not in describe(fig).summary
+    assert "Labels on the chart: GELU -0.1588 ReLU 0." in describe(home.overview_figure([-1.0, 1.0])).summary
 
 
 def test_overview_range_grows_to_hold_far_inputs():

@@ -161,7 +161,8 @@ def describe(fig) -> Description:
             marks.append(f"{name} {'; '.join(said)}.")
             rows += [(name, number(a), number(b)) for a, b in zip(x, y, strict=True)]
 
-    labels = [text for text in (plain(a.get("text")) for a in layout.get("annotations") or ()) if text]
+    labels = [text for text in (plain(a.get("text")) for a in layout.get("annotations") or ()
+                                if a.get("visible", True) is not False) if text]
     about = chart_title or f"{y_word} against {x_word}"
     name = f"Chart: {about}" + (f", showing {', '.join(shown)}" if shown else "")
     summary = " ".join(marks + ([f"Labels on the chart: {'; '.join(labels)}."] if labels else []) + curves)

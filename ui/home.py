@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -30,15 +32,13 @@ def on_screen(table: dict[str, np.ndarray]) -> dict[str, list[str]]:
 
 
 ENTRY_BYTES = 256 * 1024  # measured: tests/test_memo.py
+SHARED_BYTES = 128 * 1024
 TABLE_CELL = "[data-testid='stMain'] [data-testid='stTable'] tbody td:nth-child({}) p"  # column n (1-based), row by nth
 
 
 @memo(entry_bytes=ENTRY_BYTES)
-def input_live_table(i: int) -> dict:
-    """The live layer's table for the i-th input (0-based): at every step of its grid (-20 … 20 by 0.5) the cells of
-    its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), and its two markers and the dotted
-    stub between them on the chart (``overview_figure``'s).  The chart's range, its label and the paragraph under
-    the table depend on all five inputs together: they follow on the rerun (Enter, or the held key's release)."""
+def _own_table(i: int) -> dict:
+    """``input_live_table``'s part that is the i-th input's alone: its row of the table and its points on the chart."""
     from ui.controls import HOME
     from ui.live import grid, live_table
 
@@ -55,40 +55,165 @@ def input_live_table(i: int) -> dict:
                       number_input=True)
 
 
-def prose(xs) -> str:
-    """The paragraph under the table, about the inputs on screen: the most negative one (ReLU erases it,
-    GELU keeps a little) and the smallest positive one (GELU passes a little less than all of it)."""
+@memo(entry_bytes=SHARED_BYTES)
+def _shared_table(i: int, others: tuple[float, ...]) -> dict:
+    """``input_live_table``'s part that depends on all five inputs, the other four at ``others``: the paragraphs
+    (``prose_pieces``) at every step of the i-th input."""
+    from ui.controls import HOME
+    from ui.live import grid, shared_columns
+
+    o = HOME[f"x{i + 1}"].options
+    xs = grid(o["min_value"], o["max_value"], o["step"])
+    table = five_inputs_table(xs)
+    # gelu_core's values at the others, and at each step of this input the table's own columns
+    fixed_in = five_inputs_table(others)
+    tanh_of = dict(zip(others, fixed_in["GELU(x)"].tolist(), strict=True))
+    exact_of = dict(zip(others, fixed_in["x·Φ(x)"].tolist(), strict=True))
+    pieces = []
+    for x, t, e in zip(xs.tolist(), table["GELU(x)"].tolist(), table["x·Φ(x)"].tolist(), strict=True):
+        row = [*others[:i], x, *others[i:]]
+        pieces.append(prose_pieces(row, {**tanh_of, x: t}, {**exact_of, x: e}))
+    at = f".st-key-{PROSE} p"
+    shared = [(at, 0, [p[0] for p in pieces], 0), (f"{at} strong", 0, [p[1] for p in pieces]),
+              (at, 0, [p[2] for p in pieces], 2), (f"{at} strong", 1, [p[3] for p in pieces]),
+              (at, 0, [p[4] for p in pieces], 4), (at, 1, [p[5] for p in pieces])]
+    # The chart's view and label (overview_view) are not in it: a relayout of this chart costs Plotly ~27 ms a step
+    # here (a held key's steps then took 37 ms to show, against 8 without; benchmarks/bench_drag.py), so they follow
+    # on the rerun.
+    return shared_columns(shared, {})
+
+
+def input_live_table(i: int, inputs) -> dict:
+    """The live layer's table for the i-th input (0-based), the five at ``inputs`` now: at every step of its grid
+    (-20 … 20 by 0.5) the cells of its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), its
+    two markers and the dotted stub between them on the chart (``overview_figure``'s), and, with the other four
+    inputs as they are, the paragraphs under the table, which depend on all five (``prose_pieces``).  The others'
+    values change only by a rerun, which sends new tables.  The chart's range and label wait for the rerun."""
+    from ui.controls import HOME
+    from ui.live import grid
+
+    values = [float(v) for v in inputs]
+    o = HOME[f"x{i + 1}"].options
+    steps = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    own = values[i]
+    return {**_own_table(i), **_shared_table(i, tuple(values[:i] + values[i + 1:])),
+            "base": steps.index(own) if own in steps else -1, "gen": " ".join(map(repr, values))}
+
+
+def prose_pieces(xs, tanh=None, exact=None) -> list[str]:
+    """The two paragraphs under the table, about the inputs on screen, as six pieces: plain, **bold**, plain,
+    **bold**, plain, then the second paragraph (the same shape whatever the inputs, so the live layer can write each
+    piece into its own text node as an input moves).  The first names the most negative input (ReLU erases it, GELU
+    keeps a little), the second the smallest positive one (GELU passes a little less than all of it).  ``tanh`` and
+    ``exact``: GELU's values at the inputs, when the caller has them (gelu_core's, by input; else computed here)."""
     x = sorted(set(float(v) for v in xs))
     negative = [v for v in x if v < 0]
     positive = [v for v in x if v > 0]
-    parts = []
+
+    def tanh_at(v: float) -> float:
+        return tanh[v] if tanh is not None else float(gelu_core.gelu(v, approximate="tanh"))
+
     if negative:
         n = negative[0]
-        parts.append(
-            f"Look at **x = {fixed(n, 2)}**: ReLU gives exactly 0, GELU gives "
-            f"**{readable(gelu_core.gelu(n, approximate='tanh'), 4)}** (tanh form; the exact form "
-            f"{readable(gelu_core.gelu(n), 4)}). GELU shrinks a negative input hard but does not erase it."
-        )
+        exact_n = exact[n] if exact is not None else float(gelu_core.gelu(n))
+        pieces = ["Look at ", f"x = {fixed(n, 2)}", ": ReLU gives exactly 0, GELU gives ", readable(tanh_at(n), 4),
+                  f" (tanh form; the exact form {readable(exact_n, 4)}). GELU shrinks a negative input hard but does "
+                  "not erase it."]
     else:
-        parts.append("None of your inputs is negative: set one below zero to see ReLU erase it while GELU "
-                     "keeps a little.")
+        pieces = ["None of your inputs is ", "negative", ": set one ", "below zero",
+                  " to see ReLU erase it while GELU keeps a little."]
     if positive:
         p = positive[0]
-        parts.append(f"On the positive side it lets a little less than all of x through: "
-                     f"{fixed(gelu_core.gelu(p, approximate='tanh'))} of {fixed(p, 2)}.")
-    return " ".join(parts)
+        pieces.append(f"On the positive side it lets a little less than all of x through: {fixed(tanh_at(p))} of "
+                      f"{fixed(p, 2)}.")
+    else:
+        pieces.append("None of your inputs is positive: set one above zero to see GELU let a little less than all of "
+                      "it through.")
+    return pieces
 
 
-def overview_figure(xs, *, points: int = 400) -> go.Figure:
-    """ReLU, exact and tanh GELU over a range that holds every input; the inputs marked on ReLU and tanh GELU.
+def prose(xs) -> str:
+    """The paragraphs under the table (Markdown): ``prose_pieces``, the second and fourth in bold."""
+    a, b, c, d, e, f = prose_pieces(xs)
+    return f"{a}**{b}**{c}**{d}**{e}\n\n{f}"
+
+
+PROSE = "home_prose"  # the paragraph's container: the live layer writes into its text nodes
+
+
+# the curves: every 0.1 over the widest view any inputs give (-20.5 ... 20.5): 411 points, a relayout of the view
+# costs Plotly about half of what 821 did (0.1 apart the chord of GELU strays 0.001 from it: 0.1 px on this chart)
+CURVE_STEP, CURVE_END = 0.1, 20.5
+
+
+def curve_grid() -> np.ndarray:
+    """Where the curves are drawn, whatever the inputs: every 0.1 from -20.5 to 20.5 (0 among them, at
+    ReLU's corner), so that the view is the axes' range over the same data and the live layer can set it as an input
+    moves.
+
+    >>> g = curve_grid(); (len(g), g[0].item(), g[205].item(), g[-1].item())
+    (411, -20.5, 0.0, 20.5)
+    """
+    count = int(round(2 * CURVE_END / CURVE_STEP)) + 1
+    return np.round(-CURVE_END + CURVE_STEP * np.arange(count), 12) + 0.0
+
+
+@memo(entry_bytes=64 * 1024)  # 40 KB measured
+def _curves() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """The three curves on ``curve_grid`` (ReLU, exact GELU, tanh GELU) and the lowest of the two GELUs there (the
+    dip, about -0.17, the same for every view: each holds -3 ... 3)."""
+    grid = curve_grid()
+    exact, tanh = gelu_core.gelu(grid), gelu_core.gelu(grid, approximate="tanh")
+    return grid, gelu_core.relu(grid), exact, tanh, float(min(exact.min(), tanh.min()))
+
+
+def _top(hi: float) -> float:
+    """The highest curve at x's right end (ReLU's or tanh GELU's)."""
+    return float(max(gelu_core.relu(hi), gelu_core.gelu(hi, approximate="tanh")))
+
+
+def _short(v: float) -> float:
+    """An axis end or label offset to 4 significant digits (the live layer's table of them stays short)."""
+    return float(f"{v:.4g}")
+
+
+def overview_view(xs, tanh_in=None) -> dict:
+    """The overview chart's view for inputs ``xs``, as ``Plotly.relayout`` keys: x's range (every input and
+    -3 ... 3, half a unit to spare), y's range and ticks, and the label of the input GELU lets through most
+    negatively (``annotations[0]``'s place, its arrow's end and text; hidden when no output is negative).
+    ``tanh_in``: tanh GELU at the inputs, when the caller has it (gelu_core's; else computed here)."""
+    x_in = [float(v) for v in xs]
+    tanh_in = [float(v) for v in (gelu_core.gelu(np.asarray(x_in), approximate="tanh") if tanh_in is None
+                                  else tanh_in)]
+    lo, hi = min(-3.0, min(x_in) - 0.5), max(3.0, max(x_in) + 0.5)
+    dip, top = _curves()[4], _top(hi)
+    span = top - dip
+    step = next(s for s in (1, 2, 5, 10, 20) if top / s <= 6)
+    # gridlines at 0 and above only; below the dip a band a fifth of the chart high holds the label
+    y_range = [_short(dip - 0.3 * span), _short(top + 0.05 * span)]
+    view = {"xaxis.range": [lo, hi], "yaxis.range": y_range,
+            "yaxis.tickvals": [step * k for k in range(math.ceil(y_range[1] / step))]}
+    low = min(range(len(x_in)), key=tanh_in.__getitem__)  # the first of the lowest, as np.argmin
+    # the input GELU lets through most negatively, the one ReLU zeroes out completely: named under the dip, where
+    # nothing is drawn at any width, on one side of x = 0 (the negative one when it holds a third of the chart, room
+    # for the text on a 390 px phone), with an arrow to the point
+    left = -lo >= (hi - lo) / 3
+    view.update({"annotations[0].visible": tanh_in[low] < 0, "annotations[0].x": x_in[low],
+                 "annotations[0].y": tanh_in[low], "annotations[0].ax": _short((-0.02 if left else 0.02) * (hi - lo)),
+                 "annotations[0].ay": _short(dip - 0.04 * span), "annotations[0].xanchor": "right" if left else "left",
+                 "annotations[0].text": f"GELU {fixed(tanh_in[low])}<br>ReLU 0"})
+    return view
+
+
+def overview_figure(xs) -> go.Figure:
+    """ReLU, exact and tanh GELU, seen over a range that holds every input (``overview_view``); the inputs marked on
+    ReLU and tanh GELU.
 
     A dotted stub joins ReLU(x) to GELU(x) at each input: the part GELU keeps that ReLU throws away (or the
     part it holds back).  The input with the most negative GELU is named under the dip, where no curve goes.
     """
     x_in = np.asarray(xs, dtype=np.float64)
-    lo = min(-3.0, float(x_in.min()) - 0.5)
-    hi = max(3.0, float(x_in.max()) + 0.5)
-    grid = np.linspace(lo, hi, points)
+    grid, relu, exact, tanh, _ = _curves()
     relu_in = gelu_core.relu(x_in)
     tanh_in = gelu_core.gelu(x_in, approximate="tanh")
 
@@ -100,30 +225,17 @@ def overview_figure(xs, *, points: int = 400) -> go.Figure:
     traces = [
         dict(type="scatter", x=stub_x, y=stub_y, mode="lines", name="ReLU − GELU", hoverinfo="skip",
              line=dict(color=NEUTRAL, width=2, dash="dot"), showlegend=False, meta="gap"),
-        line_trace(grid, gelu_core.relu(grid), name="ReLU", key="relu"),
-        line_trace(grid, gelu_core.gelu(grid), name="GELU exact", key="gelu"),
-        line_trace(grid, gelu_core.gelu(grid, approximate="tanh"), name="GELU tanh", key="gelu_tanh"),
+        line_trace(grid, relu, name="ReLU", key="relu"),
+        line_trace(grid, exact, name="GELU exact", key="gelu"),
+        line_trace(grid, tanh, name="GELU tanh", key="gelu_tanh"),
         marker_trace(x_in.tolist(), relu_in.tolist(), name="ReLU at your inputs", key="relu", size=10),
         marker_trace(x_in.tolist(), tanh_in.tolist(), name="GELU tanh at your inputs", key="gelu_tanh", size=10),
     ]
+    view = overview_view(x_in, tanh_in)
     layout = base_layout("x", "output", height=400)
-    layout["xaxis"].update(range=[lo, hi], showgrid=False)  # a vertical gridline would cross the label
-    top = float(max(gelu_core.relu(hi), gelu_core.gelu(hi, approximate="tanh")))
-    dip = float(min(gelu_core.gelu(grid).min(), gelu_core.gelu(grid, approximate="tanh").min()))  # about -0.17
-    span = top - dip
-    step = next(s for s in (1, 2, 5, 10, 20) if top / s <= 6)
-    # gridlines at 0 and above only; below the dip a band a fifth of the chart high holds the label
-    y_range = [dip - 0.3 * span, top + 0.05 * span]
-    layout["yaxis"].update(range=y_range, tickvals=list(np.arange(0.0, y_range[1], step)))
-    low = int(np.argmin(tanh_in))
-    if tanh_in[low] < 0:  # the input GELU lets through most negatively: the one ReLU zeroes out completely
-        # Under the dip nothing is drawn, at any width; the label stays on one side of x = 0, the negative one when
-        # it holds a third of the chart (room for the text on a 390 px phone), with an arrow to the point.
-        left = -lo >= (hi - lo) / 3
-        layout["annotations"] = [dict(
-            x=float(x_in[low]), y=float(tanh_in[low]), xref="x", yref="y", showarrow=True, arrowhead=0,
-            arrowwidth=1, arrowcolor=NEUTRAL, axref="x", ayref="y", ax=(-0.02 if left else 0.02) * (hi - lo),
-            ay=dip - 0.04 * span, xanchor="right" if left else "left", yanchor="top", align="left",
-            text=f"GELU {fixed(tanh_in[low])}<br>ReLU 0", font=dict(size=12),
-        )]
+    layout["xaxis"].update(range=view["xaxis.range"], showgrid=False)  # a vertical gridline would cross the label
+    layout["yaxis"].update(range=view["yaxis.range"], tickvals=view["yaxis.tickvals"])
+    label = {key.removeprefix("annotations[0]."): v for key, v in view.items() if key.startswith("annotations[0].")}
+    layout["annotations"] = [dict(xref="x", yref="y", showarrow=True, arrowhead=0, arrowwidth=1, arrowcolor=NEUTRAL,
+                                  axref="x", ayref="y", yanchor="top", align="left", font=dict(size=12), **label)]
     return quick_figure(traces, layout)

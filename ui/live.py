@@ -178,8 +178,27 @@ export default function (component) {
       return;
     }
   };
+  // What several controls' tables share (Home's five inputs: the chart's view and the paragraph), each table at its
+  // own steps with the other controls where the rerun left them (data.base: this control's step then; data.gen: the
+  // rerun's values): written only by the newest rerun's tables (an older one may linger while a rerun draws), and
+  // among them by the control last moved off its base while it is off, or, while none is off, by any (they agree
+  // there); never by two at once, so that no two write different words over each other.
+  const away = (window.__geluLiveAway = window.__geluLiveAway || {});
+  if (data.gen != null && window.__geluLiveGen !== data.gen) {
+    window.__geluLiveGen = data.gen;
+    for (const c of Object.keys(away)) delete away[c];
+  }
+  const leadsShared = (k, moved = false) => {
+    if (data.base == null) return true;
+    if (data.gen !== window.__geluLiveGen) return false;
+    away[data.control] = k !== data.base;
+    if (moved && away[data.control]) window.__geluLiveLeader = data.control;
+    if (!Object.values(away).some(Boolean)) return true;
+    return away[data.control] && window.__geluLiveLeader === data.control;
+  };
   const writeTexts = (k) => {
-    for (const [selector, nth, column, child] of data.texts) {
+    const shared = data.shared && leadsShared(k) ? data.shared : [];
+    for (const [selector, nth, column, child] of [...data.texts, ...shared]) {
       const el = document.querySelectorAll(selector)[nth];
       if (!el) continue;
       const text = at(column, k);
@@ -194,10 +213,11 @@ export default function (component) {
   const cost = (window.__geluLiveMs = window.__geluLiveMs || []);  // for benchmarks/bench_drag.py
   const apply = (k) => {
     const t0 = performance.now();
+    shown = k;  // first: a redraw the moves below cause (plotly_afterplot, within them) follows this row
+    const sharing = leadsShared(k, true);
     writeTexts(k);
+    if (sharing) moveViews(k);  // first: a chart whose view and probe both follow puts its probe on the new axes
     moveChart(k);
-    moveViews(k);
-    shown = k;
     speak();
     if (cost.length < 5000) cost.push([t0, performance.now() - t0]);
   };
@@ -289,7 +309,32 @@ export default function (component) {
   // A rerun for an earlier position (a key press is sent at once, and the thumb may have moved on since) draws
   // that position's numbers: the thumb wins, so whatever the page redraws is set back to the thumb's row.
   const hooked = new Map();  // chart key -> the plot whose redraws are watched
-  const afterPlot = () => { if (input && !stopped && !held()) moveChart(current()); };
+  const afterPlot = () => {
+    if (!input || stopped || held()) return;
+    const k = current();
+    if (data.views && leadsShared(k)) followView(k);
+    moveChart(k);
+  };
+  // After a redraw, the view too: the figure's own when it is this row's (noted as shown: no relayout), else the row's.
+  const layoutAt = (layout, name) => name.split(".").reduce((o, part) => {
+    const m = /^(\w+)\[(\d+)\]$/.exec(part);
+    return o == null ? o : m ? o[m[1]]?.[Number(m[2])] : o[part];
+  }, layout);
+  const followView = (k) => {
+    for (const [key, columns] of Object.entries(data.views)) {
+      const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+      if (!gd || !gd.layout || gd.__geluLayout === gd.layout) continue;
+      const update = {};
+      for (const [name, column] of Object.entries(columns)) {
+        const value = at(column, k);
+        if (value != null) update[name] = value;
+      }
+      const own = Object.entries(update).every(([name, v]) => JSON.stringify(layoutAt(gd.layout, name))
+                                                                === JSON.stringify(v));
+      if (own) [gd.__geluView, gd.__geluLayout] = [JSON.stringify(update), gd.layout];
+    }
+    moveViews(k, true);
+  };
   const hookChart = () => {
     for (const spec of charts) {
       const gd = plotOf(spec), was = hooked.get(spec.key);
@@ -384,9 +429,16 @@ export default function (component) {
   find();
   hookChart();
   again.observe(document.body, { childList: true, subtree: true, characterData: true });
-  return () => {
+  // One layer a control: a rerun that sends a control new data mounts a new one, and the one before may still be
+  // there for a while (two would each step a held key: two steps a press); the new one stops it.
+  const stops = (window.__geluLiveStops = window.__geluLiveStops || {});
+  if (stops[data.control]) stops[data.control]();
+  const stop = () => {
+    if (stopped) return;
+    if (stops[data.control] === stop) delete stops[data.control];
     stopped = true; watch.disconnect(); again.disconnect();
     if (seen) seen.disconnect();
+    if (data.base != null && data.gen === window.__geluLiveGen) delete away[data.control];
     window.removeEventListener("pointerdown", onDown, true);
     window.removeEventListener("pointermove", onMove, true);
     window.removeEventListener("pointerrawupdate", onRaw, true);
@@ -399,6 +451,8 @@ export default function (component) {
     endKeyDrag();
     for (const gd of hooked.values()) if (gd.removeListener) gd.removeListener("plotly_afterplot", afterPlot);
   };
+  stops[data.control] = stop;
+  return stop;
 }
 """
 
@@ -445,7 +499,7 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
                note: Sequence[str] | None = None, exact: str | None = None, thumbs: int = 1,
                views: Mapping[str, Mapping[str, Sequence]] | None = None, pack: bool = False,
                spoken: Sequence[str] | None = None, number_input: bool = False,
-               charts: Sequence[Mapping[str, Any]] = ()) -> dict:
+               charts: Sequence[Mapping[str, Any]] = (), shared: Sequence[tuple] = ()) -> dict:
     """What the component needs for one slider (``control``: a ``Control``'s ``options`` plus its ``key``).
 
     ``texts``: (CSS selector, which match, one string per grid step[, which child node]) for each readout (the
@@ -467,6 +521,10 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     ``number_input``: the control is a number input, not a slider (its steps are the grid; a trace may then name
     which of its points is this input's, ``point``, and which segment of a line trace, ``segment`` with ``y0`` and
     ``y1``).  ``charts``: more charts the same control moves (``chart_spec``), besides ``chart_key``'s.
+    ``shared``: texts (as ``texts``) that other controls' tables write too, each at its own steps with this control
+    where the rerun left it (Home's paragraph, beside the chart's ``views``): the caller adds ``base``, this
+    control's step at the rerun (-1 off the grid), and ``gen``, the rerun's values; only the newest rerun's tables
+    write them and the views, and of those the control last moved off its base while it is off (any, while none is).
     """
     def packed(values: Sequence) -> list | dict:
         return _packed(_column(values)) if pack else _column(values)
@@ -475,6 +533,7 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
         "control": control["key"], "min": float(control["min_value"]), "step": float(control["step"]),
         "count": len(grid(control["min_value"], control["max_value"], control["step"])),
         "texts": [[t[0], t[1], packed(t[2]), *t[3:]] for t in texts],
+        **({"shared": [[t[0], t[1], packed(t[2]), *t[3:]] for t in shared]} if shared else {}),
         "chart": chart_spec(chart_key, traces=traces, lines=lines, annotations=annotations, pack=pack),
         "charts": list(charts),
         "note": packed(note) if note is not None else None, "exact": exact, "thumbs": thumbs,
@@ -483,6 +542,13 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
         "spoken": [] if number_input else spoken_values(control, spoken or ["x = {}"] * thumbs),
         **({"kind": "number", "input": "input", "values": shown_values(control)} if number_input else {}),
     }
+
+
+def shared_columns(shared: Sequence[tuple], views: Mapping[str, Mapping[str, Sequence]]) -> dict:
+    """The ``shared`` texts and the ``views`` of a ``live_table`` (packed), made apart from the rest of it: a caller
+    whose shared part changes more often than the rest merges the two dicts."""
+    return {"shared": [[t[0], t[1], _packed(_column(t[2])), *t[3:]] for t in shared],
+            "views": {k: {key: _packed(_column(c)) for key, c in v.items()} for k, v in views.items()}}
 
 
 def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] | None = None,
@@ -540,7 +606,7 @@ def _packed(values: list) -> list | dict:
     >>> _packed(["one sentence"] * 4 + [None]), _packed(["a", "b"])
     ({'u': ['one sentence'], 'i': [0, 0, 0, 0, -1]}, ['a', 'b'])
     """
-    keys = [json.dumps(v, sort_keys=True) for v in values]
+    keys = [_key(v) for v in values]
     index: dict[str, int] = {}
     distinct = []
     for key, value in zip(keys, values, strict=True):
@@ -550,6 +616,16 @@ def _packed(values: list) -> list | dict:
     if sum(map(len, index)) + 3 * len(values) >= sum(map(len, keys)) / 2:
         return values
     return {"u": distinct, "i": [-1 if value is None else index[key] for key, value in zip(keys, values, strict=True)]}
+
+
+def _key(value: Any) -> str:
+    """A value's identity among a column's, about as long as its JSON (cheaper to make: a table of thousands of
+    cells is built at every rerun of Home)."""
+    if isinstance(value, str):
+        return "s" + value
+    if value is None or isinstance(value, (bool, int, float)):
+        return f"{type(value).__name__[0]}{value!r}"
+    return json.dumps(value, sort_keys=True)
 
 
 def annotation_pieces(text: str) -> list[str]:

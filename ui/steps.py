@@ -15,8 +15,11 @@ import plotly.graph_objects as go
 import gelu_core
 from gelu_core.analysis import approximation_difference
 from hosting.runs import memo
+from ui.controls import STEPS_PICK_LIMIT
 from ui.format import full, readable, sci, six
 from ui.theme import NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure
+
+STEPS_PICK_VIEW = STEPS_PICK_LIMIT + 1.0  # the widest view the pick slider gives: -7 ... 7
 
 
 class StepLike(Protocol):
@@ -75,10 +78,51 @@ def digits_table(steps: Sequence[StepLike]) -> dict[str, list[str]]:
     return {"step": [s.label for s in steps], "full precision": [full(s.value) for s in steps]}
 
 
+CURVE_STEP = 0.02  # the curves' spacing in x (401 points over the chart's narrowest range, -4 ... 4)
+
+
+def curve_grid(x: float) -> np.ndarray:
+    """Where the curves are drawn: every multiple of ``CURVE_STEP`` from -7 to 7 (the view of every position of the
+    pick slider, ``chart_range`` of -6 ... 6), stretched by whole steps to hold ``chart_range(x)`` too (an exact x
+    beyond the pick's ends).  The view is then the axes' range over the same data, so the live layer can set it
+    while the pick is dragged and show what the page draws after the rerun.
+
+    >>> g = curve_grid(1.0).tolist(); (g[0], g[-1], len(g)), curve_grid(-9.5)[:2].tolist()
+    ((-7.0, 7.0, 701), [-10.5, -10.48])
+    """
+    lo, hi = chart_range(x)
+    widest = STEPS_PICK_VIEW
+    first = min(-widest, np.floor(round(lo / CURVE_STEP, 6)) * CURVE_STEP)
+    last = max(widest, np.ceil(round(hi / CURVE_STEP, 6)) * CURVE_STEP)
+    count = int(round((last - first) / CURVE_STEP)) + 1
+    return np.round(first + CURVE_STEP * np.arange(count), 12) + 0.0
+
+
+def y_view(grid, gelu_values, gate_values, lo: float, hi: float) -> list[float]:
+    """The y axis's range for the view lo ... hi: both curves' lowest and highest drawn points inside it, 5 % of
+    that apart (the markers sit on the curves, x one unit inside the view), ends rounded to 4 significant digits."""
+    grid = np.asarray(grid, dtype=np.float64)
+    inside = (grid >= lo) & (grid <= hi)
+    ys = np.concatenate([np.asarray(gelu_values, dtype=np.float64)[inside],
+                         np.asarray(gate_values, dtype=np.float64)[inside]])
+    ys = ys[np.isfinite(ys)]
+    bottom, top = (float(ys.min()), float(ys.max())) if ys.size else (-1.0, 1.0)
+    pad = 0.05 * ((top - bottom) or 1.0)
+    return [float(f"{bottom - pad:.4g}"), float(f"{top + pad:.4g}")]
+
+
+def marker_name(name: str, value: float) -> str:
+    """A probe marker's legend entry: "gate(x) = 0.841192"."""
+    return f"{name} = {readable(value)}"
+
+
 def steps_figure(
-    x: float, grid, gelu_values, gate_values, *, gelu_at_x: float, gate_at_x: float, height: int = 420
+    x: float, grid, gelu_values, gate_values, *, gelu_at_x: float, gate_at_x: float, height: int = 420,
+    view: tuple[float, float] | None = None,
 ) -> go.Figure:
-    """The tanh GELU curve and its gate over ``grid``, with x marked on both.
+    """The tanh GELU curve and its gate over ``grid``, with x marked on both, seen over ``view`` (x's range; the
+    grid's ends unless given; y fixed to what the curves do there, ``y_view``, so the live layer's moved markers
+    change nothing else).
 
     The two marks differ in colour, shape and legend entry, so both show where they meet: at x = 1 (and
     wherever GELU = gate) a small filled GELU dot sits inside the gate's open diamond.
@@ -89,14 +133,16 @@ def steps_figure(
     traces = [line_trace(grid, gelu_values, name="GELU (tanh form)", key="gelu_tanh", hover_format=".6f"), gate]
     marks = (("gate(x)", "gate", gate_at_x, "diamond-open", 17), ("GELU(x)", "gelu_tanh", gelu_at_x, "circle", 9))
     for name, key, value, symbol, size in marks:  # the larger, open one first: the dot is drawn inside it
-        trace = marker_trace(x, value, name=f"{name} = {readable(value)}", key=key, symbol=symbol, size=size)
+        trace = marker_trace(x, value, name=marker_name(name, value), key=key, symbol=symbol, size=size)
         trace["hovertemplate"] = f"x = %{{x:.6f}}<br>{readable(value)}<extra>{name}</extra>"
         trace["showlegend"] = True
         if symbol.endswith("-open"):
             trace["marker"]["line"]["width"] = 3
         traces.append(trace)
+    lo, hi = view if view is not None else (float(grid.min()), float(grid.max()))
     layout = base_layout("x", "value", height=height)
-    layout["xaxis"]["range"] = [float(grid.min()), float(grid.max())]
+    layout["xaxis"]["range"] = [float(lo), float(hi)]
+    layout["yaxis"]["range"] = y_view(grid, gelu_values, gate_values, lo, hi)
     layout["shapes"] = [dict(type="line", xref="x", x0=x, x1=x, yref="paper", y0=0, y1=1, layer="below",
                              line=dict(color=NEUTRAL, width=1, dash="dot"))]
     return quick_figure(traces, layout)
@@ -121,8 +167,8 @@ def metric_values(x: float, steps: Sequence[StepLike]) -> list[str]:
 
 @memo(entry_bytes=1024 * 1024)  # 270 KB measured
 def _pick_rows() -> tuple:
-    """At every position of the pick slider: the metrics, the step table's "with numbers" and "value" cells, and
-    the digits table's cells, by the page's own calls."""
+    """At every position of the pick slider: the metrics, the step table's "with numbers" and "value" cells, the
+    digits table's cells and the steps' values, by the page's own calls."""
     from ui.controls import STEPS
     from ui.live import grid
 
@@ -132,22 +178,43 @@ def _pick_rows() -> tuple:
         steps = gelu_core.tanh_steps(x)
         table = on_screen(step_table(x, steps))
         rows.append((x, metric_values(x, steps), table["with numbers"], table["value"],
-                     digits_table(steps)["full precision"]))
+                     digits_table(steps)["full precision"], tuple(s.value for s in steps)))
     return tuple(rows)
 
 
-@memo(entry_bytes=128 * 1024)  # 31 KB measured
+CHART = "chart_steps"  # the chart's Streamlit key (ui.frame.chart(..., "steps"))
+LEGEND = f".st-key-{CHART} .legend .traces .legendtext"  # the legend's entries, in trace order
+
+
+def _pick_chart() -> dict[str, tuple]:
+    """At every position of the pick slider: where the two markers and the dotted line go, their legend entries,
+    and the view (``chart_range`` and ``y_view`` over the page's curves, ``curve_grid``: the same at every pick)."""
+    rows = _pick_rows()
+    xs = [r[0] for r in rows]
+    grid = curve_grid(xs[0])
+    gelu_values, gate_values = gelu_core.gelu(grid, "tanh"), gelu_core.gelu_gate(grid, "tanh")
+    gate_at, gelu_at = [r[5][-2] for r in rows], [r[5][-1] for r in rows]
+    views = [chart_range(x) for x in xs]
+    return {"x": tuple(xs), "gate": tuple(gate_at), "gelu": tuple(gelu_at),
+            "gate_name": tuple(marker_name("gate(x)", v) for v in gate_at),
+            "gelu_name": tuple(marker_name("GELU(x)", v) for v in gelu_at),
+            "xaxis.range": tuple([float(lo), float(hi)] for lo, hi in views),
+            "yaxis.range": tuple(y_view(grid, gelu_values, gate_values, lo, hi) for lo, hi in views)}
+
+
+@memo(entry_bytes=128 * 1024)  # 41 KB measured
 def steps_live_table(show_all: bool) -> dict:
     """The live layer's table for the pick slider: the three metrics, the cells of the step table (and of the
     digits table when it is shown) at every step of the slider's grid (the exact input keeps its value until the
-    rerun on release).  The chart is
-    not in it: its range and its legend follow x, so it is drawn anew by the rerun on release.  While the exact
-    input holds a value off the pick's grid (typed, or beyond the slider's ends) the layer leaves the page as it
-    is until the pick is moved."""
+    rerun on release), and the chart: its two markers and dotted line at x, their legend entries (the chart's
+    third and fourth), and its view, which follows x beyond -3 ... 3 (``Plotly.relayout`` of the axes; the curves
+    are drawn over every pick's view).  While the exact input holds a value off the pick's grid (typed, or beyond
+    the slider's ends) the layer leaves the page as it is until the pick is moved."""
     from ui.controls import STEPS
     from ui.live import live_table
 
     rows = _pick_rows()
+    c = _pick_chart()
     at = f".st-key-{READOUT}"
     values = f"{at} [data-testid='stMetricValue'] p"
     cell = f"{at} [data-testid='stTable'] tbody td:nth-child({{}}) p"  # one match per row, tables in page order
@@ -156,5 +223,9 @@ def steps_live_table(show_all: bool) -> dict:
     texts += [(cell.format(3), i, [r[3][i] for r in rows]) for i in range(7)]
     if show_all:
         texts += [(cell.format(2), 7 + i, [r[4][i] for r in rows]) for i in range(7)]
-    return live_table({"key": STEPS["pick"].key, **STEPS["pick"].options}, texts=texts,
+    texts += [(LEGEND, 2, c["gate_name"]), (LEGEND, 3, c["gelu_name"])]
+    traces = {"marker:gate": {"x": c["x"], "y": c["gate"]}, "marker:gelu_tanh": {"x": c["x"], "y": c["gelu"]}}
+    views = {CHART: {"xaxis.range": c["xaxis.range"], "yaxis.range": c["yaxis.range"]}}
+    return live_table({"key": STEPS["pick"].key, **STEPS["pick"].options}, texts=texts, chart_key=CHART,
+                      traces=traces, lines={0: c["x"]}, views=views, pack=True,
                       exact=f".st-key-{STEPS['x'].key} input")

@@ -28,6 +28,12 @@ pytestmark = pytest.mark.e2e
 
 READ_JS = """([control, readout, chart, exact]) => {
   const q = (s) => [...document.querySelectorAll(s)].map((e) => e.textContent);
+  // a chart's plot: the first (a rerun's redraw may hold two for a moment)
+  const plot = (key) => (key ? document.querySelector(`.st-key-${key} .js-plotly-plot`) : null);
+  const view = (key) => {  // the chart's axes as Plotly holds them now
+    const fl = plot(key)?._fullLayout;
+    return { xrange: fl?.xaxis?.range ?? null, yrange: fl?.yaxis?.range ?? null };
+  };
   const slider = document.querySelector(`.st-key-${control} input[type=range]`);
   return { thumb: Number(slider.value), valuetext: slider.getAttribute("aria-valuetext"),
            valuenow: Number(slider.getAttribute("aria-valuenow")),
@@ -39,7 +45,9 @@ READ_JS = """([control, readout, chart, exact]) => {
              .map((tr) => [...tr.querySelectorAll("td")].slice(1).map((td) => td.textContent)),
            label: chart ? document.querySelector(`.st-key-${chart} .annotation-text`)?.textContent ?? null : null,
            exact: exact ? document.querySelector(exact).value : null,
-           marks: chart ? window.__dragMarks(chart) : [] };
+           marks: chart ? window.__dragMarks(chart) : [],
+           legend: [...(plot(chart)?.querySelectorAll(".legend .traces .legendtext") ?? [])].map((e) => e.textContent),
+           ...view(chart) };
 }"""
 # The bell chart's shaded area (the trace whose meta is "area", filled to y = 0) and its edge line (shape 0), read
 # back from the paths drawn into data units through the drawn axes' p2c: the area's vertices along the curve, its
@@ -116,7 +124,12 @@ def steps_expected(x: float) -> dict:
     worked = [f"{op(x)}³", f"{six(x)} + 0.044715 × {op(cube)}", "√(2 / π)", f"{six(c)} × {op(inner)}",
               f"tanh({six(u)})", f"0.5 × (1 + {op(t)})", f"{six(x)} × {op(gate)}"]
     return {"values": [readable(float(y)), readable(float(gelu_ref(x))), sci(float(y - gelu_ref(x)))],
-            "cells": [[w, six(v)] for w, v in zip(worked, values, strict=True)]}
+            "cells": [[w, six(v)] for w, v in zip(worked, values, strict=True)],
+            # the chart: its probes' legend entries (mpmath's gate and GELU as the metrics write them), and its view,
+            # -4 ... 4 stretched to keep x one unit inside (the page's rule)
+            "legend": ["GELU (tanh form)", "gate =0.5·(1 + tanh u)", f"gate(x) = {readable(float(gate))}",
+                       f"GELU(x) = {readable(float(y))}"],
+            "xrange": [min(-4.0, x - 1.0), max(4.0, x + 1.0)]}
 
 
 @dataclass(frozen=True)
@@ -139,7 +152,8 @@ LIVE = [Live("curves", "curves_x", ".st-key-curves_readout", "chart_curves", 2, 
         Live("derivative", "derivative_x", ".st-key-derivative_readout", "", 0, slopes_expected),
         Live("gate", "gate_x", ".st-key-gate_readout", "chart_gate", 1, gate_expected, -4.0, 4.0,
              fill="chart_gate-bell"),
-        Live("steps", "steps_pick", ".st-key-steps_readout", "", 0, steps_expected, url_key="steps_x")]
+        Live("steps", "steps_pick", ".st-key-steps_readout", "chart_steps", 2, steps_expected, -6.0, 6.0,
+             url_key="steps_x")]
 
 
 def read(page, live: Live) -> dict:
@@ -203,7 +217,7 @@ def check_fill(fill: dict, x: float) -> None:
     assert fill["label"] == f"area leftof {_at(x)}= {percent(float(gate_ref(x)))}"  # three lines, joined
 
 
-SHOWN = ("thumb", "labels", "values", "note", "sentence", "caption", "label", "cells")
+SHOWN = ("thumb", "labels", "values", "note", "sentence", "caption", "label", "cells", "legend", "xrange", "yrange")
 
 
 IDS = [live.control for live in LIVE]
@@ -594,8 +608,12 @@ HOME_JS = """(i) => {
     if (meta === "gap") points.gap = xa.p2c(Number(/^M([^,]+),/.exec(g.querySelectorAll("path.js-line")[i]
                                                                     ?.getAttribute("d") || "")?.[1]));
   }
+  const label = gd.querySelector(".annotation");
   return { value: field.value, cells: [...row.querySelectorAll("td")].map((td) => td.textContent), points,
-           tol: 0.01 / Math.abs(xa._m), inside: xa.range };
+           tol: 0.01 / Math.abs(xa._m), inside: xa.range,
+           view: { x: xa.range, y: gd._fullLayout.yaxis.range, ticks: gd._fullLayout.yaxis.tickvals,
+                   label: label ? label.querySelector(".annotation-text").textContent : null },
+           words: [...document.querySelectorAll(".st-key-home_prose p")].map((p) => p.textContent) };
 }"""
 
 
@@ -614,9 +632,44 @@ def read_home(page, i: int) -> dict:
             return state
 
 
-def check_home(state: dict) -> None:
+def home_words(inputs) -> list[str]:
+    """The two paragraphs under the table for these inputs: the most negative one and the smallest positive one
+    named with mpmath's GELU (tanh form and exact) to 4 decimals, in the page's wording."""
+    negative, positive = [v for v in inputs if v < 0], [v for v in inputs if v > 0]
+
+    def four(v):  # 4 decimals, or 4 significant digits where those would print 0.0000 (x = -5: about -2.9e-7)
+        return shown(v) if abs(v) >= 5e-5 else f"{float(v):.3e}"
+
+    if negative:
+        n = min(negative)
+        first = (f"Look at x = {_at(n)}: ReLU gives exactly 0, GELU gives {four(gelu_ref(n, 'tanh'))} (tanh form; the "
+                 f"exact form {four(gelu_ref(n))}). GELU shrinks a negative input hard but does not erase it.")
+    else:
+        first = "None of your inputs is negative: set one below zero to see ReLU erase it while GELU keeps a little."
+    if positive:
+        p = min(positive)
+        second = ("On the positive side it lets a little less than all of x through: "
+                  f"{shown(gelu_ref(p, 'tanh'))} of {_at(p)}.")
+    else:
+        second = ("None of your inputs is positive: set one above zero to see GELU let a little less than all of it "
+                  "through.")
+    return [first, second]
+
+
+def check_home(state: dict, i: int = 1, settled: bool = False) -> None:
+    """The input's row, its points, and the paragraphs, which depend on all five (the others at the defaults); once
+    the rerun has drawn (``settled``) the chart's x range (-3 … 3 and every input with half a unit to spare) and its
+    label (the lowest tanh GELU, mpmath's), which wait for it."""
+    from ui.controls import HOME_DEFAULT_INPUTS
+
     x = float(state["value"])
     assert state["cells"] == home_expected(x), x
+    inputs = [*HOME_DEFAULT_INPUTS[:i], x, *HOME_DEFAULT_INPUTS[i + 1:]]
+    assert state["words"] == home_words(inputs), x
+    if settled:
+        assert state["view"]["x"] == [min(-3.0, min(inputs) - 0.5), max(3.0, max(inputs) + 0.5)], x
+        lowest = min(inputs, key=lambda v: float(gelu_ref(v, "tanh")))
+        assert state["view"]["label"] == (f"GELU {shown(gelu_ref(lowest, 'tanh'))}ReLU 0" if lowest < 0 else None)
     assert set(state["points"]) == {"marker:relu", "marker:gelu_tanh", "gap"}
     lo, hi = state["inside"]
     if lo <= x <= hi:  # outside the chart's range (until the rerun widens it) the points are hidden
@@ -644,14 +697,16 @@ def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, bro
         assert driver.runs(page) == before_runs, "the key's release ran the script other than once"
         before_sent = recorder.sent
         after = read_home(page, 1)
-        check_home(after)
-        assert after["value"] == state["value"]
+        check_home(after, settled=True)
+        assert after["value"] == state["value"] and after["words"] == state["words"]
     assert len(seen) >= 20 and state["value"] == "-4.00"  # -1.00 up to 6.00, down to -4.00
     assert parse_qs(urlsplit(page.url).query)["home_x2"] == ["-4"]
     other = hand.new_page(browser)
     try:
         driver.open_app(other, page.url)
-        assert read_home(other, 1)["cells"] == home_expected(-4.0)
+        reopened = read_home(other, 1)
+        assert reopened["cells"] == home_expected(-4.0)
+        assert (reopened["view"], reopened["words"]) == (after["view"], after["words"])
     finally:
         other.context.close()
 
@@ -665,7 +720,7 @@ def test_a_typed_number_shows_at_once_and_commits_on_enter(opened):
     for typed in ("2.5", "-3", "0.5", "-17.5"):
         field.fill(typed)
         state = read_home(page, 3)
-        check_home(state)
+        check_home(state, 3)
     field.fill("1.3")  # off the grid of 0.5 steps: the row keeps -17.5 until the page computes 1.3
     page.evaluate(FRAMES_2)
     assert page.evaluate(HOME_JS, 3)["cells"] == home_expected(-17.5)
@@ -682,8 +737,9 @@ def test_a_held_home_input_stays_clean_under_axe(opened):
     page.locator(".st-key-home_x1 input").focus()
     for _ in range(5):
         page.keyboard.down("ArrowUp")
-    check_home(read_home(page, 0))
-    scope = {"include": [[".st-key-home_inputs"], [".st-key-chart_home"], ["[data-testid='stTable']"]]}
+    check_home(read_home(page, 0), 0)
+    scope = {"include": [[".st-key-home_inputs"], [".st-key-chart_home"], ["[data-testid='stTable']"],
+                         [".st-key-home_prose"]]}
     rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
     result = axe.Axe().run(page, context=scope, options=rules)
     assert result.violations_count == 0, result.generate_report()

@@ -67,7 +67,13 @@ FILL_JS = """(chart) => {
            label: gd.querySelector(".annotation-text").textContent,
            tol: [0.01 / Math.abs(xa._m), 0.01 / Math.abs(ya._m)] };
 }"""
-FRAMES_2 = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+FRAMES_2 = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+
+
+def frames_2(page, timeout_ms: float = 30_000) -> None:
+    """Two frames of the page; a TimeoutError if none come within timeout_ms (a page whose main thread never comes
+    free, as Plotly redrawing without end left one: ``page.evaluate`` would wait for ever)."""
+    page.wait_for_function(FRAMES_2, timeout=timeout_ms)
 
 
 def _at(x: float) -> str:
@@ -163,7 +169,7 @@ def read(page, live: Live) -> dict:
     draws the thumb there)."""
     deadline = time.monotonic() + 3.0
     while True:
-        page.evaluate(FRAMES_2)
+        frames_2(page)
         exact = f".st-key-{live.url_key} input" if live.url_key else ""
         state = page.evaluate(READ_JS, [live.control, live.readout, live.chart, exact])
         state["fill"] = page.evaluate(FILL_JS, live.fill) if live.fill else None
@@ -295,6 +301,70 @@ def test_keys_step_the_live_readouts_through_20_positions(opened, live):
     assert len(seen) >= 20
 
 
+# The events on which Streamlit's chart copies its plot's figure into its React state, each copy queuing a
+# Plotly.react of it (the ``triggersUpdate`` events of its PlotlyChart, streamlit/static/static/js/PlotlyChart.*.js).
+# One sent while a react of Streamlit's is still queued (a rerun's new chart is drawn, then drawn again at its
+# measured width) leaves two figures in that queue, and each react's end queues its own figure again behind the
+# other: Plotly redraws the two in turn without end.  The live layer's Plotly.relayout of a view sent one at each
+# step (CI's key-stepping test on Step by step hung 20 min); it must send none.
+UPDATE_EVENTS = ["plotly_animated", "plotly_doubleclick", "plotly_redraw", "plotly_relayout", "plotly_relayouting",
+                 "plotly_restyle"]
+WATCH_UPDATES_JS = """(events) => {
+  window.__geluUpdates = [];
+  const hook = () => {
+    for (const gd of document.querySelectorAll(".js-plotly-plot"))
+      if (gd.on && !gd.__geluWatched) {
+        gd.__geluWatched = true;
+        for (const name of events) gd.on(name, () => window.__geluUpdates.push(name));
+      }
+  };
+  hook();
+  new MutationObserver(hook).observe(document.body, { childList: true, subtree: true });
+}"""
+
+
+def test_views_follow_keys_and_a_drag_without_an_event_streamlit_copies_a_chart_on(opened):
+    """Step by step's pick stepped by keys as the key test steps it (its view follows beyond |x| = 3; Home, End and
+    the page keys rerun between the layer's steps) and then dragged over its track, and Approximations' range thumb
+    dragged (three charts' views): at each position the view is the page's (``check``, ``check_range``), and no
+    plot emitted any of ``UPDATE_EVENTS`` (each would be a chance of the endless redraw above)."""
+    steps = LIVE[-1]
+    page, _ = opened(steps)
+    page.evaluate(WATCH_UPDATES_JS, UPDATE_EVENTS)
+    page.locator(f".st-key-{steps.control}").get_by_role("slider").focus()
+    views = set()
+    for key in ["End", "ArrowLeft", "ArrowLeft", "Home", "ArrowRight", "ArrowRight", "PageUp", "ArrowLeft"]:
+        page.keyboard.press(key)
+        state = read(page, steps)
+        check(state, steps)
+        views.add(tuple(state["xrange"]))
+    x, y, left, right = hand.thumb_centre(page, steps.control)
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for f in (0.9, 1.0, 0.95, 0.1, 0.0, 0.05):
+        page.mouse.move(left + f * (right - left), y)
+        state = read(page, steps)
+        check(state, steps)
+        views.add(tuple(state["xrange"]))
+    driver.act(page, page.mouse.up)
+    check(read(page, steps), steps)
+    assert len(views) >= 8, views  # the view did follow: the layer set it
+    assert page.evaluate("window.__geluUpdates") == []
+
+    page, _ = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))
+    page.set_viewport_size(TALL)
+    page.evaluate(WATCH_UPDATES_JS, UPDATE_EVENTS)
+    x, y, left, right = hand.thumb_centre(page, "approximations_range")
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for f in (0.3, 0.2, 0.1, 0.0):
+        page.mouse.move(left + f * (right - left), y)
+        check_range(read_range(page))
+    driver.act(page, page.mouse.up)
+    check_range(read_range(page))
+    assert page.evaluate("window.__geluUpdates") == []
+
+
 @pytest.mark.parametrize("live", LIVE, ids=IDS)
 def test_a_held_arrow_key_follows_without_the_server_and_commits_once_on_release(opened, live):
     """A held ArrowRight (25 auto-repeats, then ArrowLeft held 8): the thumb, the readouts and the chart follow
@@ -420,7 +490,7 @@ def read_range(page) -> dict:
     redrawn by a rerun or its x axis is not yet at the thumbs."""
     deadline = time.monotonic() + 3.0
     while True:
-        page.evaluate(FRAMES_2)
+        frames_2(page)
         state = page.evaluate(RANGE_JS)
         lo, hi = state["thumbs"]
         if all(state["axes"].values()) and (lo >= hi or all([float(v) for v in a["x"]] == [lo, hi]
@@ -534,7 +604,7 @@ def test_a_chart_off_the_screen_follows_when_it_comes_into_view_or_at_the_releas
     def forms_at_thumbs() -> bool:  # the forms chart's x range at the thumbs, within 2 s
         deadline = time.monotonic() + 2.0
         while True:
-            page.evaluate(FRAMES_2)
+            frames_2(page)
             state = page.evaluate(RANGE_JS)
             if [float(v) for v in state["axes"]["approximations-forms"]["x"]] == state["thumbs"]:
                 return True
@@ -625,7 +695,7 @@ def home_expected(x: float) -> list[str]:
 def read_home(page, i: int) -> dict:
     deadline = time.monotonic() + 3.0
     while True:
-        page.evaluate(FRAMES_2)
+        frames_2(page)
         state = page.evaluate(HOME_JS, i)
         x = float(state["value"])
         if all(abs(v - x) <= state["tol"] for v in state["points"].values()) or time.monotonic() > deadline:
@@ -722,7 +792,7 @@ def test_a_typed_number_shows_at_once_and_commits_on_enter(opened):
         state = read_home(page, 3)
         check_home(state, 3)
     field.fill("1.3")  # off the grid of 0.5 steps: the row keeps -17.5 until the page computes 1.3
-    page.evaluate(FRAMES_2)
+    frames_2(page)
     assert page.evaluate(HOME_JS, 3)["cells"] == home_expected(-17.5)
     assert recorder.sent == before_sent and driver.runs(page) == before_runs
     driver.act(page, lambda: field.press("Enter"))

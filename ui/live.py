@@ -112,9 +112,9 @@ export default function (component) {
         if (node.nodeValue !== at(leaves[j], k)) node.nodeValue = at(leaves[j], k);
     }
   };
-  // A chart whose view a control sets (a range: its axes): Plotly's own relayout, with the axes' ranges and ticks the
-  // table holds for this position; the data stay.  Skipped where the chart already shows that view.
-  // Only a chart on the screen follows each move: a relayout costs Plotly 4-6 ms for the forms chart and 10-12 ms
+  // A chart whose view a control sets (a range: its axes): the axes' ranges and ticks the table holds for this
+  // position, drawn by Plotly (setView); the data stay.  Skipped where the chart already shows that view.
+  // Only a chart on the screen follows each move: a view's redraw costs 4-6 ms for the forms chart and 10-12 ms
   // for a log-axis one (several times that on a loaded machine), and a chart off the screen, relaid out beside a
   // move, made that frame late (measured: with a catch-up once the moves paused 120 ms, the two error charts were
   // relaid out at 12 of 15 steps of a slow drag).  A chart off the screen follows when it comes into view (an
@@ -135,7 +135,7 @@ export default function (component) {
     const r = gd.getBoundingClientRect();  // until the observer's first word
     return r.bottom > 0 && r.top < window.innerHeight && r.right > 0 && r.left < window.innerWidth;
   };
-  // chart key -> its plot and the relayout that gives position k's view, or null: no chart, or already that view
+  // chart key -> its plot and the layout keys that give position k's view, or null: no chart, or already that view
   const viewAt = (key, k) => {
     const columns = (data.views || {})[key], gd = columns && document.querySelector(`.st-key-${key} .js-plotly-plot`);
     if (!gd || !gd._fullLayout || !window.Plotly) return null;
@@ -339,7 +339,7 @@ export default function (component) {
     if (data.views && leadsShared(k)) followView(k);
     moveChart(k);
   };
-  // After a redraw, the view too: the figure's own when it is this row's (noted as shown: no relayout), else the row's.
+  // After a redraw, the view too: the figure's own when it is this row's (noted as shown: no redraw), else the row's.
   const layoutAt = (layout, name) => name.split(".").reduce((o, part) => {
     const m = /^(\w+)\[(\d+)\]$/.exec(part);
     return o == null ? o : m ? o[m[1]]?.[Number(m[2])] : o[part];
@@ -405,7 +405,7 @@ export default function (component) {
   };
   // A move is shown as it reaches the page (pointerrawupdate, where the browser has it: a secure page), in the time
   // between two frames, rather than when Chromium dispatches the coalesced pointermove at the start of the next
-  // frame, where the layer's work (Approximations' relayout, ~5 ms) would hold that frame back.  At most one such
+  // frame, where the layer's work (Approximations' view, ~5 ms) would hold that frame back.  At most one such
   // move a frame (a mouse may report 1000 times a second); the frame's pointermove then shows where it is by then.
   let early = false;
   const onRaw = (e) => {
@@ -537,10 +537,11 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     an input that holds the page's own value, that input's CSS selector: while its value is not the thumb's (typed
     off the grid), the layer writes nothing until a pointer or key on the slider leads (the input itself, React's,
     shows its own value until the rerun on release).  ``thumbs``: 2 for a range slider, whose positions are the
-    pairs of its thumbs' grid steps (lo's step × count + hi's).  ``views``: a chart's key -> its view's
-    ``Plotly.relayout`` keys ("xaxis.range", "yaxis.tickvals", ...) -> the value at each position (None: leave
-    the view as it is).  A column of texts (or views) may hold None where nothing is written; ``pack``: a column
-    of them with repeats is sent as its distinct values and an index (``_packed``; the layer's script reads it).
+    pairs of its thumbs' grid steps (lo's step × count + hi's).  ``views``: a chart's key -> its view's layout
+    keys, dotted as ``Plotly.relayout``'s ("xaxis.range", "yaxis.tickvals", "annotations[0].x", ...) -> the value
+    at each position (None: leave the view as it is).  A column of texts (or views) may hold None where nothing is
+    written; ``pack``: a column of them with repeats is sent as its distinct values and an index (``_packed``; the
+    layer's script reads it).
     ``spoken``: what a screen reader says of each thumb (``spoken_values``; "x = {}" unless given).
     ``number_input``: the control is a number input, not a slider (its steps are the grid; a trace may then name
     which of its points is this input's, ``point``, and which segment of a line trace, ``segment`` with ``y0`` and

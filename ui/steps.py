@@ -207,8 +207,8 @@ def steps_live_table(show_all: bool) -> dict:
     """The live layer's table for the pick slider: the three metrics, the cells of the step table (and of the
     digits table when it is shown) at every step of the slider's grid (the exact input keeps its value until the
     rerun on release), and the chart: its two markers and dotted line at x, their legend entries (the chart's
-    third and fourth), and its view, which follows x beyond -3 ... 3 (``Plotly.relayout`` of the axes; the curves
-    are drawn over every pick's view).  While the exact input holds a value off the pick's grid (typed, or beyond
+    third and fourth), and its view, which follows x beyond -3 ... 3 (the axes' ranges, redrawn by Plotly; the
+    curves are drawn over every pick's view).  While the exact input holds a value off the pick's grid (typed, or beyond
     the slider's ends) the layer leaves the page as it is until the pick is moved."""
     from ui.controls import STEPS
     from ui.live import live_table

@@ -149,35 +149,36 @@ export default function (component) {
     if (!Object.keys(update).length || (gd.__geluView === tag && gd.__geluLayout === gd.layout)) return null;
     return { gd, update, tag };
   };
-  // The view is written into the plot's own layout and drawn by Plotly.react on that same layout, never by
-  // Plotly.relayout: relayout (and restyle) emit the events Streamlit's chart listens to, and on each it copies the
-  // plot's figure into its React state, which queues a Plotly.react of it.  One landing while a react of Streamlit's
-  // was still queued (a rerun's new chart: its first draw, then its draw at the measured width) left two figures
-  // in that queue, and each react's end put its own figure back as the state, queuing it again behind the other:
-  // Plotly redrew the two in turn without end (CI's key-stepping test hung 20 min).  A react emits none of those
-  // events, and with the layout's own object (only the view's keys changed in it) Streamlit's state is unchanged.
-  const setAt = (layout, name, value) => {
-    const parts = name.split(".");
-    let o = layout;
-    for (const [j, part] of parts.entries()) {
-      const m = /^(\w+)\[(\d+)\]$/.exec(part), last = j === parts.length - 1;
-      const [key, index] = m ? [m[1], Number(m[2])] : [part, null];
-      if (index == null) {
-        if (last) o[key] = Array.isArray(value) ? [...value] : value;
-        else o = o[key] = o[key] && typeof o[key] === "object" ? o[key] : {};
-      } else {
-        const list = (o[key] = Array.isArray(o[key]) ? o[key] : []);
-        if (last) list[index] = value;
-        else o = list[index] = list[index] && typeof list[index] === "object" ? list[index] : {};
-      }
+  // The view is drawn by Plotly.relayout, with its event kept from Streamlit's chart.  That chart listens (gd.on) for
+  // plotly_relayout, _restyle and _redraw, and on each copies the plot's figure into its React state, which queues a
+  // Plotly.react of it.  One landing while a react of Streamlit's was still queued (a rerun's new chart: its first
+  // draw, then its draw at the measured width) left two figures in that queue, and each react's end put its own
+  // figure back as the state, queuing it again behind the other: Plotly redrew the two in turn without end (CI's
+  // key-stepping test hung 20 min).  Streamlit's state needs no copy: relayout changes the plot's own layout, the
+  // object that state holds.  Plotly.react on that layout emits none of those events either, but costs ~1.8 times
+  // a relayout (27 against 15 ms a view on Step by step's chart, one run at load 5).  So, for the relayout's own
+  // call and until its promise settles, those events go to Plotly's internal listeners only.
+  const QUIET = new Set(["plotly_relayout", "plotly_restyle", "plotly_redraw"]);
+  const quietly = (gd, draw) => {
+    if (!gd.__geluQuiet) {
+      const emit = gd.emit;
+      gd.__geluQuiet = { n: 0 };
+      gd.emit = function (name, event) {
+        if (gd.__geluQuiet.n > 0 && QUIET.has(name)) return gd._internalEv && gd._internalEv.emit(name, event);
+        return emit.call(this, name, event);
+      };
+    }
+    gd.__geluQuiet.n++;
+    let done;
+    try { done = draw(); } finally {
+      Promise.resolve(done).catch(() => {}).finally(() => { gd.__geluQuiet.n--; });
     }
   };
   const setView = (view) => {
     if (!view) return;
     view.gd.__geluView = view.tag;
     view.gd.__geluLayout = view.gd.layout;  // a rerun's figure is a new layout: its view is the figure's own
-    for (const [name, value] of Object.entries(view.update)) setAt(view.gd.layout, name, value);
-    window.Plotly.react(view.gd, view.gd.data, view.gd.layout);
+    quietly(view.gd, () => window.Plotly.relayout(view.gd, view.update));
   };
   const moveViews = (k) => {
     let behind = false;

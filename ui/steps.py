@@ -227,5 +227,5 @@ def steps_live_table(show_all: bool) -> dict:
     traces = {"marker:gate": {"x": c["x"], "y": c["gate"]}, "marker:gelu_tanh": {"x": c["x"], "y": c["gelu"]}}
     views = {CHART: {"xaxis.range": c["xaxis.range"], "yaxis.range": c["yaxis.range"]}}
     return live_table({"key": STEPS["pick"].key, **STEPS["pick"].options}, texts=texts, chart_key=CHART,
-                      traces=traces, lines={0: c["x"]}, views=views, pack=True,
+                      traces=traces, lines={0: c["x"]}, views=views, pack=True, steady=[CHART],
                       exact=f".st-key-{STEPS['x'].key} input")

@@ -147,6 +147,11 @@ export default function (component) {
     }
     const tag = JSON.stringify(update);
     if (!Object.keys(update).length || (gd.__geluView === tag && gd.__geluLayout === gd.layout)) return null;
+    if (gd.__geluLayout !== gd.layout && Object.entries(update).every(([name, v]) =>
+      JSON.stringify(layoutAt(gd.layout, name)) === JSON.stringify(v))) {  // a figure that shows it already
+      [gd.__geluView, gd.__geluLayout] = [tag, gd.layout];
+      return null;
+    }
     return { gd, update, tag };
   };
   // The view is drawn by Plotly.relayout, with its event kept from Streamlit's chart.  That chart listens (gd.on) for
@@ -175,16 +180,38 @@ export default function (component) {
     }
   };
   // A chart whose view changes no tick label's width (data.steady): its margins held where Plotly's auto-margins
-  // put them on the page's draw (the legend's rows, the titles, at this width), so a relayout skips the auto-margin
-  // pass: 10 ms a view on Step by step's chart against 27 (medians of 48, one run, load 7).  The rerun's figure
-  // has its auto-margins back.
+  // put them on Streamlit's draw at the chart's measured width (the legend's rows, the titles), so a relayout skips
+  // the auto-margin pass: 10 ms a view on Step by step's chart against 27 (medians of 48, one run, load 7).  Not on
+  // Streamlit's first draw, before the width is measured (Plotly's default width: the legend in fewer rows), and let
+  // go when a draw has another width (a resize); the rerun's figure has its auto-margins back.
   const steady = new Set(data.steady || []);
+  const ownMargins = (gd) => {
+    const own = gd.__geluMargin || {};
+    return { "margin.l": own.l ?? null, "margin.r": own.r ?? null, "margin.t": own.t ?? null,
+             "margin.b": own.b ?? null, "margin.autoexpand": own.autoexpand ?? true };
+  };
+  const letGo = () => {  // after a draw at another width than the one the margins were held at
+    for (const key of steady) {
+      const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+      if (!gd || gd.__geluHeldAt == null || !gd.layout || gd.layout.width === gd.__geluHeldAt) continue;
+      delete gd.__geluHeldAt;
+      quietly(gd, () => window.Plotly.relayout(gd, ownMargins(gd)));
+    }
+  };
   const setView = (view) => {
     if (!view) return;
-    const gd = view.gd, size = gd._fullLayout._size, update = { ...view.update };
-    if (steady.has(keyOf.get(gd)) && gd._fullLayout.margin.autoexpand !== false && size)
-      Object.assign(update, { "margin.l": size.l, "margin.r": size.r, "margin.t": size.t, "margin.b": size.b,
-                              "margin.autoexpand": false });
+    const gd = view.gd, fl = gd._fullLayout, size = fl._size, width = gd.layout.width, update = { ...view.update };
+    if (steady.has(keyOf.get(gd))) {
+      if (gd.__geluHeldAt != null && gd.__geluHeldAt !== width) {
+        Object.assign(update, ownMargins(gd));
+        delete gd.__geluHeldAt;
+      } else if (gd.__geluHeldAt == null && typeof width === "number" && size && fl.margin.autoexpand !== false) {
+        gd.__geluMargin = gd.__geluMargin || { ...(gd.layout.margin || {}) };
+        Object.assign(update, { "margin.l": size.l, "margin.r": size.r, "margin.t": size.t, "margin.b": size.b,
+                                "margin.autoexpand": false });
+        gd.__geluHeldAt = width;
+      }
+    }
     gd.__geluView = view.tag;
     gd.__geluLayout = gd.layout;  // a rerun's figure is a new layout: its view is the figure's own
     quietly(gd, () => window.Plotly.relayout(gd, update));
@@ -344,6 +371,7 @@ export default function (component) {
   // that position's numbers: the thumb wins, so whatever the page redraws is set back to the thumb's row.
   const hooked = new Map();  // chart key -> the plot whose redraws are watched
   const afterPlot = () => {
+    if (!stopped) letGo();
     if (!input || stopped || held()) return;
     const k = current();
     if (data.views && leadsShared(k)) followView(k);

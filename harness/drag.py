@@ -108,6 +108,11 @@ def latencies(events: list[float], frames: list[dict]) -> tuple[list[float], int
     return out, unshown
 
 
+# In the page, as settled_agrees on the frames recorded so far (the markers of the newest frame at its thumb).
+SETTLED_JS = """() => { const f = window.__drag.frames, last = f[f.length - 1];
+  return !!last && last.marks.every((m) => m === last.thumb); }"""
+
+
 def settled_agrees(frames: list[dict]) -> bool:
     """The gesture's last frame shows the thumb's value on the chart (markers at the thumb's x; True with no
     markers to check)."""
@@ -148,9 +153,15 @@ class Recorder:
 
     def stop(self, kind: str) -> Drag:
         """Stop recording (before the release, so that the rerun's frames are not counted)."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         self.page.wait_for_timeout(50)  # the last move's frames
-        sent, received = self.sent - self._sent0, self.received - self._received0
         seconds = time.perf_counter() - self._t0
+        try:  # and, on a loaded machine, until a frame shows the chart's markers at the thumb (at most 3 s)
+            self.page.wait_for_function(SETTLED_JS, timeout=3000)
+        except PlaywrightTimeout:
+            pass  # never settled: settled_agrees says so
+        sent, received = self.sent - self._sent0, self.received - self._received0
         data = self.page.evaluate("() => { window.__drag.on = false; return window.__drag; }")
         drag = Drag(kind, data["events"], data["frames"], sent, received, seconds)
         drag.latencies, drag.unshown = latencies(drag.events, drag.frames)

@@ -67,6 +67,7 @@ class Janitor:
     def __init__(self, grace: float = GRACE):
         self.grace = grace
         self.last_seen: dict[str, float] = {}
+        self.trim_again = False  # a departed session's run may still be ending: what it frees comes after the sweep
 
     def sweep(self, runtime, now: float | None = None) -> list[str]:
         """One pass: the ids of the sessions whose files and shared results were given back."""
@@ -83,7 +84,9 @@ class Janitor:
             self.last_seen.pop(session_id, None)
         if gone:
             SharedRuns.forget_owners(set(gone))
+        if gone or self.trim_again:  # and once more on the pass after, for what a run still under way freed since
             release_memory()
+        self.trim_again = bool(gone)
         return gone
 
     async def run(self, period: float = PERIOD) -> None:

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.e2e
 GRACE_S = 2  # the janitor gives back a departed session's share after this long (GELU_SESSION_GRACE_S)
 SWEEP_WAIT_S = GRACE_S + 8  # grace, plus the janitor's period (5 s), plus room
 MARGIN_MIB = 60
+SETTLE_S = 60  # then, at most this long, for the memory to come back within the margin (it never does if it leaks)
 
 
 def npy(seed: int) -> bytes:
@@ -52,6 +53,10 @@ def test_twenty_uploads_are_given_back_when_the_session_ends(browser):
         page.context.close()
         time.sleep(SWEEP_WAIT_S)
         after = server.rss_kib()["VmRSS"]
+        deadline = time.monotonic() + SETTLE_S  # on a loaded machine the sweep and the allocator's trim come later
+        while (after - before) / 1024 > MARGIN_MIB and time.monotonic() < deadline:
+            time.sleep(1)
+            after = server.rss_kib()["VmRSS"]
         grew = (after - before) / 1024
         print(f"server RSS: {before / 1024:.0f} MiB before, {during['VmRSS'] / 1024:.0f} MiB with 20 uploads "
               f"(peak {during['VmHWM'] / 1024:.0f}), {after / 1024:.0f} MiB after the session left (+{grew:.0f})")

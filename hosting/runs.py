@@ -96,7 +96,7 @@ class RunSlot:
                         self._line.popleft()
                         mine = _Running(what, time.monotonic())
                         self._running.append(mine)
-                        share = max(1, self.cores // len(self._running))
+                        share = self.share()
                         break
                     self._turn.wait(self.poll)
                     ahead = self._line.index(me)

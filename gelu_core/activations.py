@@ -109,13 +109,23 @@ def _gate(ops, x, approximate):
     return GATES[approximate](ops, x)
 
 
+def _gelu_of(ops, x, gate):
+    """GELU(x) = x * gate(x), for a GELU form's gate (0 at -inf, x at inf: never inf * 0)."""
+    return _at_infinity(ops, x, x * gate(ops, x), 0.0, x)
+
+
+def _gelu_slope_of(ops, x, gate, gate_slope):
+    """GELU'(x) = gate(x) + x * gate'(x), the product rule, for a GELU form's gate and its slope (0 at -inf, 1 at
+    inf)."""
+    return _at_infinity(ops, x, gate(ops, x) + x * gate_slope(ops, x), 0.0, 1.0)
+
+
 def _gelu(ops, x, approximate):
-    return _at_infinity(ops, x, x * _gate(ops, x, approximate), 0.0, x)
+    return _gelu_of(ops, x, GATES[approximate])
 
 
 def _gelu_grad(ops, x, approximate):
-    slope_of_gate = GATE_SLOPES[approximate](ops, x)
-    return _at_infinity(ops, x, _gate(ops, x, approximate) + x * slope_of_gate, 0.0, 1.0)
+    return _gelu_slope_of(ops, x, GATES[approximate], GATE_SLOPES[approximate])
 
 
 def _nan_kept(ops, x, y):

@@ -9,6 +9,7 @@ checked elsewhere: the core against mpmath (tests/test_activations.py), each scr
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import io
@@ -147,3 +148,62 @@ def test_a_formula_changed_in_the_registry_reaches_the_scripts(monkeypatch):
     assert steps["gate = 0.5 · (1 + tanh(u))"] == f"{gelu_core.gelu_gate(x, 'tanh'):.6f}"
 
     assert all(code_for(page, values) != before[page] for page, values in SEEN.items())
+
+
+# ---------------------------------------------------------------- what a page computes with, printed from gelu_core
+# Each test swaps one of gelu_core's functions for a made-up one (defined here, so its source is this file's): the
+# page's number (through gelu_core) and the script's printed number change together, and the script holds the
+# made-up function's text; with the core's own function, the script holds that function's text.
+
+def _made_up_gelu_slope_of(ops, x, gate, gate_slope):
+    """Not the product rule: gate(x) + 2 x gate'(x)."""
+    return gate(ops, x) + 2.0 * x * gate_slope(ops, x)
+
+
+def _made_up_unfold(ops, x):
+    """Not the tanh formula: its cubic coefficient doubled."""
+    cube = x * x * x
+    inner = x + 2 * TANH_COEF * cube
+    u = SQRT_2_OVER_PI * inner
+    gate = 0.5 * (1.0 + math.tanh(u))
+    return cube, inner, SQRT_2_OVER_PI, u, math.tanh(u), gate, x * gate
+
+
+TANH_COEF, SQRT_2_OVER_PI = 0.044715, math.sqrt(2.0 / math.pi)
+
+
+def printed_def(code: str, name: str) -> str:
+    """The text of the function ``name`` in a script."""
+    [node] = [n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef) and n.name == name]
+    return ast.get_source_segment(code, node)
+
+
+def test_derivative_prints_the_product_rule_the_page_runs(monkeypatch):
+    """Derivative: GELU's slope is gelu_core.activations._gelu_slope_of (what gelu_grad evaluates), printed; made up,
+    the page's gradient and the script's follow it."""
+    from gelu_core import activations
+
+    values = {"derivative_x": 1.5, "derivative_form": "tanh"}
+    code = code_for("derivative", values)
+    assert "return at_infinity(x, gate(x) + x * gate_slope(x), 0.0, 1.0)" in printed_def(code, "gelu_slope_of")
+    monkeypatch.setattr(activations, "_gelu_slope_of", _made_up_gelu_slope_of)
+    made_up = code_for("derivative", values)
+    assert "2.0 * x * gate_slope(x)" in printed_def(made_up, "gelu_slope_of")
+    shown = lines(run(made_up))["passed back by GELU (tanh)"]
+    assert shown == fixed(gelu_core.gelu_grad(1.5, "tanh")) != lines(run(code))["passed back by GELU (tanh)"]
+
+
+def test_steps_prints_the_operations_the_page_runs(monkeypatch):
+    """Step by step: the seven operations are gelu_core.steps._unfold (what tanh_steps evaluates), printed; made
+    up, the page's values and the script's follow them, every digit."""
+    from gelu_core import steps
+
+    values = {"steps_x": 1.5, "steps_full": True}
+    assert "t = math.tanh(u)" in printed_def(code_for("steps", values), "unfold")
+    monkeypatch.setattr(steps, "_unfold", _made_up_unfold)
+    made_up = code_for("steps", values)
+    assert "2 * TANH_COEF * cube" in printed_def(made_up, "unfold")
+    shown = lines(run(made_up))
+    assert [shown[s.label] for s in steps.tanh_steps(1.5)] == [f"{s.value:.6f}  {s.value!r}" for s in
+                                                                 steps.tanh_steps(1.5)]
+    assert steps.tanh_steps(1.5)[1].value == 1.5 + 2 * TANH_COEF * 1.5 ** 3  # the page computes the made-up formula

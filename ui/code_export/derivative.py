@@ -4,6 +4,7 @@ extremes of its slope (scipy's root finder and minimiser)."""
 from __future__ import annotations
 
 import gelu_core
+from gelu_core import activations
 from gelu_core.activations import ACTIVATIONS, GATE_SLOPES, GATES
 from gelu_core.analysis import MINIMUM_BRACKET, SLOPE_EXTREME_BRACKETS
 from ui.code_export.common import Values, fill, number, settings, source
@@ -21,12 +22,11 @@ $code
 
 
 def gelu(x):
-    return x * gate(x)
+    return gelu_of(x, gate)
 
 
 def gelu_slope(x):
-    """GELU'(x) = gate(x) + x * gate'(x), the product rule."""
-    return gate(x) + x * gate_slope(x)
+    return gelu_slope_of(x, gate, gate_slope)
 
 
 # The chain rule at one unit: dL/dx = dL/dy * act'(x), with a gradient dL/dy = 1 arriving from above
@@ -62,4 +62,5 @@ def script(values: Values) -> str:
                 minimum_bracket=", ".join(number(e) for e in MINIMUM_BRACKET), low_bounds=low, high_bounds=high,
                 left_root=" = -√2" if exact else "", right_root=" = √2" if exact else "",
                 code=source(change_words, fixed, backend="numpy",
-                            names={"relu_grad": ACTIVATIONS["relu"].slope_formula, "gate": gate, "gate_slope": slope}))
+                            names={"relu_grad": ACTIVATIONS["relu"].slope_formula, "gate": gate, "gate_slope": slope,
+                                   "gelu_of": activations._gelu_of, "gelu_slope_of": activations._gelu_slope_of}))

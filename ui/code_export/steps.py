@@ -1,11 +1,13 @@
 """The Step-by-step script: one number through the tanh formula, a line per operation, and the exact form beside it.
 
-Plain Python floats and gelu_core's own gate formulas for float64 numpy (as the page computes them): the seven
-values and the three readouts come out bit for bit as the page's, so even the full-precision column matches.
+Plain Python floats and gelu_core's own code for float64 numpy, as the page computes them (the operations from
+``gelu_core.steps._unfold``, the gates' formulas): the seven values and the three readouts come out bit for bit as
+the page's, so even the full-precision column matches.
 """
 
 from __future__ import annotations
 
+import gelu_core.steps
 from gelu_core.activations import GATES
 from gelu_core.steps import tanh_steps
 from ui.code_export.common import Values, fill, number, settings, source
@@ -23,13 +25,7 @@ $code
 
 x = $x
 
-cube = x * x * x  # x³
-inner = x + TANH_COEF * cube  # x + 0.044715·x³, the cubic correction
-constant = SQRT_2_OVER_PI  # √(2/π)
-u = constant * inner  # u = √(2/π) · (x + 0.044715·x³)
-t = math.tanh(u)  # tanh(u), in (-1, 1)
-gate = float(tanh_gate(x))  # 0.5 · (1 + tanh(u)), as sigmoid(2u): never 1 + tanh(u) ≈ 1 - 1 far left
-gelu = x * gate  # GELU(x) = x · gate
+cube, inner, constant, u, t, gate, gelu = unfold(x)  # each operation's value, as the page's table lists them
 
 steps = {$steps
 }
@@ -45,7 +41,7 @@ difference = x if x == 0 else float(m * (tanh_gate(m) - phi(m)))
 print(f"difference (tanh − exact): {sci(difference)}")
 '''
 
-NAMES = ("cube", "inner", "constant", "u", "t", "gate", "gelu")  # the script's name for each of gelu_core's steps
+NAMES = ("cube", "inner", "constant", "u", "t", "gate", "gelu")  # the script's name for each value unfold returns
 
 
 def script(values: Values) -> str:
@@ -53,8 +49,7 @@ def script(values: Values) -> str:
     labels = [step.label for step in tanh_steps(0.0)]
     full = "  {value!r}" if v["full"] else ""  # "Show every digit": the float64 value in full
     note = "  # six decimals, as the page; then every digit of the float64 value" if v["full"] else ""
-    names = {"tanh_gate": GATES["tanh"], "phi": GATES["none"]}
-    constants = ("gelu_core.steps:TANH_COEF", "gelu_core.steps:SQRT_2_OVER_PI")  # tanh_steps' own
+    names = {"unfold": gelu_core.steps._unfold, "tanh_gate": GATES["tanh"], "phi": GATES["none"]}  # as the page
     return fill(TEMPLATE, x=number(v["x"]), full=full, full_note=note,
                 steps="".join(f'\n    "{label}": {name},' for label, name in zip(labels, NAMES, strict=True)),
-                code=source(*constants, six, readable, backend="numpy", names=names))
+                code=source(six, readable, backend="numpy", names=names))

@@ -86,20 +86,26 @@ class GradientLabResult:
     b: GradientResult  # the comparison
 
 
-def backward_chunk(block: FeedForward, act: torch.nn.Module, h: torch.Tensor, y: torch.Tensor,
-                   n_outputs: int) -> tuple[float, torch.Tensor]:
+def backward_chunk(
+    c_proj: torch.nn.Linear, act: torch.nn.Module, h: torch.Tensor, y: torch.Tensor, n_outputs: int
+) -> tuple[float, torch.Tensor]:
     """(these rows' share of L, dL/dh) from the forward pass's h (rows, hidden) and output y (rows, d_model).
 
     dL/dy = y / N and dL/d act(h) = dL/dy @ W_proj are written out; act'(h) comes from autograd through the
     activation module on these rows only.
     """
     with torch.no_grad():
-        upstream = (y / n_outputs) @ block.c_proj.weight  # (rows, d_model) @ (d_model, hidden) -> (rows, hidden)
+        upstream = (y / n_outputs) @ c_proj.weight  # (rows, d_model) @ (d_model, hidden) -> (rows, hidden)
     with torch.enable_grad():
         h = h.detach().clone().requires_grad_()  # a plain tensor, whatever mode the forward ran in
         (grad_h,) = torch.autograd.grad(act(h), h, grad_outputs=upstream)  # (rows, hidden)
     loss = 0.5 * float(y.square().sum(dim=-1).sum(dtype=torch.float64)) / n_outputs
     return loss, grad_h
+
+
+def _total(t: torch.Tensor) -> float:
+    """Sum of a (rows, hidden) tensor: float32 row sums (torch's cascade), then float64 across rows."""
+    return float(t.sum(dim=-1).sum(dtype=torch.float64))
 
 
 def _edge_value(k: int, dtype: np.dtype) -> float:
@@ -215,7 +221,7 @@ class _Tally:
         magnitude = grad_h.abs()  # (rows, hidden)
         unit_max = magnitude.amax(dim=0)  # (hidden,): each unit's largest |dL/dh| over these rows
         self.loss += loss
-        self.abs_sum += float(magnitude.sum(dim=-1).sum(dtype=torch.float64))
+        self.abs_sum += _total(magnitude)
         self.abs_max = max(self.abs_max, float(unit_max.max()))
         self.alive |= unit_max > 0
         self.fc_weight_grad.addmm_(grad_h.T, x_rows)  # += (hidden, rows) @ (rows, d_model), in place: no temporary
@@ -257,7 +263,7 @@ class Backward:
         self.nonpositive += int(torch.count_nonzero(h_rows <= 0))
         self.hidden_numel += h_rows.numel()
         for name, act in self.modules.items():
-            loss, grad_h = backward_chunk(self.block, act, h_rows, outputs[name], self.n_outputs)
+            loss, grad_h = backward_chunk(self.block.c_proj, act, h_rows, outputs[name], self.n_outputs)
             self.tallies[name].add(loss, grad_h, x_rows)
             del grad_h
 

@@ -29,7 +29,7 @@ import torch
 from gelu_core import budget
 from gelu_core.activations import get_activation
 from gelu_core.ffn import FeedForward, activation_module, parameter_count
-from gelu_core.gradients import Backward, GradientLabResult
+from gelu_core.gradients import Backward, GradientLabResult, _total
 
 MAX_D_MODEL, MAX_HIDDEN = budget.MAX_D_MODEL, budget.MAX_HIDDEN  # GPT-2 XL's block: the widest the lab runs
 # Values of one run, from the process's memory budget (gelu_core.budget; GELU_MEMORY_BUDGET_MB changes them):
@@ -298,11 +298,6 @@ def shape_flow(block: FeedForward, input_shape: tuple[int, ...], activation: str
     )
 
 
-def _total(t: torch.Tensor) -> float:
-    """Sum of a (rows, hidden) tensor: float32 row sums (torch's cascade), then float64 across rows."""
-    return float(t.sum(dim=-1).sum(dtype=torch.float64))
-
-
 def _row_chunks(*tensors: torch.Tensor):
     """Matching slices of about _CHUNK elements of (..., width) tensors with the same rows, as (rows, width) views:
     the masks and temporaries of the statistics and of the backward pass stay small, whatever the batch."""
@@ -313,25 +308,31 @@ def _row_chunks(*tensors: torch.Tensor):
 
 
 def _input_sides(h: torch.Tensor) -> tuple[int, float, float]:
-    """(count of h < 0, sum |h| over h < 0, sum h over h >= 0)."""
-    count, negative, positive = 0, 0.0, 0.0
-    for (hc,) in _row_chunks(h):
-        count += int(torch.count_nonzero(hc < 0))
-        negative -= _total(hc.clamp(max=0.0))
-        positive += _total(hc.clamp(min=0.0))
-    return count, negative, positive
+    """(count of h < 0, sum |h| over h < 0, sum h over h >= 0) of (rows, hidden) values."""
+    return int(torch.count_nonzero(h < 0)), -_total(h.clamp(max=0.0)), _total(h.clamp(min=0.0))
 
 
 def _output_sides(h: torch.Tensor, y: torch.Tensor) -> tuple[int, float, float]:
-    """(count of h < 0 with y == 0, sum |y| over h < 0, sum y over h >= 0)."""
-    zeroed, negative_abs, positive = 0, 0.0, 0.0
-    for hc, yc in _row_chunks(h, y):
-        negative = hc < 0
-        on_negative = yc * negative  # y where h < 0, else 0 (y is finite); a fifth of torch.where's time
-        zeroed += int(torch.count_nonzero(negative)) - int(torch.count_nonzero(on_negative))  # y == 0 or -0.0
-        positive += _total(yc) - _total(on_negative)
-        negative_abs += _total(on_negative.abs_())
-    return zeroed, negative_abs, positive
+    """(count of h < 0 with y == 0, sum |y| over h < 0, sum y over h >= 0) of (rows, hidden) values, y = act(h)."""
+    negative = h < 0
+    on_negative = y * negative  # y where h < 0, else 0 (y is finite); a fifth of torch.where's time
+    zeroed = int(torch.count_nonzero(negative)) - int(torch.count_nonzero(on_negative))  # y == 0 or -0.0
+    positive = _total(y) - _total(on_negative)
+    return zeroed, _total(on_negative.abs_()), positive
+
+
+def _chunked(measure: Callable[..., tuple[int, float, float]], *tensors: torch.Tensor) -> tuple[int, float, float]:
+    """``measure``'s (count, sum, sum) of (..., hidden) tensors, added up over their row chunks (_row_chunks)."""
+    count, first, second = 0, 0.0, 0.0
+    for chunk in _row_chunks(*tensors):
+        c, a, b = measure(*chunk)
+        count, first, second = count + c, first + a, second + b
+    return count, first, second
+
+
+def _kept(part: float, whole: float) -> float:
+    """part / whole: how much of one side's signal the activation keeps; NaN when that side holds nothing."""
+    return part / whole if whole > 0 else float("nan")
 
 
 def run_lab(
@@ -373,7 +374,7 @@ def _run_lab(block: FeedForward, x: torch.Tensor | Tokens, activation: str, comp
                 "The hidden pre-activations overflowed float32 (values past 3.4e38): the input is too large "
                 "for this block. Scale it down and try again."
             )
-        negative_count, negative_in, positive_in = _input_sides(h)
+        negative_count, negative_in, positive_in = _chunked(_input_sides, h)
         modules = {name: activation_module(name) for name in (activation, compare)}
 
         partial = {}
@@ -381,14 +382,14 @@ def _run_lab(block: FeedForward, x: torch.Tensor | Tokens, activation: str, comp
             pace()
             y = act(h)  # (B, T, hidden), shape kept
             y_min, y_max = (float(v) for v in torch.aminmax(y))
-            zeroed, negative_out, positive_out = _output_sides(h, y)
+            zeroed, negative_out, positive_out = _chunked(_output_sides, h, y)
             out = block.c_proj(y)  # (B, T, hidden) -> (B, T, d)
             del y
             partial[name] = dict(
                 output=out,
                 zeroed=zeroed,
-                negative_kept=negative_out / negative_in if negative_in > 0 else float("nan"),
-                positive_kept=positive_out / positive_in if positive_in > 0 else float("nan"),
+                negative_kept=_kept(negative_out, negative_in),
+                positive_kept=_kept(positive_out, positive_in),
                 post_min=y_min,
                 post_max=y_max,
             )

@@ -213,9 +213,14 @@ def load_block(
         notes.append("weights converted to float32, the type the block runs in")
 
     block = FeedForward(d_model=d_model, hidden=hidden, activation=activation)
-    with torch.no_grad():
-        block.c_fc.weight.copy_(w1)
-        block.c_proj.weight.copy_(w2)
-        block.c_fc.bias.copy_(b1 if b1 is not None else torch.zeros(hidden))
-        block.c_proj.bias.copy_(b2 if b2 is not None else torch.zeros(d_model))
+    _set_weights(block.c_fc, block.c_proj, w1, w2, b1, b2)
     return LoadedBlock(block, candidate, layout, d_model, hidden, tuple(notes))
+
+
+@torch.no_grad()
+def _set_weights(c_fc, c_proj, w_fc, w_proj, b_fc, b_proj) -> None:
+    """A file's weights into the block's two nn.Linear layers (weights (out, in)); a missing bias is 0."""
+    c_fc.weight.copy_(w_fc)
+    c_proj.weight.copy_(w_proj)
+    c_fc.bias.copy_(b_fc if b_fc is not None else torch.zeros(c_fc.out_features))
+    c_proj.bias.copy_(b_proj if b_proj is not None else torch.zeros(c_proj.out_features))

@@ -207,3 +207,69 @@ def test_steps_prints_the_operations_the_page_runs(monkeypatch):
     assert [shown[s.label] for s in steps.tanh_steps(1.5)] == [f"{s.value:.6f}  {s.value!r}" for s in
                                                                  steps.tanh_steps(1.5)]
     assert steps.tanh_steps(1.5)[1].value == 1.5 + 2 * TANH_COEF * 1.5 ** 3  # the page computes the made-up formula
+
+
+def _made_up_input_sides(h):
+    """Not the lab's: h < 0 counted twice."""
+    return 2 * int(torch.count_nonzero(h < 0)), float(-h.clamp(max=0.0).sum()), float(h.clamp(min=0.0).sum())
+
+
+def _made_up_output_sides(h, y):
+    """Not the lab's: the positive side's signal doubled."""
+    negative = h < 0
+    on_negative = y * negative
+    zeroed = int(torch.count_nonzero(negative)) - int(torch.count_nonzero(on_negative))
+    return zeroed, float(on_negative.abs().sum()), 2.0 * float((y - on_negative).sum())
+
+
+def _made_up_backward_chunk(c_proj, act, h, y, n_outputs):
+    """Not the lab's backward step: L = mean(y²), twice the lab's, and its dL/dh."""
+    upstream = (2.0 * y / n_outputs) @ c_proj.weight
+    with torch.enable_grad():
+        h = h.detach().clone().requires_grad_()
+        (grad_h,) = torch.autograd.grad(act(h), h, grad_outputs=upstream)
+    return float(y.square().sum(dtype=torch.float64)) / n_outputs, grad_h
+
+
+def lab_sections(output: str) -> dict[str, dict[str, str]]:
+    """The lab script's indented ``label: value`` lines under each activation's name."""
+    sections, name = {}, None
+    for line in output.splitlines():
+        if line.startswith("  "):
+            label, _, value = line.strip().rpartition(": ")
+            sections.setdefault(name, {})[label] = value
+        else:
+            name = line
+    return sections
+
+
+def test_lab_prints_the_statistics_and_the_backward_step_the_page_runs(monkeypatch):
+    """Feed-forward lab: the forward's statistics (gelu_core.lab._input_sides, _output_sides) and the backward step
+    (gelu_core.gradients.backward_chunk) are the functions run_lab calls, printed; made up, the page's numbers
+    (run_lab, as the page calls it) and the script's follow them."""
+    from gelu_core import gradients, lab
+    from ui.format import count, share, sig
+
+    values = {"ffn_d_model": 8, "ffn_seed": 3, "ffn_act": "gelu", "ffn_vs": "relu"}
+
+    def page_and_script():
+        result = lab.run_lab(lab.FeedForward(8, seed=3), lab.demo_input(8, 3), "gelu", "relu", backward=True)
+        sections = lab_sections(run(code_for("ffn", values)))
+        return result, sections["GELU exact"], sections["ReLU"]
+
+    result, gelu, relu = page_and_script()
+    assert gelu["positive signal kept"] == share(result.a.positive_kept)
+    assert relu["h < 0 set to exactly 0"] == f"{count(result.b.zeroed)} of {count(result.negative_count)}"
+    assert gelu["L = ½ · mean(y²)"] == sig(result.backward.a.loss)
+    before = (gelu["positive signal kept"], relu["h < 0 set to exactly 0"], gelu["L = ½ · mean(y²)"])
+
+    monkeypatch.setattr(lab, "_input_sides", _made_up_input_sides)
+    monkeypatch.setattr(lab, "_output_sides", _made_up_output_sides)
+    monkeypatch.setattr(gradients, "backward_chunk", _made_up_backward_chunk)
+    code = code_for("ffn", values)
+    assert "def backward(" in code and "2.0 * y / n_outputs" in code and "2 * int(torch.count_nonzero(h < 0))" in code
+    result, gelu, relu = page_and_script()
+    after = (gelu["positive signal kept"], relu["h < 0 set to exactly 0"], gelu["L = ½ · mean(y²)"])
+    assert after == (share(result.a.positive_kept), f"{count(result.b.zeroed)} of {count(result.negative_count)}",
+                     sig(result.backward.a.loss))
+    assert all(a != b for a, b in zip(after, before, strict=True))

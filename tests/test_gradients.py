@@ -49,7 +49,7 @@ def hidden_gradient(block: FeedForward, x: torch.Tensor, name: str) -> tuple[flo
     with torch.no_grad():
         h = block.hidden_pre(x)
         y = block.c_proj(act(h))
-    loss, grad = gradients_module.backward_chunk(block, act, h.reshape(-1, block.hidden),
+    loss, grad = gradients_module.backward_chunk(block.c_proj, act, h.reshape(-1, block.hidden),
                                                  y.reshape(-1, block.d_model), x.numel())
     return loss, grad.reshape(h.shape)
 

@@ -1,10 +1,15 @@
 """The feed-forward lab's script: GPT-2's block seeded as the page seeds it (or read from the student's files), the
 two activations on the same hidden values, the page's metrics and tables, and the backward pass if it is on.
 
-The seeded weights, the demo input, a file's layout and the activation modules come from gelu_core's own code
-(``seeded_init``, ``lab._demo``, ``weights._layout``, ``activation_module``), so the script holds the page's numbers
-bit for bit.  An uploaded file's name is not among the control values: the script names it in a variable at its
-top, for the student to set.
+What the page computes with is gelu_core's own code, printed: the seeded weights and the demo input
+(``seeded_init``, ``lab._demo``), a file's layout and its weights into the layers (``weights._layout``,
+``_set_weights``), the activation modules (``activation_module``), the forward's statistics (``lab._input_sides``,
+``_output_sides``, ``_kept``: the page adds them up over row chunks of 2**20 values, the script takes every row at
+once, the same numbers for an input of one chunk) and the backward step (``gradients.backward_chunk``).  What the
+template writes: the block's wiring (c_fc once, each activation, c_proj), the reading of a student's file (the page
+reads uploads with gelu_core.tensor_io's guarded parser, not code for a notebook) and the print lines.  An
+uploaded file's name is not among the control values: the script names it in a variable at its top, for the
+student to set.
 """
 
 from __future__ import annotations
@@ -74,11 +79,7 @@ if found == CONV1D:
 hidden, d_model = w_fc.shape
 c_fc = torch.nn.Linear(d_model, hidden)  # (..., d) -> (..., 4d)
 c_proj = torch.nn.Linear(hidden, d_model)  # (..., 4d) -> (..., d)
-with torch.no_grad():
-    c_fc.weight.copy_(w_fc)
-    c_proj.weight.copy_(w_proj)
-    c_fc.bias.copy_(b_fc if b_fc is not None else torch.zeros(hidden))  # a missing bias is 0
-    c_proj.bias.copy_(b_proj if b_proj is not None else torch.zeros(d_model))
+set_weights(c_fc, c_proj, w_fc, w_proj, b_fc, b_proj)
 '''
 
 DEMO = '''
@@ -112,28 +113,30 @@ FORWARD = '''
 # Forwards: c_fc runs once, and each activation gets the very same hidden values h
 with torch.no_grad():
     h = c_fc(x)  # (B, T, d) -> (B, T, 4d): what the activation receives
-    negative = h < 0  # (B, T, 4d)
+    rows = h.reshape(-1, hidden)  # (B·T, 4d): a row per token
+    negative, negative_in, positive_in = input_sides(rows)
     runs = {}
     for name, activation in activations.items():
         y = activation(h)  # (B, T, 4d), shape kept
         output = c_proj(y)  # (B, T, 4d) -> (B, T, d)
+        zeroed, negative_out, positive_out = output_sides(rows, y.reshape(-1, hidden))
         runs[name] = {
             "output": output,
-            "zeroed": (negative & (y == 0)).sum(),  # negative h made exactly 0
+            "zeroed": zeroed,  # negative h made exactly 0
             # how much signal survives: sum |act(h)| / sum |h| where h < 0, sum act(h) / sum h where h >= 0
-            "negative kept": y[negative].double().abs().sum() / h[negative].double().abs().sum(),
-            "positive kept": y[~negative].double().sum() / h[~negative].double().sum(),
-            "range": (y.min(), y.max()),
-            "mean norm": torch.linalg.vector_norm(output, dim=-1).double().mean(),  # mean over tokens of ||y||
+            "negative kept": kept(negative_out, negative_in),
+            "positive kept": kept(positive_out, positive_in),
+            "range": torch.aminmax(y),
+            "mean norm": torch.linalg.vector_norm(output, dim=-1).mean(dtype=torch.float64),  # mean ||y|| per token
         }
 
-print(f"Hidden values below 0: {share(negative.double().mean())}")
+print(f"Hidden values below 0: {share(negative / rows.numel())}")
 print(f"{second} sets to 0: {count(runs[second]['zeroed'])}")
 print(f"{first} keeps of h < 0: {share(runs[first]['negative kept'])}")
 print(f"Outputs differ by, at most: {sig((runs[first]['output'] - runs[second]['output']).abs().max())}")
 for name, run in runs.items():
     print(name)
-    print(f"  h < 0 set to exactly 0: {count(run['zeroed'])} of {count(negative.sum())}")
+    print(f"  h < 0 set to exactly 0: {count(run['zeroed'])} of {count(negative)}")
     print(f"  negative signal kept: {share(run['negative kept'])}")
     print(f"  positive signal kept: {share(run['positive kept'])}")
     print(f"  act(h) from … to: {sig(run['range'][0], 3)} … {sig(run['range'][1], 3)}")
@@ -144,38 +147,34 @@ BACKWARD = '''
 # Backwards: the loss L = ½ · mean(y²) over every output number, and the gradient dL/dh reaching each hidden value
 print("Backwards")
 for name, activation in activations.items():
-    h_in = h.detach().requires_grad_()  # (B, T, 4d)
-    y = c_proj(activation(h_in))  # (B, T, d)
-    loss = 0.5 * y.square().sum() / y.numel()
-    (grad_h,) = torch.autograd.grad(loss, h_in)  # (B, T, 4d): 0 wherever the activation's slope is 0
-    zero = grad_h == 0
+    output = runs[name]["output"]  # (B, T, d)
+    loss, grad_h = backward(c_proj, activation, rows, output.reshape(-1, d_model), output.numel())  # (B·T, 4d)
+    zero = grad_h == 0  # where the activation's slope is 0, no gradient passes
     runs[name].update(
-        loss=loss.detach(),
-        zero=zero.sum(),
-        zero_share=zero.double().mean(),
-        dead=zero.reshape(-1, hidden).all(dim=0).sum(),  # units that no token of this input sends a gradient
+        loss=loss,
+        zero=int(zero.sum()),
+        dead=int(zero.all(dim=0).sum()),  # units that no token of this input sends a gradient
         grad_h=grad_h,
-        grad_fc=grad_h.reshape(-1, hidden).T @ x.reshape(-1, d_model),  # dL/dW of c_fc: (4d, B·T) @ (B·T, d)
+        grad_fc=grad_h.T @ x.reshape(-1, d_model),  # dL/dW of c_fc: (4d, B·T) @ (B·T, d)
     )
 
 for name in dict.fromkeys((second, first)):
-    print(f"{name}: gradient exactly 0: {share(runs[name]['zero_share'])}")
-print(f"Units dead for this input ({second} / {first}): {int(runs[second]['dead'])} / {int(runs[first]['dead'])}")
+    print(f"{name}: gradient exactly 0: {share(runs[name]['zero'] / grad_h.numel())}")
+print(f"Units dead for this input ({second} / {first}): {runs[second]['dead']} / {runs[first]['dead']}")
 for name, run in runs.items():
+    zero_share = share(run["zero"] / grad_h.numel())
     print(name)
     print(f"  L = ½ · mean(y²): {sig(run['loss'])}")
-    print(f"  dL/dh exactly 0: {count(run['zero'])} of {count(run['grad_h'].numel())} ({share(run['zero_share'])})")
+    print(f"  dL/dh exactly 0: {count(run['zero'])} of {count(grad_h.numel())} ({zero_share})")
     print(f"  units dead for this input: {count(run['dead'])}")
-    print(f"  mean |dL/dh|: {sig(run['grad_h'].abs().double().mean())}")
+    print(f"  mean |dL/dh|: {sig(total(run['grad_h'].abs()) / grad_h.numel())}")
     print(f"  largest |dL/dh|: {sig(run['grad_h'].abs().max())}")
     print(f"  ‖dL/dW‖ reaching c_fc: {sig(torch.linalg.vector_norm(run['grad_fc'].double()))}")
 '''
 
 
 def script(values: Values) -> str:
-    from gelu_core.ffn import seeded_init  # torch: imported when the page asks, as the page's
-    from gelu_core.lab import _demo
-    from gelu_core.weights import _layout
+    from gelu_core import ffn, gradients, lab, weights  # torch: imported when the page asks
 
     v = settings(FFN, values)
     first, second = (ACTIVATIONS[v[key]].short for key in ("act", "vs"))
@@ -183,8 +182,14 @@ def script(values: Values) -> str:
     upload, seeded = v["input"] != "Demo", v["weights"] == "Seeded"
     parts = [HEAD, SEEDED if seeded else FILE_WEIGHTS, UPLOAD if upload else DEMO, FORWARD, *[BACKWARD] * v["backward"]]
     batch, tokens = DEMO_SHAPES[v["demo"]]
+    printed = {  # the script's name -> the function the page runs (looked up now: a test may swap one)
+        **({"seeded_init": ffn.seeded_init} if seeded
+           else {"layout": weights._layout, "set_weights": weights._set_weights}),
+        **({} if upload else {"demo": lab._demo}),
+        "input_sides": lab._input_sides, "output_sides": lab._output_sides, "kept": lab._kept,
+        **({"backward": gradients.backward_chunk, "total": gradients._total} if v["backward"] else {}),
+    }
     return fill("\n\n".join(part.strip() for part in parts), first=first, second=second, modules=listed,
-                code=source(seeded_init if seeded else _layout, *own, share, sig, count,
-                            names={} if upload else {"demo": _demo}),
+                code=source(*own, share, sig, count, names=printed),
                 d_model=int(v["d_model"]), seed=int(v["seed"]), batch=batch, tokens=tokens,
                 demo_seed='config["seed"]' if seeded else "0")  # a file's block: seed 0, as the page

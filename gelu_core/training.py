@@ -124,6 +124,15 @@ def _class_points(task: str, label: int, n: int, rng: np.random.Generator) -> np
     return rng.normal(centre, 0.2, (n, 2))
 
 
+def _split(task: str, n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """n points, (n, 2) float32, and their labels, (n,): class 0's half drawn, then class 1's, then every point
+    nudged by normal noise of std ``noise``."""
+    points = np.concatenate([_class_points(task, label, n // 2, rng) for label in (0, 1)])
+    points = points + noise * rng.standard_normal(points.shape)
+    labels = np.repeat([0.0, 1.0], n // 2)
+    return points.astype(np.float32), labels.astype(np.float32)
+
+
 def make_dataset(task: str = "spiral", n_train: int = 400, n_test: int = 400, noise: float = 0.05,
                  seed: int = 0) -> Dataset:
     """A seeded two-class point set: each point of each class drawn, then nudged by normal noise of std ``noise``.
@@ -134,15 +143,8 @@ def make_dataset(task: str = "spiral", n_train: int = 400, n_test: int = 400, no
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     rng = np.random.default_rng(seed)
-
-    def split(n: int) -> tuple[np.ndarray, np.ndarray]:
-        points = np.concatenate([_class_points(task, label, n // 2, rng) for label in (0, 1)])
-        points = points + noise * rng.standard_normal(points.shape)
-        labels = np.repeat([0.0, 1.0], n // 2)
-        return points.astype(np.float32), labels.astype(np.float32)
-
-    train_points, train_labels = split(n_train)
-    test_points, test_labels = split(n_test)
+    train_points, train_labels = _split(task, n_train, noise, rng)  # the training set first, then the test set
+    test_points, test_labels = _split(task, n_test, noise, rng)
     largest = float(max(np.abs(train_points).max(initial=0.0), np.abs(test_points).max(initial=0.0)))
     extent = max(1.0, math.ceil(largest * 10) / 10)
     return Dataset(task, train_points, train_labels, test_points, test_labels, extent)
@@ -150,15 +152,16 @@ def make_dataset(task: str = "spiral", n_train: int = 400, n_test: int = 400, no
 
 # ---------------------------------------------------------------- the network
 
-class RaceNet(nn.Module):
-    """2 -> width -> ... -> width -> 1: ``depth`` hidden layers, each Linear then the activation; a logit out."""
+# written with torch.nn, not nn: the code export prints this class into a script that imports torch
+class Network(torch.nn.Module):
+    """2 -> width -> ... -> width -> 1: ``depth`` hidden layers, each Linear then the activation ``act`` (a module
+    that owns no weights); a logit out."""
 
-    def __init__(self, width: int, depth: int, activation: str):
+    def __init__(self, width: int, depth: int, act: torch.nn.Module):
         super().__init__()
-        self.activation = activation
-        self.hidden = nn.ModuleList(nn.Linear(2 if i == 0 else width, width) for i in range(depth))
-        self.act = activation_module(activation)  # owns no weights
-        self.out = nn.Linear(width, 1)
+        self.hidden = torch.nn.ModuleList(torch.nn.Linear(2 if i == 0 else width, width) for i in range(depth))
+        self.act = act  # owns no weights
+        self.out = torch.nn.Linear(width, 1)
 
     def forward(self, points: torch.Tensor) -> torch.Tensor:
         x = points  # (n, 2)
@@ -180,6 +183,14 @@ class RaceNet(nn.Module):
         seeded_init([*self.hidden, self.out], seed)
 
 
+class RaceNet(Network):
+    """A race's network for a registry activation name: PyTorch's own module for it (``activation_module``)."""
+
+    def __init__(self, width: int, depth: int, activation: str):
+        super().__init__(width, depth, activation_module(activation))
+        self.activation = activation
+
+
 def twin_networks(config: RaceConfig) -> tuple[RaceNet, RaceNet]:
     """The two racers: same architecture, same initial weights (copied), each its own activation."""
     first = RaceNet(config.width, config.depth, config.activations[0])
@@ -189,7 +200,7 @@ def twin_networks(config: RaceConfig) -> tuple[RaceNet, RaceNet]:
     return first, second
 
 
-def dead_units(net: RaceNet, points: torch.Tensor) -> list[int]:
+def dead_units(net: Network, points: torch.Tensor) -> list[int]:
     """Per hidden layer: units through which no gradient passes on any of ``points``.
 
     The slope act'(z) of every unit on every point comes from PyTorch's own backward of the activation (what

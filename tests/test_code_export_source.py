@@ -273,3 +273,47 @@ def test_lab_prints_the_statistics_and_the_backward_step_the_page_runs(monkeypat
     assert after == (share(result.a.positive_kept), f"{count(result.b.zeroed)} of {count(result.negative_count)}",
                      sig(result.backward.a.loss))
     assert all(a != b for a, b in zip(after, before, strict=True))
+
+
+def _made_up_split(task, n, noise, rng):
+    """Not the race's points: class 1's points are class 0's, mirrored through the origin."""
+    import numpy as np
+
+    half = rng.uniform(-1.0, 1.0, (n // 2, 2))
+    points = np.concatenate([half, -half]) + noise * rng.standard_normal((n, 2))
+    return points.astype(np.float32), np.repeat([0.0, 1.0], n // 2).astype(np.float32)
+
+
+def test_race_prints_the_points_the_network_and_the_dead_units_of_gelu_core(monkeypatch):
+    """Training race: the points are gelu_core.training._split (what make_dataset draws with), printed; made up, the
+    page's race (training.train, on ui.training.race_config, as the page) and the script's follow them.  The
+    network and the dead units are printed as gelu_core.training.Network (the page's RaceNet is one) and
+    dead_units, text for text."""
+    import inspect
+
+    from gelu_core import training
+    from ui.code_export.common import settings
+    from ui.controls import TRAINING
+    from ui.training import race_config
+
+    values = {"training_steps": 30, "training_width": 3, "training_depth": 2, "training_task": "gauss"}
+
+    def page_and_script():
+        snapshot = training.train(race_config(settings(TRAINING, values)))
+        page = {run.label: (f"{100 * run.final_test_accuracy:.1f}% test accuracy, test loss {run.final_test_loss:.3f}, "
+                            f"{int(run.dead_units[-1].sum())} of 6 hidden units dead "
+                            f"(by layer: {' · '.join(str(n) for n in run.dead_units[-1])})") for run in snapshot.runs}
+        return page, dict(line.split(": ", 1) for line in run(code_for("training", values)).splitlines())
+
+    page, script = page_and_script()
+    assert script == page
+    code = code_for("training", values)
+    body = printed_def(code, "dead_units").split('"""')[2]  # after its docstring (cut to the first paragraph)
+    assert body == inspect.getsource(training.dead_units).split('"""')[2].rstrip()
+    [network] = [n for n in ast.parse(code).body if isinstance(n, ast.ClassDef) and n.name == "Network"]
+    assert ast.get_source_segment(code, network) == inspect.getsource(training.Network).rstrip()
+    assert issubclass(training.RaceNet, training.Network)
+
+    monkeypatch.setattr(training, "_split", _made_up_split)
+    made_up, script = page_and_script()
+    assert script == made_up != page

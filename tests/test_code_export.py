@@ -23,8 +23,8 @@ import pytest
 import torch
 
 from tests.conftest import ROOT, chart_spec, metrics
-from ui.controls import APPROXIMATIONS_VIEWS, OVERLAYS, RACE_TASKS
-from ui.pages import EXPORTS, PAGE_CONTROLS, code_for
+from ui.controls import APPROXIMATIONS_VIEWS, OVERLAYS
+from ui.pages import EXPORTS, PAGE_CONTROLS, PAGES, code_for
 
 TIMEOUT = 120  # seconds for one process of scripts
 REPOSITORY = ("gelu_core", "ui", "hosting", "harness", "tests", "app")
@@ -127,34 +127,119 @@ def by_column(columns: list[str], rows: list[list[str]]) -> dict[str, list[str]]
 
 # ---------------------------------------------------------------- every page
 
-# Values that take each template's branches (a key left out is the control's default)
+CHOICES = ("segmented_control", "selectbox", "radio", "pills", "tabs")
+
+
+def control_values(c) -> list:
+    """Values a control takes, for a test: its default and both ends (a number or a range), each option (a choice),
+    none, the default and all (several choices), off and on (a toggle), the default (text)."""
+    if c.widget in ("slider", "number_input"):
+        lo, hi = c.options["min_value"], c.options["max_value"]
+        if isinstance(c.default, (tuple, list)):
+            return [tuple(c.default), (lo, hi), (lo, lo)]
+        return [c.default, lo, hi]
+    if c.widget in CHOICES:
+        return list(c.options["options"])
+    if c.widget == "multiselect":
+        return [[], list(c.default), list(c.options["options"])]
+    if c.widget == "toggle":
+        return [False, True]
+    return [c.default]
+
+
+def moved(c):
+    """A control off its default, for one cheap run of every page: a number at its minimum (the smallest block,
+    the shortest race), a toggle flipped, every option of several; a range and a single choice stay (a lab's
+    weights or input may then ask for a file)."""
+    if c.widget in ("slider", "number_input") and not isinstance(c.default, (tuple, list)):
+        return c.options["min_value"]
+    if c.widget == "toggle":
+        return not c.default
+    if c.widget == "multiselect":
+        return list(c.options["options"])
+    return c.default
+
+
+def url_value(c, value) -> str | list[str]:
+    """A control's value as a link writes it."""
+    shown = c.options.get("format_func", str)
+    if c.widget == "multiselect":
+        return [shown(v) for v in value] or [""]
+    if isinstance(value, (tuple, list)):
+        return [str(v) for v in value]
+    if isinstance(value, bool):
+        return str(value).lower()
+    return shown(value) if c.widget in CHOICES else str(value)
+
+
+def generated(page: str) -> list[dict]:
+    """The page's controls (from its row in ui.pages), each at each of its control_values in turn, the others at
+    their defaults: control values by key."""
+    return [{c.key: value} for c in PAGE_CONTROLS[page] if c.bound for value in control_values(c)]
+
+
+# Values that take each template's branches together (a key left out is the control's default); generated()
+# takes each control alone
 BRANCHES = {
-    "home": [{}],
-    "gate": [{}, {"gate_sigma": 0.0}],
-    "curves": [{}, {"curves_form": "none", "curves_more": list(OVERLAYS)}, {"curves_form": "sigmoid"}],
-    "derivative": [{"derivative_form": form} for form in ("none", "tanh", "sigmoid")],
-    "steps": [{}, {"steps_full": True}],
-    "approximations": [{}, {"approximations_view": APPROXIMATIONS_VIEWS[1], "approximations_fw_form": "tanh"},
+    "curves": [{"curves_form": "none", "curves_more": list(OVERLAYS)}],
+    "approximations": [{"approximations_view": APPROXIMATIONS_VIEWS[1], "approximations_fw_form": "tanh"},
                        {"approximations_view": APPROXIMATIONS_VIEWS[1], "approximations_fw_dtypes": []}],
-    "ffn": [{}, {"ffn_backward": False, "ffn_act": "gelu_sigmoid", "ffn_vs": "gelu_sigmoid"},
+    "ffn": [{"ffn_backward": False, "ffn_act": "gelu_sigmoid", "ffn_vs": "gelu_sigmoid"},
             {"ffn_weights": "File", "ffn_input": "Upload"}],
-    "training": [{"training_task": task} for task in RACE_TASKS]
-    + [{"training_a": "gelu_tanh", "training_b": "gelu_tanh"}],  # the longest labels in the docstring
+    "training": [{"training_a": "gelu_tanh", "training_b": "gelu_tanh"}],  # the longest labels in the docstring
 }
 
 
-def test_every_page_has_a_script_and_each_passes_the_house_lint(tmp_path):
-    """Every page in ui.controls has a script; each branch of each template is ruff-clean under pyproject.toml's
-    rules (the scripts are code a learner reads); a page without a script gets None."""
+def test_every_page_with_controls_has_a_script():
+    """A page whose row in ui.pages declares controls also names the script behind its view; a page without a
+    script gets None."""
+    assert [p.url_path for p in PAGES.values() if p.controls and not p.code] == []
+    assert set(EXPORTS) == set(PAGE_CONTROLS) and set(BRANCHES) <= set(EXPORTS)
+    assert code_for("nowhere", {}) is None
+
+
+def test_every_script_passes_the_house_lint(tmp_path):
+    """Each page's script with every control at each of its values (generated from the page's row), and the
+    branches taken together, is ruff-clean under pyproject.toml's rules (the scripts are code a learner reads)."""
     pytest.importorskip("ruff")
-    assert set(EXPORTS) == set(PAGE_CONTROLS) == set(BRANCHES)
-    for page, cases in BRANCHES.items():
-        for i, values in enumerate(cases):
+    for page in EXPORTS:
+        for i, values in enumerate([{}, *generated(page), *BRANCHES.get(page, [])]):
             (tmp_path / f"{page}_{i}.py").write_text(code_for(page, values))
     done = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--config",
                            str(ROOT / "pyproject.toml"), "."], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
-    assert code_for("nowhere", {}) is None
+
+
+def check_metrics_printed(page: str, queries: list[dict], folder) -> None:
+    """For each query (control values by key): the page opened with it in AppTest, its script run; every metric
+    the page shows is printed as ``label: value`` (the value perhaps followed by more: a delta, a place).  A
+    script that reads a student's file (``..._FILE = ``) is not run: the page has no file either."""
+    by_key = {c.key: c for c in PAGE_CONTROLS[page]}
+    views = [open_view(page, {key: url_value(by_key[key], value) for key, value in query.items()})
+             for query in queries]
+    codes = [view_code(at) for at in views]
+    runnable = [i for i, code in enumerate(codes) if not re.search(r"^\w+_FILE = ", code, re.M)]
+    outputs = dict(zip(runnable, run_scripts([codes[i] for i in runnable], folder), strict=True))
+    for i, at in enumerate(views):
+        shown = {label.replace("\xa0", " "): value for label, value in metrics(at).items()}
+        if i in outputs:
+            lines = printed(outputs[i])
+            assert all(lines.get(label, "").startswith(value) for label, value in shown.items()), (queries[i], shown)
+
+
+@pytest.mark.parametrize("page", list(EXPORTS))
+def test_each_pages_script_prints_its_metrics_with_every_control_moved(tmp_path, page):
+    """Every control of the page (its row in ui.pages) moved off its default at once (``moved``): the script
+    prints each metric the page shows, label and value; a new page is covered with no case to add."""
+    check_metrics_printed(page, [{c.key: moved(c) for c in PAGE_CONTROLS[page] if c.bound}], tmp_path)
+
+
+@pytest.mark.skipif(not os.environ.get("GELU_SLOW"), reason="set GELU_SLOW=1: every control at each of its values")
+@pytest.mark.parametrize("page", list(EXPORTS))
+def test_each_pages_script_prints_its_metrics_at_every_controls_values(tmp_path, page):
+    """Each control of the page at each of its control_values in turn: the script prints each metric the page
+    shows."""
+    check_metrics_printed(page, generated(page), tmp_path)
 
 
 def test_unknown_or_unusable_values_fall_back_to_the_defaults():

@@ -7,9 +7,12 @@ import only torch, numpy and scipy (never this repository: a student copies one 
 number labelled as the page labels it, to the digits the page shows, and ``tests/test_code_export.py`` runs
 each against the page.
 
-What the page computes with is not restated: a script prints gelu_core's own functions (the registry's formulas,
-``GATES`` and ``GATE_SLOPES``, the seeded draws, the activation modules) and ui.format's number formats from their
-source (``common.source``), so a change there reaches the script; ``tests/test_code_export_source.py`` shows it.
+What the page computes with is not restated: a script prints the gelu_core functions the page calls (the
+registry's formulas, ``GATES`` and ``GATE_SLOPES`` and GELU's product rule, the tanh formula's operations, the seeded
+draws, the activation modules, the lab's statistics and backward step, the race's points, network and dead units)
+and ui.format's number formats from their source (``common.source``), looked up when the script is built, so a
+change there reaches the script; ``tests/test_code_export_source.py`` shows it for each.  A template holds the
+wiring between them and the print lines; each module's docstring says what else it writes and why.
 """
 
 from ui.code_export import approximations, curves, derivative, ffn, gate, home, steps, training  # noqa: F401

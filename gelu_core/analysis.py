@@ -9,12 +9,14 @@ import numpy as np
 
 from gelu_core._backend import evaluate
 from gelu_core.activations import (
+    GATES,
     SIGMOID_COEF,
     SQRT_2_OVER_PI,
     TANH_COEF,
+    _check,
     _gaussian_gate,
+    _phi,
     gelu,
-    gelu_gate,
     gelu_grad,
     normal_pdf,
     sigmoid_grad,
@@ -84,14 +86,13 @@ def gelu_grad_extremes(approximate: str = "none") -> tuple[Point, Point]:
     return Point(lo, gelu_grad(lo, approximate)), Point(hi, gelu_grad(hi, approximate))
 
 
-def _difference_at_minus(x: np.ndarray, approximate: str) -> np.ndarray:
-    """approximate GELU - exact GELU at -|x|: |x| times a difference of two small gates, exact to the last digit
-    (at +|x| it would be a difference of two numbers near x, losing the digits that matter: at x = 8, all).
-    Odd in x, since every gate has gate(-x) = 1 - gate(x); 0 at ±inf, where both forms reach the same limits."""
-    m = -np.abs(x)
-    with np.errstate(invalid="ignore"):
-        diff = m * (gelu_gate(m, approximate) - gelu_gate(m))
-    return np.where(np.isinf(x), 0.0, diff)
+def _difference_at_minus(ops, x, gate):
+    """An approximate GELU (its gate) minus the exact one at -|x|: |x| times a difference of two small gates, exact
+    to the last digit (at +|x| it would be a difference of two numbers near x, losing the digits that matter: at
+    x = 8, all).  The same number as at x: x · (gate(x) - Phi(x)) is even in x, every gate having
+    gate(-x) = 1 - gate(x); 0 at ±inf, where both forms reach the same limits."""
+    m = -ops.abs(x)
+    return ops.where(ops.isinf(x), 0.0, m * (gate(ops, m) - _phi(ops, m)))
 
 
 def approximation_difference(x, approximate: str):
@@ -105,7 +106,7 @@ def approximation_difference(x, approximate: str):
     ('-1.5276e-04', '1.0157e-18')
     """
     x = np.asarray(x, dtype=np.float64)
-    diff = np.where(x == 0, x, _difference_at_minus(x, approximate))  # ±0 at ±0, as x · 0
+    diff = np.where(x == 0, x, evaluate(_difference_at_minus, x, GATES[_check(approximate)]))  # ±0 at ±0, as x · 0
     return float(diff) if diff.ndim == 0 else diff
 
 
@@ -117,7 +118,7 @@ def approximation_error(x, approximate: str):
     """
     x = np.asarray(x, dtype=np.float64)
     exact = gelu(x)
-    diff = _difference_at_minus(x, approximate)
+    diff = evaluate(_difference_at_minus, x, GATES[_check(approximate)])  # a new array: written in place below
     np.abs(diff, out=diff)  # in place: a scalar x keeps giving 0-d arrays
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(exact != 0, diff / np.abs(exact), np.nan)

@@ -193,6 +193,25 @@ def test_derivative_prints_the_product_rule_the_page_runs(monkeypatch):
     assert shown == fixed(gelu_core.gelu_grad(1.5, "tanh")) != lines(run(code))["passed back by GELU (tanh)"]
 
 
+def _made_up_difference_at_minus(ops, x, gate):
+    """Not the difference taken at -|x|: at x itself, doubled."""
+    return 2.0 * x * (gate(ops, x) - 0.5 * ops.erfc(-x / math.sqrt(2.0)))
+
+
+def test_steps_prints_the_difference_the_page_shows(monkeypatch):
+    """Step by step: the difference readout is gelu_core.analysis._difference_at_minus (what approximation_difference
+    evaluates), printed; made up, the page's readout (ui.steps.metric_values) and the script's follow it."""
+    from gelu_core import analysis
+    from ui.steps import metric_values
+
+    label = "difference (tanh − exact)"
+    before = lines(run(code_for("steps", {"steps_x": 1.5})))[label]
+    assert before == metric_values(1.5, gelu_core.tanh_steps(1.5))[2]
+    monkeypatch.setattr(analysis, "_difference_at_minus", _made_up_difference_at_minus)
+    after = lines(run(code_for("steps", {"steps_x": 1.5})))[label]
+    assert after == metric_values(1.5, gelu_core.tanh_steps(1.5))[2] != before
+
+
 def test_steps_prints_the_operations_the_page_runs(monkeypatch):
     """Step by step: the seven operations are gelu_core.steps._unfold (what tanh_steps evaluates), printed; made
     up, the page's values and the script's follow them, every digit."""

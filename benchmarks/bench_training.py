@@ -36,6 +36,7 @@ from gelu_core import FeedForward, as_tokens, demo_input, run_lab  # noqa: E402
 from gelu_core.training import RaceConfig, _Stack, race, train, train_many, verdict  # noqa: E402
 from harness.memory import reset_peak, status_kib  # noqa: E402
 from harness.race_reference import reference_curves  # noqa: E402
+from ui.training import verdict_text  # noqa: E402
 
 TARGET_CPU_SECONDS = 0.3  # one default race's CPU time, start to finish
 SHAPE = (8, 1024, 768)
@@ -148,7 +149,8 @@ def bench_race(repeats: int) -> None:
     print(f"  torch operations per training step (both networks): before {before_ops}, after {stacked_ops} "
           f"({before_ops / stacked_ops:.1f}x fewer); 30 races stacked: {stacked30_ops} for 60 networks "
           f"({30 * before_ops / stacked30_ops:.0f}x fewer than 30 races one by one)")
-    print(f"  verdict: {verdict(train(config)).text}")
+    trained = train(config)
+    print(f"  verdict: {verdict_text(trained, verdict(trained))}")
 
 
 def one_thread_for_ops():

@@ -577,30 +577,22 @@ def train_many(configs: list[RaceConfig]) -> list[RaceSnapshot]:
 
 @dataclass(frozen=True)
 class Verdict:
-    """Which run ended ahead on the test set, read against a stated margin."""
+    """Which run ended ahead on the test set, read against a stated margin, and the numbers it was read from
+    (each pair in the race's order; the page's sentence: ``ui.training.verdict_text``)."""
 
     leader: str | None  # registry name of the run ahead, None when they are about the same
-    text: str  # one sentence for the page
-
-
-def _percent(p: float) -> str:
-    return f"{100 * p:.1f}%"
+    accuracy: tuple[float, float]  # the runs' final test accuracy, a share (0.93: 93 %)
+    loss: tuple[float, float]  # the runs' final test loss
+    margin: float  # the lead in accuracy past which a run is ahead
 
 
 def verdict(snapshot: RaceSnapshot, margin: float = ACCURACY_MARGIN) -> Verdict:
     """Compare the two runs' final test accuracy: one is ahead only if it leads by more than ``margin``
     (0.02: two percentage points, more than 8 of the default 400 test points); otherwise they are
-    about the same.  The sentence gives both accuracies and both test losses, whoever leads."""
+    about the same."""
     a, b = snapshot.runs
     accuracy = (a.final_test_accuracy, b.final_test_accuracy)
     loss = (a.final_test_loss, b.final_test_loss)
     gap = accuracy[1] - accuracy[0]
-    if abs(gap) > margin:
-        ahead, behind = (b, a) if gap > 0 else (a, b)
-        text = (f"{ahead.label} ahead: {_percent(ahead.final_test_accuracy)} vs "
-                f"{_percent(behind.final_test_accuracy)} test accuracy "
-                f"(test loss {ahead.final_test_loss:.3f} vs {behind.final_test_loss:.3f}).")
-        return Verdict(ahead.name, text)
-    text = (f"About the same: test accuracy {_percent(accuracy[0])} ({a.label}) vs {_percent(accuracy[1])} "
-            f"({b.label}), within {100 * margin:.0f} points (test loss {loss[0]:.3f} vs {loss[1]:.3f}).")
-    return Verdict(None, text)
+    leader = (b.name if gap > 0 else a.name) if abs(gap) > margin else None
+    return Verdict(leader, accuracy, loss, margin)

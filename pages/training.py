@@ -118,5 +118,5 @@ else:
 
 if snapshot is not None and snapshot.done and snapshot.config == config:
     verdict = training.verdict(snapshot)
-    st.markdown(f"**{verdict.text}**")
+    st.markdown(f"**{view.verdict_text(snapshot, verdict)}**")
     st.caption(view.race_notes(snapshot, verdict))

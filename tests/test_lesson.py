@@ -72,8 +72,10 @@ def test_an_aside_returns_to_where_it_branches_off():
 def _truths():
     from gelu_core.analysis import worst_error
     from gelu_core.training import RaceConfig, train, verdict
+    from ui.training import verdict_text
 
-    race = verdict(train(RaceConfig()))
+    trained = train(RaceConfig())
+    race = verdict(trained)
     tanh_1 = mp.mpf(1) / (1 + mp.exp(-2 * mp.sqrt(2 / mp.pi) * (1 + mp.mpf("0.044715"))))
     return {
         "home": ("a small negative number", shown(gelu_ref(-1, "tanh"))),
@@ -82,7 +84,8 @@ def _truths():
         "derivative": ("small, but not 0", shown(grad_ref(-2))),
         "steps": ("the exact form", f"{float(gelu_ref(1)):.6f}" if tanh_1 < gelu_ref(1) else "?"),
         "ffn": ("about half", "to exactly 0"),
-        "training": ({"relu": "ReLU", None: "they do about as well"}.get(race.leader, "GELU"), race.text),
+        "training": ({"relu": "ReLU", None: "they do about as well"}.get(race.leader, "GELU"),
+                     verdict_text(trained, race)),
         "approximations": ("between 0.0001 and 0.01", f"{worst_error('tanh')[1]:.3e}"),
     }
 

@@ -11,6 +11,7 @@ import pytest
 
 from gelu_core import training
 from tests.conftest import chart_spec, open_page
+from ui import training as view
 
 PAGE = "pages/training.py"
 SMALL = dict(training_steps="200", training_width="4", training_depth="2")  # a race of a fraction of a second
@@ -26,7 +27,7 @@ def test_the_default_race_and_its_verdict(app):
     at = open_page(app, PAGE)
     assert not at.exception and not at.error
     reference = training.train(training.RaceConfig())
-    assert verdict_line(at) == training.verdict(reference).text
+    assert verdict_line(at) == view.verdict_text(reference, training.verdict(reference))
     notes = " ".join(c.value for c in at.caption)
     for run in reference.runs:
         dead = int(np.asarray(run.dead_units)[-1].sum())
@@ -42,7 +43,7 @@ def test_the_url_sets_the_race(app, task, a, b):
                    training_seed="3", **SMALL)
     config = training.RaceConfig(task=task, activations=(a, b), width=4, depth=2, steps=200, seed=3)
     reference = training.train(config)
-    assert verdict_line(at) == training.verdict(reference).text
+    assert verdict_line(at) == view.verdict_text(reference, training.verdict(reference))
     loss = chart_spec(at, 1)
     tests = [t for t in loss["data"] if t["meta"].startswith("test:")]
     assert [t["meta"] for t in tests] == [f"test:{a}", f"test:{b}"]
@@ -57,7 +58,7 @@ def test_the_preset_where_relu_units_die(app):
     assert at.segmented_control(key="training_lr").value == 0.1 and at.number_input(key="training_seed").value == 1
     reference = training.train(training.RaceConfig(task="circle", learning_rate=0.1, seed=1, width=4, depth=2,
                                                    steps=200))
-    assert verdict_line(at) == training.verdict(reference).text
+    assert verdict_line(at) == view.verdict_text(reference, training.verdict(reference))
 
 
 def test_the_same_race_is_trained_once_for_the_whole_class(app, monkeypatch):

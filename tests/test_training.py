@@ -14,7 +14,8 @@ References and tolerances, per test:
   about log 2 = 0.69; a network that learns the task ends far below 0.14);
 - the decision grid: P(class 1) at grid cell [row, column] equals sigmoid(net((x[column], y[row]))), computed in
   the test, within 1e-6;
-- the verdict: on hand-made records, against the margin read as a share (0.02 = 2 points).
+- the verdict: on hand-made records, against the margin read as a share (0.02 = 2 points), and the
+  numbers it was read from.
 """
 
 from __future__ import annotations
@@ -282,18 +283,18 @@ def finished(accuracy: tuple[float, float], loss: tuple[float, float] = (0.3, 0.
 
 
 def test_verdict_names_the_leader_past_the_margin():
+    """Reference: the final accuracies and losses the hand-made records end with (the sentence: test_ui_training)."""
     v = verdict(finished((0.80, 0.95), (0.45, 0.12)))
-    assert v.leader == "gelu"
-    assert v.text == "GELU (exact) ahead: 95.0% vs 80.0% test accuracy (test loss 0.120 vs 0.450)."
+    assert (v.leader, v.accuracy, v.loss, v.margin) == ("gelu", (0.80, 0.95), (0.45, 0.12), ACCURACY_MARGIN)
     v = verdict(finished((0.93, 0.90), (0.2, 0.3)))
-    assert v.leader == "relu" and v.text.startswith("ReLU ahead: 93.0% vs 90.0%")
+    assert v.leader == "relu" and v.accuracy == (0.93, 0.90) and v.loss == (0.2, 0.3)
 
 
 def test_verdict_calls_a_small_gap_about_the_same():
     assert ACCURACY_MARGIN == 0.02
     v = verdict(finished((0.955, 0.97)))  # 1.5 points: inside the margin
     assert v.leader is None
-    assert v.text.startswith("About the same: test accuracy 95.5% (ReLU) vs 97.0% (GELU (exact)), within 2 points")
+    assert v.accuracy == (0.955, 0.97) and v.loss == (0.3, 0.2) and v.margin == ACCURACY_MARGIN
     assert verdict(finished((0.955, 0.97)), margin=0.01).leader == "gelu"  # a tighter margin decides
     assert verdict(finished((0.5, 0.5))).leader is None
 

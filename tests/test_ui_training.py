@@ -14,7 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from gelu_core.training import GRID_POINTS, RaceConfig, train
+from gelu_core.training import GRID_POINTS, RaceConfig, train, verdict
+from tests.test_training import finished
 from ui.theme import COLORS
 from ui.training import (
     CLASS_COLORS,
@@ -22,6 +23,7 @@ from ui.training import (
     decision_regions_figure,
     loss_figure,
     probability_percent,
+    verdict_text,
 )
 
 CONFIG = RaceConfig(task="circle", width=8, depth=3, steps=200, n_train=100, n_test=60, optimizer="sgd",
@@ -123,3 +125,17 @@ def test_decision_regions_travel_light(snapshot):
 def test_probability_percent_rounds_to_whole_percent():
     got = probability_percent(np.array([[0.0, 0.004, 0.494, 0.5, 0.506, 1.0]], dtype=np.float32))
     assert got.dtype == np.uint8 and got.tolist() == [[0, 0, 49, 50, 51, 100]]
+
+
+def test_the_verdict_sentence_names_the_leader_past_the_margin():
+    """Reference: hand-made records (tests.test_training.finished) and the sentence written out here."""
+    v = finished((0.80, 0.95), (0.45, 0.12))
+    assert verdict_text(v, verdict(v)) == "GELU (exact) ahead: 95.0% vs 80.0% test accuracy (test loss 0.120 vs 0.450)."
+    v = finished((0.93, 0.90), (0.2, 0.3))
+    assert verdict_text(v, verdict(v)).startswith("ReLU ahead: 93.0% vs 90.0%")
+
+
+def test_the_verdict_sentence_calls_a_small_gap_about_the_same():
+    v = finished((0.955, 0.97))  # 1.5 points: inside the margin
+    assert verdict_text(v, verdict(v)).startswith(
+        "About the same: test accuracy 95.5% (ReLU) vs 97.0% (GELU (exact)), within 2 points")

@@ -84,10 +84,12 @@ def _ffn():
 def _training():
     from gelu_core.training import RaceConfig, verdict
     from hosting.races import LANE
+    from ui.training import verdict_text
 
-    result = verdict(LANE.train(RaceConfig()))
+    race = LANE.train(RaceConfig())
+    result = verdict(race)
     right = {"relu": "ReLU", None: "they do about as well"}.get(result.leader, "GELU")
-    return right, f"On the default race (spiral, seed 0): {result.text}"
+    return right, f"On the default race (spiral, seed 0): {verdict_text(race, result)}"
 
 
 def _approximations():

@@ -2,6 +2,7 @@
 
 Streamlit-free and torch-free: every builder reads a ``gelu_core.training.RaceSnapshot`` (numpy arrays only)
 and returns a figure of plain dicts through ``quick_figure``; each run keeps its activation's house colour.
+``verdict_text`` writes the verdict's numbers as the page's sentence.
 ``race_config`` (torch on its first call) turns the controls' values into the race, for the page and its script.
 """
 
@@ -120,9 +121,13 @@ def probability_percent(probability: np.ndarray) -> np.ndarray:
     return np.rint(100.0 * np.asarray(probability, dtype=np.float64)).astype(np.uint8)
 
 
+def _percent(share: float) -> str:
+    return f"{100 * share:.1f}%"
+
+
 def accuracy_percent(run, record: int = -1) -> str:
     """A run's test accuracy at ``record`` (default: the last) in percent."""
-    return f"{100 * float(run.test_accuracy[record]):.1f}%"
+    return _percent(float(run.test_accuracy[record]))
 
 
 def accuracy_line(run, record: int = -1) -> str:
@@ -205,6 +210,19 @@ def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
                                 font=dict(color=color(run.name), size=12)))
     layout["annotations"] = annotations
     return quick_figure(traces, layout)
+
+
+def verdict_text(snapshot, verdict) -> str:
+    """The verdict (``gelu_core.training.verdict``) in one sentence: both accuracies and both test losses,
+    whoever leads."""
+    runs, accuracy, loss = snapshot.runs, verdict.accuracy, verdict.loss
+    if verdict.leader is not None:
+        i = int(accuracy[1] > accuracy[0])  # the run ahead
+        j = 1 - i
+        return (f"{runs[i].label} ahead: {_percent(accuracy[i])} vs {_percent(accuracy[j])} test accuracy "
+                f"(test loss {loss[i]:.3f} vs {loss[j]:.3f}).")
+    return (f"About the same: test accuracy {_percent(accuracy[0])} ({runs[0].label}) vs {_percent(accuracy[1])} "
+            f"({runs[1].label}), within {100 * verdict.margin:.0f} points (test loss {loss[0]:.3f} vs {loss[1]:.3f}).")
 
 
 def race_notes(snapshot, verdict) -> str:

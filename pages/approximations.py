@@ -21,7 +21,7 @@ from ui.approximations import (
     view_figures,
     worst_points,
 )
-from ui.controls import APPROX, DTYPES
+from ui.controls import APPROXIMATIONS, DTYPES
 from ui.format import sci
 from ui.frame import chart, require_app_frame
 from ui.live import follow
@@ -41,7 +41,7 @@ def three_forms(shown: bool):
         st.caption(ACTIVATIONS[key].label)
         st.latex(ACTIVATIONS[key].latex)
     # the slider, then the three charts it moves (on a phone directly below it), then the worst points
-    lo, hi = st.slider(**APPROX["range"].kwargs())
+    lo, hi = st.slider(**APPROXIMATIONS["range"].kwargs())
     if not shown:
         return  # the slider stays (it holds its URL value); the charts are drawn only on the open tab
     if hi - lo < 0.5:
@@ -82,10 +82,10 @@ def what_pytorch_computes(shown: bool):
                    "numbers. The dashed line is gelu_core's own result, rounded once from float64.")
     c1, c2 = st.columns([1, 2])
     with c1:
-        approximate = st.segmented_control(**APPROX["fw_form"].kwargs())
+        approximate = st.segmented_control(**APPROXIMATIONS["fw_form"].kwargs())
     with c2:
-        dtypes = st.multiselect(**APPROX["fw_dtypes"].kwargs())
-    lo, hi = st.slider(**APPROX["fw_range"].kwargs())
+        dtypes = st.multiselect(**APPROXIMATIONS["fw_dtypes"].kwargs())
+    lo, hi = st.slider(**APPROXIMATIONS["fw_range"].kwargs())
     if not shown:
         return  # torch is imported only when this tab is open
     intro.markdown(
@@ -135,7 +135,7 @@ def what_pytorch_computes(shown: bool):
     st.caption("Every x in the tables is exact in each dtype, so all the error is the kernel's.")
 
 
-forms_tab, torch_tab = st.tabs(**APPROX["view"].kwargs())
+forms_tab, torch_tab = st.tabs(**APPROXIMATIONS["view"].kwargs())
 with forms_tab:
     three_forms(bool(forms_tab.open))
 with torch_tab:

@@ -272,10 +272,10 @@ def test_every_approximations_range_row_is_what_the_page_writes_there():
     The axes are the figures' own (view_figures), and the curves they view are gelu_core's over the slider's span."""
     from gelu_core.analysis import worst_error
     from ui import approximations as A
-    from ui.controls import APPROX
+    from ui.controls import APPROXIMATIONS
 
     table = A.range_live_table()
-    o = APPROX["range"].options
+    o = APPROXIMATIONS["range"].options
     ends = grid(o["min_value"], o["max_value"], o["step"]).tolist()
     n = len(ends)
     assert (table["control"], table["thumbs"], table["count"]) == ("approximations_range", 2, n)

@@ -112,7 +112,7 @@ def test_kwargs_name_each_widgets_initial_value_argument():
     assert controls.CURVES["more"].kwargs()["default"] == []
     assert controls.CURVES["form"].kwargs()["default"] == "tanh"
     assert controls.FFN["act"].kwargs()["index"] == controls.LAB_ACTIVATIONS.index("gelu_tanh")
-    assert controls.APPROX["view"].kwargs()["tabs"] == controls.APPROXIMATIONS_VIEWS
+    assert controls.APPROXIMATIONS["view"].kwargs()["tabs"] == controls.APPROXIMATIONS_VIEWS
     for page in PAGE_CONTROLS.values():
         for c in page:
             kw = c.kwargs()
@@ -155,7 +155,7 @@ def test_defaults_lie_inside_their_widgets_bounds():
     (controls.CURVES["n"], ["250"]), (controls.CURVES["more"], ["Leaky ReLU", "SiLU"]), (controls.CURVES["more"], [""]),
     (controls.CURVES["form"], ["exact"]), (controls.CURVES["points"], ["1, 2"]), (controls.STEPS["full"], ["True"]),
     (controls.FFN["act"], ["GELU exact"]), (controls.FFN["d_model"], ["1600"]),
-    (controls.APPROX["view"], ["Three forms"]),
+    (controls.APPROXIMATIONS["view"], ["Three forms"]),
 ])
 def test_url_values_a_control_takes(control, values):
     """Reference: what Streamlit's frontend writes into the URL for these values (seen in a real browser)."""
@@ -172,7 +172,7 @@ def test_url_values_a_control_takes(control, values):
     (controls.CURVES["form"], [""], "not one of"), (controls.CURVES["form"], ["cubic"], "not one of"),
     (controls.CURVES["more"], ["SiLU", "Bogus"], "not one of"), (controls.CURVES["more"], ["SiLU", "SiLU"], "twice"),
     (controls.STEPS["full"], ["maybe"], "true or false"), (controls.CURVES["points"], ["1" * 201], "longer"),
-    (controls.APPROX["view"], ["Nonsense"], "not one of"),
+    (controls.APPROXIMATIONS["view"], ["Nonsense"], "not one of"),
 ])
 def test_url_values_a_control_refuses(control, values, words):
     assert words in control.url_problem(values)

@@ -149,10 +149,10 @@ def view_grid() -> np.ndarray:
     """Every x the range slider can show, at ``VIEW_STEP``: the three charts hold their curves over the slider's
     whole span, and the range sets their axes (a view), so that a drag of the range moves the view in the browser
     without new data."""
-    from ui.controls import APPROX
+    from ui import controls
     from ui.live import grid
 
-    o = APPROX["range"].options
+    o = controls.APPROXIMATIONS["range"].options
     return grid(o["min_value"], o["max_value"], VIEW_STEP)
 
 
@@ -228,10 +228,10 @@ def range_live_table() -> dict:
     """The live layer's table for the range slider: at every pair of its thumbs' positions (lo before hi, at least
     a step apart; the others hold still until the release shows the page's note), the three charts' axes as
     ``view_axes`` gives them and the two captions as the page writes them."""
-    from ui.controls import APPROX
+    from ui import controls
     from ui.live import grid, live_table
 
-    o = APPROX["range"].options
+    o = controls.APPROXIMATIONS["range"].options
     ends = grid(o["min_value"], o["max_value"], o["step"]).tolist()
     n = len(ends)
     views: dict[str, list] = {name: [None] * n * n for name in VIEW_CHARTS}
@@ -250,7 +250,8 @@ def range_live_table() -> dict:
     # each relayout key a column of its own: the ticks repeat, the ranges do not
     columns = {name: {key: [v[key] if v else None for v in views[name]] for key in next(filter(None, views[name]))
                       if key.endswith(("range", "tickvals", "ticktext"))} for name in VIEW_CHARTS}
-    return live_table({"key": APPROX["range"].key, **o}, thumbs=2, pack=True, spoken=["x from {}", "x to {}"],
+    return live_table({"key": controls.APPROXIMATIONS["range"].key, **o}, thumbs=2, pack=True,
+                      spoken=["x from {}", "x to {}"],
                       texts=[(FORMS_CAPTION, 0, forms_text), (ERRORS_CAPTION_AT, 0, errors_text)],
                       views={f"chart_{name}": column for name, column in columns.items()})
 

@@ -18,7 +18,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gelu_core import ACTIVATIONS, APPROXIMATIONS, form_word
+import gelu_core
+from gelu_core import ACTIVATIONS, form_word
 from gelu_core.budget import MAX_D_MODEL
 from ui.format import fixed
 
@@ -219,7 +220,8 @@ def _param_range(activation: str, param: str) -> dict[str, float]:
     return dict(min_value=lo, max_value=hi)
 
 
-GELU_FORM = dict(options=APPROXIMATIONS, format_func=form_word, required=True)  # the URL holds exact|tanh|sigmoid
+# the URL holds exact|tanh|sigmoid
+GELU_FORM = dict(options=gelu_core.APPROXIMATIONS, format_func=form_word, required=True)
 OVERLAYS = tuple(name for name in ACTIVATIONS if name != "relu")  # Curves draws ReLU always
 LAB_ACTIVATIONS = ("gelu_tanh", "gelu", "gelu_sigmoid", "relu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
                    "tanh")
@@ -272,7 +274,7 @@ DERIVATIVE = PageControls("derivative", (
 APPROXIMATIONS_VIEWS = ("Three forms", "What PyTorch computes")
 DTYPES = ("float32", "bfloat16", "float16")
 
-APPROX = PageControls("approximations", (
+APPROXIMATIONS = PageControls("approximations", (
     Control("tabs", "approximations_view", "View", APPROXIMATIONS_VIEWS[0], dict(options=APPROXIMATIONS_VIEWS)),
     Control("slider", "approximations_range", "Range of x", (-6.0, 6.0),
             dict(min_value=-12.0, max_value=12.0, step=0.5,

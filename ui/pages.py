@@ -74,7 +74,7 @@ PAGES: dict[str, Page] = {p.url_path: p for p in (
     Page("approximations", "Approximations", ":material/compare:",
          "see how close the cheaper formulas come to exact GELU, and what a framework really returns.",
          "Exact against tanh against sigmoid, and what your framework really computes.",
-         lesson.APPROXIMATIONS_QUESTION, controls.APPROX, code_export.approximations.script, aside=True),
+         lesson.APPROXIMATIONS_QUESTION, controls.APPROXIMATIONS, code_export.approximations.script, aside=True),
 )}
 
 ORDER = tuple(p.url_path for p in PAGES.values() if not p.aside)  # the lesson's path, first to last

@@ -10,7 +10,7 @@ from gelu_core.activations import GATES
 from gelu_core.analysis import worst_error
 from ui.approximations import TABLE_X
 from ui.code_export.common import Values, fill, number, settings, source
-from ui.controls import APPROX, APPROXIMATIONS_VIEWS, DTYPES
+from ui.controls import APPROXIMATIONS, APPROXIMATIONS_VIEWS, DTYPES
 
 FORMS = '''
 """GELU Explorer, Approximations: how far the tanh and sigmoid forms stray from exact GELU, at their worst."""
@@ -74,7 +74,7 @@ for row in zip(*table.values(), strict=True):
 
 
 def script(values: Values) -> str:
-    v = settings(APPROX, values)
+    v = settings(APPROXIMATIONS, values)
     if v["view"] == APPROXIMATIONS_VIEWS[0]:
         names = {"phi": GATES["none"], "tanh_gate": GATES["tanh"], "sigmoid_gate": GATES["sigmoid"]}
         search = {k: p.default for k, p in inspect.signature(worst_error).parameters.items()}  # the page's own grid

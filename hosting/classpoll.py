@@ -131,9 +131,6 @@ class ClassStore:
         """Clear the question's votes and reveal; a new round begins."""
         raise NotImplementedError
 
-    def open_classes(self) -> int:
-        raise NotImplementedError
-
 
 # ------------------------------------------------------------------ one process
 
@@ -230,11 +227,6 @@ class MemoryStore(ClassStore):
                 klass.revealed.discard(question)
                 if question in klass.rounds or len(klass.rounds) < MAX_QUESTIONS:
                     klass.rounds[question] = klass.rounds.get(question, 0) + 1
-
-    def open_classes(self) -> int:
-        with self._lock:
-            self._sweep()
-            return len(self._classes)
 
 
 # ------------------------------------------------------------------ several replicas: Redis
@@ -361,13 +353,6 @@ class RedisStore(ClassStore):
         pipe.hdel(self._k("class", code), f"revealed:{question}")
         pipe.hincrby(self._k("class", code), f"round:{question}", 1)
         self._call(pipe.execute)
-
-    def open_classes(self) -> int:
-        cutoff = time.time() - self.ttl_s
-        pipe = self._redis.pipeline(transaction=True)
-        pipe.zremrangebyscore(self._k("open"), "-inf", cutoff)
-        pipe.zcard(self._k("open"))
-        return int(self._call(pipe.execute)[1])
 
 
 class BrokenStore(ClassStore):

@@ -126,12 +126,6 @@ class RaceLane:
             ahead = self._training + self._queue[:queued]
             return len(ahead), sum(j.config.steps for j in ahead) * self._seconds_per_step
 
-    def kept(self, config: RaceConfig) -> RaceSnapshot | None:
-        """The finished race of ``config`` if the lane keeps it, without asking for it."""
-        with self._guard:
-            job = self._kept.peek(config, touch=False)
-        return None if job is None else job.result()
-
     def clear(self) -> None:
         """Forget the finished races (queued and training ones go on)."""
         with self._guard:

@@ -226,14 +226,13 @@ class SharedRuns:
                 self._pending.pop(key, None)
             pending.done.set()
 
-    def peek(self, key: Hashable, default: Any = None, *, touch: bool = True) -> Any:
-        """The result kept for ``key``, or ``default``; never computes nor waits.  ``touch``: count it as used
-        (the last to be dropped)."""
+    def peek(self, key: Hashable, default: Any = None) -> Any:
+        """The result kept for ``key`` (counted as used: the last to be dropped), or ``default``; never computes
+        nor waits."""
         with self._guard:
             if key not in self._results:
                 return default
-            if touch:
-                self._results.move_to_end(key)
+            self._results.move_to_end(key)
             return self._results[key]
 
     def put(self, key: Hashable, result: Any, *, owner: str | None = None) -> None:

@@ -67,7 +67,7 @@ def test_the_same_race_is_one_job_and_kept_within_the_bound(monkeypatch):
     assert trained == [config]
     for seed in (1, 2):
         lane.train(training.RaceConfig(**SMALL, seed=seed), timeout=60)
-    assert lane.kept(config) is None and lane.kept(training.RaceConfig(**SMALL, seed=2)) is not None
+    assert lane._kept.peek(config) is None and lane._kept.peek(training.RaceConfig(**SMALL, seed=2)) is not None
 
 
 def test_snapshots_come_live_and_the_last_is_done():
@@ -91,7 +91,7 @@ def test_a_failed_race_reaches_whoever_waits(monkeypatch):
     lane = RaceLane(max_kept=2)
     with pytest.raises(RuntimeError, match="broken"):
         lane.train(training.RaceConfig(**SMALL), timeout=10)
-    assert lane.kept(training.RaceConfig(**SMALL)) is None
+    assert lane._kept.peek(training.RaceConfig(**SMALL)) is None
 
 
 def test_a_lab_move_completes_while_a_race_trains():

@@ -24,7 +24,7 @@ import torch
 
 from tests.conftest import ROOT, chart_spec, metrics
 from ui.controls import APPROXIMATIONS_VIEWS, OVERLAYS
-from ui.pages import EXPORTS, PAGE_CONTROLS, PAGES, code_for
+from ui.pages import EXPORTS, PAGES, code_for
 
 TIMEOUT = 120  # seconds for one process of scripts
 REPOSITORY = ("gelu_core", "ui", "hosting", "harness", "tests", "app")
@@ -175,7 +175,7 @@ def url_value(c, value) -> str | list[str]:
 def generated(page: str, key: str | None = None) -> list[dict]:
     """The page's controls (from its row in ui.pages; or the one of this key), each at each of its control_values
     in turn, the others at their defaults: control values by key."""
-    return [{c.key: value} for c in PAGE_CONTROLS[page] if c.bound and key in (None, c.key)
+    return [{c.key: value} for c in PAGES[page].controls if c.bound and key in (None, c.key)
             for value in control_values(c)]
 
 
@@ -195,7 +195,7 @@ def test_every_page_with_controls_has_a_script():
     """A page whose row in ui.pages declares controls also names the script behind its view; a page without a
     script gets None."""
     assert [p.url_path for p in PAGES.values() if p.controls and not p.code] == []
-    assert set(EXPORTS) == set(PAGE_CONTROLS) and set(BRANCHES) <= set(EXPORTS)
+    assert set(EXPORTS) == {p.url_path for p in PAGES.values() if p.controls} and set(BRANCHES) <= set(EXPORTS)
     assert code_for("nowhere", {}) is None
 
 
@@ -215,7 +215,7 @@ def check_metrics_printed(page: str, queries: list[dict], folder) -> None:
     """For each query (control values by key): the page opened with it in AppTest, its script run; every metric
     the page shows is printed as ``label: value`` (the value perhaps followed by more: a delta, a place).  A
     script that reads a student's file (``..._FILE = ``) is not run: the page has no file either."""
-    by_key = {c.key: c for c in PAGE_CONTROLS[page]}
+    by_key = {c.key: c for c in PAGES[page].controls}
     views = [open_view(page, {key: url_value(by_key[key], value) for key, value in query.items()})
              for query in queries]
     codes = [view_code(at) for at in views]
@@ -233,11 +233,11 @@ def check_metrics_printed(page: str, queries: list[dict], folder) -> None:
 def test_each_pages_script_prints_its_metrics_with_every_control_moved(tmp_path, page):
     """Every control of the page (its row in ui.pages) moved off its default at once (``moved``): the script
     prints each metric the page shows, label and value; a new page is covered with no case to add."""
-    check_metrics_printed(page, [{c.key: moved(c) for c in PAGE_CONTROLS[page] if c.bound}], tmp_path)
+    check_metrics_printed(page, [{c.key: moved(c) for c in PAGES[page].controls if c.bound}], tmp_path)
 
 
 @pytest.mark.skipif(not os.environ.get("GELU_SLOW"), reason="set GELU_SLOW=1: every control at each of its values")
-@pytest.mark.parametrize("page,key", [(p, c.key) for p in EXPORTS for c in PAGE_CONTROLS[p] if c.bound])
+@pytest.mark.parametrize("page,key", [(p, c.key) for p in EXPORTS for c in PAGES[p].controls if c.bound])
 def test_each_pages_script_prints_its_metrics_at_every_controls_values(tmp_path, page, key):
     """Each control of each page at each of its control_values in turn: the script prints each metric the page
     shows."""

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT
 from ui.controls import Control
-from ui.pages import PAGE_CONTROLS, PAGES
+from ui.pages import PAGES
 
 PAGE_FILES = {p.url_path: None if p.default else p.file for p in PAGES.values()}
 ALWAYS_SHOWN = {  # controls drawn only once another one is set: the parameter that shows them
@@ -45,7 +45,7 @@ def bad_values(c: Control) -> list[list[str]]:
     return [[""], ["Bogus"], [c.choices()[-1], c.choices()[-1]], ["%00"], ["x" * 5000]]  # choices
 
 
-CASES = [(page, c, values) for page, controls in PAGE_CONTROLS.items() for c in controls if c.bound
+CASES = [(p.url_path, c, values) for p in PAGES.values() if p.controls for c in p.controls if c.bound
          for values in bad_values(c)]
 
 
@@ -78,11 +78,11 @@ def test_a_bad_value_falls_back_with_a_note(page, control, values):
     assert len(notes) == 1 and f"**{control.label}**" in notes[0], [i.value for i in at.info]
 
 
-@pytest.mark.parametrize("page", list(PAGE_CONTROLS))
+@pytest.mark.parametrize("page", [p.url_path for p in PAGES.values() if p.controls])
 def test_a_good_link_gets_no_note(page):
     """Reference: the defaults written out as URL values are taken without a word."""
     query = {}
-    for c in PAGE_CONTROLS[page]:
+    for c in PAGES[page].controls:
         if c.bound and c.widget in ("slider", "number_input") and not isinstance(c.default, (list, tuple)):
             query[c.key] = [str(c.options["max_value"])]
     shown: dict[str, list[str]] = {}
@@ -95,7 +95,7 @@ def test_a_good_link_gets_no_note(page):
         assert float(at.session_state[key]) == float(value)
 
 
-KEYS = [(page, c) for page, controls in PAGE_CONTROLS.items() for c in controls if c.bound]
+KEYS = [(p.url_path, c) for p in PAGES.values() if p.controls for c in p.controls if c.bound]
 
 
 @pytest.mark.parametrize("page, control", KEYS, ids=[c.key for _, c in KEYS])
@@ -112,7 +112,7 @@ def test_any_text_in_any_parameter_is_safe(page, control, values):
         assert current(at, control) == default
 
 
-RENAMED = [(page, old, new) for page, controls in PAGE_CONTROLS.items() for old, new in controls.renamed.items()]
+RENAMED = [(p.url_path, old, new) for p in PAGES.values() if p.controls for old, new in p.controls.renamed.items()]
 
 
 def test_an_old_link_opens_the_same_view():
@@ -125,9 +125,9 @@ def test_an_old_link_opens_the_same_view():
     new = open_with("approximations", {f"approximations_{name}": v for name, v in links.items()})
     for at in (old, new):
         assert not at.exception and not at.error and not [i for i in at.info if "could not be used" in i.value]
-    for c in PAGE_CONTROLS["approximations"]:
+    for c in PAGES["approximations"].controls:
         assert current(old, c) == current(new, c), c.key
-    assert current(old, PAGE_CONTROLS["approximations"]["fw_range"]) == [-8.0, -2.0]  # not the default
+    assert current(old, PAGES["approximations"].controls["fw_range"]) == [-8.0, -2.0]  # not the default
     assert {k: old.query_params[k] for k in old.query_params} == {k: new.query_params[k] for k in new.query_params}
     assert not [k for k in old.query_params if k.startswith("approx_")]
     shown = [(m.label, m.value) for m in old.metric], [d.value.to_dict() for d in old.dataframe]
@@ -136,7 +136,7 @@ def test_an_old_link_opens_the_same_view():
 
 @pytest.mark.parametrize("page, old, new", RENAMED, ids=[old for _, old, _ in RENAMED])
 def test_a_bad_value_under_an_old_key_falls_back_with_a_note(page, old, new):
-    control = {c.key: c for c in PAGE_CONTROLS[page]}[new]
+    control = {c.key: c for c in PAGES[page].controls}[new]
     shown = {f"approx_{k.removeprefix('approximations_')}": v for k, v in ALWAYS_SHOWN.get(new, {}).items()}
     at = open_with(page, {**shown, old: bad_values(control)[1]})
     assert not at.exception and not at.error

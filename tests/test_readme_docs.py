@@ -12,7 +12,7 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 from tests.conftest import ROOT
-from ui.pages import PAGE_CONTROLS
+from ui.pages import PAGES
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -31,7 +31,7 @@ def test_the_quickstart_is_two_commands_and_ci_runs_the_test_command_word_for_wo
 
 def test_every_control_is_documented_with_its_key():
     section = README.split("### Links to an exact view", 1)[1].split("\n## ", 1)[0]
-    for controls in PAGE_CONTROLS.values():
+    for controls in (p.controls for p in PAGES.values() if p.controls):
         for c in controls:
             if c.bound:
                 assert f"`{c.key}`" in section, f"README's link table does not name {c.key}"
@@ -40,7 +40,7 @@ def test_every_control_is_documented_with_its_key():
 def test_every_example_link_uses_values_its_controls_take():
     section = README.split("### Links to an exact view", 1)[1].split("\n## ", 1)[0]
     links = re.findall(r"http://localhost:8501/[^\s)`]*", section)
-    by_key = {c.key: c for controls in PAGE_CONTROLS.values() for c in controls if c.bound}
+    by_key = {c.key: c for p in PAGES.values() if p.controls for c in p.controls if c.bound}
     assert len(links) >= 10
     for link in links:
         for key, values in parse_qs(urlsplit(link).query, keep_blank_values=True).items():

@@ -24,7 +24,6 @@ import pytest
 from tests.conftest import ROOT, chart_spec
 from ui import pages as table
 from ui.controls import Control
-from ui.pages import PAGE_CONTROLS
 
 PAGES = {p.url_path: None if p.default else p.file for p in table.PAGES.values()}
 
@@ -66,7 +65,7 @@ def new_app(query: dict[str, list[str]] | None = None, page: str | None = None):
 def widget_values(at, page: str) -> dict[str, object]:
     """What is on screen: every bound control of the page that is shown, by key."""
     shown = {}
-    for c in PAGE_CONTROLS[page]:
+    for c in table.PAGES[page].controls:
         if c.bound and c.key in at.session_state:
             v = at.session_state[c.key]
             shown[c.key] = list(v) if isinstance(v, (list, tuple)) else v
@@ -76,7 +75,7 @@ def widget_values(at, page: str) -> dict[str, object]:
 def link_of(at, page: str) -> dict[str, list[str]]:
     """The query string the moves wrote: every bound control shown whose value differs from its default."""
     query = {}
-    for c in PAGE_CONTROLS[page]:
+    for c in table.PAGES[page].controls:
         if c.bound and c.key in at.session_state:
             values = url_values(c, at.session_state[c.key])
             if values:

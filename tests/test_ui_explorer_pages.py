@@ -18,7 +18,7 @@ import pytest
 import gelu_core
 from ui import controls, curves, derivative, gate, home
 from ui.format import fixed, percent
-from ui.pages import PAGE_CONTROLS
+from ui.pages import PAGES
 from ui.theme import COLORS, DASHES
 
 mp.mp.dps = 50
@@ -113,7 +113,7 @@ def test_kwargs_name_each_widgets_initial_value_argument():
     assert controls.CURVES["form"].kwargs()["default"] == "tanh"
     assert controls.FFN["act"].kwargs()["index"] == controls.LAB_ACTIVATIONS.index("gelu_tanh")
     assert controls.APPROXIMATIONS["view"].kwargs()["tabs"] == controls.APPROXIMATIONS_VIEWS
-    for page in PAGE_CONTROLS.values():
+    for page in (p.controls for p in PAGES.values() if p.controls):
         for c in page:
             kw = c.kwargs()
             assert kw["key"] == c.key and kw.get("bind") == ("query-params" if c.bound else None)
@@ -133,14 +133,14 @@ def test_the_table_of_pages_has_one_row_per_script_in_pages():
 
 
 def test_every_key_carries_its_page_prefix_and_is_unique():
-    keys = [c.key for page in PAGE_CONTROLS.values() for c in page]
+    keys = [c.key for page in (p.controls for p in PAGES.values() if p.controls) for c in page]
     assert len(keys) == len(set(keys))
-    for page in PAGE_CONTROLS.values():
+    for page in (p.controls for p in PAGES.values() if p.controls):
         assert all(c.key.startswith(f"{page.page}_") for c in page)
 
 
 def test_defaults_lie_inside_their_widgets_bounds():
-    for page in PAGE_CONTROLS.values():
+    for page in (p.controls for p in PAGES.values() if p.controls):
         for c in page:
             lo, hi = c.options.get("min_value"), c.options.get("max_value")
             values = c.default if isinstance(c.default, (list, tuple)) else [c.default]

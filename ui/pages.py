@@ -81,7 +81,6 @@ ORDER = tuple(p.url_path for p in PAGES.values() if not p.aside)  # the lesson's
 ASIDES = tuple(p.url_path for p in PAGES.values() if p.aside)  # each returns to "steps", where it branches off
 
 # views of the table, by url path
-PAGE_CONTROLS: dict[str, PageControls] = {p.url_path: p.controls for p in PAGES.values() if p.controls}
 EXPORTS: dict[str, Callable[[Values], str]] = {p.url_path: p.code for p in PAGES.values() if p.code}
 
 

@@ -75,10 +75,12 @@ def live_pages() -> dict[str, dict]:
         "approximations": dict(path="approximations", control="approximations_range",
                                chart="chart_approximations-forms", to=0.05, key="ArrowLeft",
                                readout=approximations.ERRORS_CAPTION_AT, table=approximations.range_live_table),
-        # a number input: a held ArrowUp only (no pointer gesture); its row of the table (the chart's points move
-        # with it: tests/e2e/test_live.py)
+        # a number input: a held ArrowUp only (no pointer gesture), x2 from -1 up to 14 (the chart's range widens
+        # at each step from 3): its row of the table, and the chart's label and axes' tick labels, written in the
+        # same task as its range (the chart's points move with it: tests/e2e/test_live.py)
         "home": dict(path="", control="home_x2", chart="", key="ArrowUp", gestures=("key",),
-                     readout="[data-testid='stMain'] [data-testid='stTable'] tbody tr:nth-child(2) td p",
+                     readout="[data-testid='stMain'] [data-testid='stTable'] tbody tr:nth-child(2) td p, "
+                             ".st-key-chart_home .annotation-text, .st-key-chart_home .xtick text",
                      table=lambda: [home.input_live_table(i, HOME_DEFAULT_INPUTS) for i in range(5)]),  # all five
     }
 

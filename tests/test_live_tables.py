@@ -10,6 +10,7 @@ shortest decimal text), what the slider and the URL hold.  tests/e2e/test_live.p
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -374,31 +375,47 @@ def test_every_home_input_row_is_what_the_page_writes_there(i):
 
 
 def _home_shared_at(table: dict, k: int) -> dict:
-    """What the live layer shows at the input's k-th step of what depends on all five inputs: the paragraphs' text
-    nodes (by selector, match, child).  The chart's view is not in it (it waits for the rerun)."""
-    assert table["views"] == {}
-    return {(sel, nth, *child): unpacked(col)[k] for sel, nth, col, *child in table["shared"]}
-
-
-def _home_shared_drawn(markdown: str) -> dict:
-    """The same from what the page drew: the paragraphs' Markdown split into the text nodes it renders (text, bold,
-    text, bold, text; then the second paragraph)."""
+    """What the live layer shows at the input's k-th step of what depends on all five inputs: the chart's view (its
+    relayout keys), the class of margins it is drawn in, and the paragraphs' text nodes (by selector, match,
+    child)."""
     from ui import home
+
+    view = {key: unpacked(col)[k] for key, col in table["views"]["chart_home"].items()}
+    assert table["steady"]["chart_home"]["min"] == home.HELD_WIDTH
+    return {"view": view, "margins": unpacked(table["steady"]["chart_home"]["by"])[k],
+            "prose": {(sel, nth, *child): unpacked(col)[k] for sel, nth, col, *child in table["shared"]}}
+
+
+def _home_shared_drawn(layout: dict, markdown: str) -> dict:
+    """The same from what the page drew: the chart's layout read at those keys (the class: how many characters its
+    highest y tick label has), and the paragraphs' Markdown split into the text nodes it renders (text, bold, text,
+    bold, text; then the second paragraph)."""
+    from ui import home
+
+    def get(name):
+        value = layout
+        for part in name.split("."):
+            m = re.fullmatch(r"(\w+)\[(\d+)\]", part)
+            value = value[m[1]][int(m[2])] if m else value[part]
+        return value
 
     first, second = markdown.split("\n\n")
     a, b, c, d, e = first.split("**")
     at = f".st-key-{home.PROSE} p"
-    return {(at, 0, 0): a, (f"{at} strong", 0): b, (at, 0, 2): c, (f"{at} strong", 1): d, (at, 0, 4): e,
-            (at, 1): second}
+    return {"view": {name: get(name) for name in home.overview_view([-1.0]).keys()},
+            "margins": len(str(max(layout["yaxis"]["tickvals"]))),
+            "prose": {(at, 0, 0): a, (f"{at} strong", 0): b, (at, 0, 2): c, (f"{at} strong", 1): d, (at, 0, 4): e,
+                      (at, 1): second}}
 
 
 @pytest.mark.parametrize("others", [(-2.0, -1.0, 0.0, 1.0, 2.0), (0.5, 1.0, 2.0, 3.0, 4.0),
                                     (-20.0, -0.25, 0.0, 1.0, 20.0), (-3.0, -2.0, -1.0, -0.5, -0.25)])
 @pytest.mark.parametrize("i", [0, 3])
-def test_every_home_paragraph_row_is_what_the_page_writes_there(i, others):
-    """Home's i-th input, the other four at ``others``: at every step of its grid the paragraphs' text nodes are the
-    page's prose for those five inputs; "base" is the step of the input's own value (the one the layer leaves the
-    others' tables to)."""
+def test_every_home_view_and_paragraph_row_is_what_the_page_draws_there(i, others):
+    """Home's i-th input, the other four at ``others``: at every step of its grid the chart's view (x and y ranges,
+    y ticks, the label's place, visibility and text) is overview_figure's layout for those five inputs, its margin
+    class the width of that layout's y tick labels, and the paragraphs' text nodes are the page's prose for them;
+    "base" is the step of the input's own value (the one the layer leaves the others' tables to)."""
     from ui import home
     from ui.controls import HOME
 
@@ -409,14 +426,16 @@ def test_every_home_paragraph_row_is_what_the_page_writes_there(i, others):
     assert home.input_live_table(i, [*others[:i], 0.3, *others[i + 1:]])["base"] == -1  # off the grid: never leads
     for k, x in enumerate(xs):
         inputs = [*others[:i], x, *others[i + 1:]]
-        assert _home_shared_at(table, k) == _home_shared_drawn(home.prose(inputs)), x
+        layout = json.loads(home.overview_figure(inputs).to_json())["layout"]
+        assert _home_shared_at(table, k) == _home_shared_drawn(layout, home.prose(inputs)), x
     json.dumps(table, allow_nan=False)
 
 
 @pytest.mark.parametrize("i, x", [(0, -6.5), (1, -0.5), (1, 3.0), (4, 14.5), (2, -1.0)])
-def test_the_home_paragraph_row_is_what_a_rerun_at_that_input_writes(app, i, x):
-    """The reference is the page's own rerun: the i-th input set to x (AppTest), its paragraphs against the row for
-    x of the table the page sent before, at the defaults."""
+def test_the_home_row_is_what_a_rerun_at_that_input_draws(app, i, x):
+    """The reference is the page's own rerun: the i-th input set to x (AppTest), its chart's layout and its
+    paragraphs against the row for x of the table the page sent before, at the defaults."""
+    from tests.conftest import chart_spec
     from ui import home
     from ui.controls import HOME, HOME_DEFAULT_INPUTS
 
@@ -426,4 +445,4 @@ def test_the_home_paragraph_row_is_what_a_rerun_at_that_input_writes(app, i, x):
     assert not at.exception
     markdown = next(m.value for m in at.markdown if m.value.startswith(("Look at", "None of your inputs")))
     k = round((x + 20.0) / 0.5)
-    assert _home_shared_at(table, k) == _home_shared_drawn(markdown)
+    assert _home_shared_at(table, k) == _home_shared_drawn(chart_spec(at, 0)["layout"], markdown)

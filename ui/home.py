@@ -33,6 +33,7 @@ def on_screen(table: dict[str, np.ndarray]) -> dict[str, list[str]]:
 
 ENTRY_BYTES = 256 * 1024  # measured: tests/test_memo.py
 SHARED_BYTES = 128 * 1024
+CHART = "chart_home"  # the overview chart's key (ui.frame.chart's "chart_" + the page's name)
 TABLE_CELL = "[data-testid='stMain'] [data-testid='stTable'] tbody td:nth-child({}) p"  # column n (1-based), row by nth
 
 
@@ -51,7 +52,7 @@ def _own_table(i: int) -> dict:
     traces = {"marker:relu": {"x": xs, "y": relu, "point": i},
               "marker:gelu_tanh": {"x": xs, "y": tanh, "point": i},
               "gap": {"x": xs, "y": tanh, "segment": i, "y0": relu, "y1": tanh}}
-    return live_table({"key": control.key, **control.options}, texts=texts, chart_key="chart_home", traces=traces,
+    return live_table({"key": control.key, **control.options}, texts=texts, chart_key=CHART, traces=traces,
                       number_input=True)
 
 
@@ -69,18 +70,20 @@ def _shared_table(i: int, others: tuple[float, ...]) -> dict:
     fixed_in = five_inputs_table(others)
     tanh_of = dict(zip(others, fixed_in["GELU(x)"].tolist(), strict=True))
     exact_of = dict(zip(others, fixed_in["x·Φ(x)"].tolist(), strict=True))
-    pieces = []
+    views, pieces = [], []
     for x, t, e in zip(xs.tolist(), table["GELU(x)"].tolist(), table["x·Φ(x)"].tolist(), strict=True):
         row = [*others[:i], x, *others[i:]]
+        views.append(overview_view(row, [tanh_of[v] if v != x else t for v in row]))
         pieces.append(prose_pieces(row, {**tanh_of, x: t}, {**exact_of, x: e}))
     at = f".st-key-{PROSE} p"
     shared = [(at, 0, [p[0] for p in pieces], 0), (f"{at} strong", 0, [p[1] for p in pieces]),
               (at, 0, [p[2] for p in pieces], 2), (f"{at} strong", 1, [p[3] for p in pieces]),
               (at, 0, [p[4] for p in pieces], 4), (at, 1, [p[5] for p in pieces])]
-    # The chart's view and label (overview_view) are not in it: a relayout of this chart costs Plotly ~27 ms a step
-    # here (a held key's steps then took 37 ms to show, against 8 without; benchmarks/bench_drag.py), so they follow
-    # on the rerun.
-    return shared_columns(shared, {})
+    # The view's margins are held while the layer sets it (no auto-margin pass: a relayout of this chart cost ~27 ms
+    # a step with it), one set for each width of the y axis's tick labels, the one thing in a view that moves them
+    # (overview_figure's right margin holds any x tick label at the edge), on a plot area of HELD_WIDTH or more
+    return shared_columns(shared, {CHART: {key: [v[key] for v in views] for key in views[0]}},
+                          steady={CHART: ([tick_width(v) for v in views], HELD_WIDTH)})
 
 
 def input_live_table(i: int, inputs) -> dict:
@@ -88,7 +91,8 @@ def input_live_table(i: int, inputs) -> dict:
     (-20 … 20 by 0.5) the cells of its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), its
     two markers and the dotted stub between them on the chart (``overview_figure``'s), and, with the other four
     inputs as they are, the paragraphs under the table, which depend on all five (``prose_pieces``).  The others'
-    values change only by a rerun, which sends new tables.  The chart's range and label wait for the rerun."""
+    values change only by a rerun, which sends new tables.  With them, what depends on all five: the chart's view and
+    label (``overview_view``) and the paragraphs (``prose_pieces``)."""
     from ui.controls import HOME
     from ui.live import grid
 
@@ -205,6 +209,22 @@ def overview_view(xs, tanh_in=None) -> dict:
     return view
 
 
+# px: the narrowest plot area whose margins the live layer holds.  Below ~150 px (a phone at 200 %) Plotly turns
+# the x tick labels of some views and not of others, the bottom margin with them (measured at 195-300 px wide
+# windows over 130 views: one set of margins per tick_width class from a 156 px plot area up)
+HELD_WIDTH = 170
+
+
+def tick_width(view: dict) -> int:
+    """How many characters the widest of a view's y tick labels has (its highest tick's: they are 0 and up): the
+    chart's left margin, which Plotly sets to hold them, is the same for every view of that width.
+
+    >>> tick_width(overview_view([-2.0, -1.0, 0.0, 1.0, 2.0])), tick_width(overview_view([20.0]))
+    (1, 2)
+    """
+    return len(str(max(view["yaxis.tickvals"])))
+
+
 def overview_figure(xs) -> go.Figure:
     """ReLU, exact and tanh GELU, seen over a range that holds every input (``overview_view``); the inputs marked on
     ReLU and tanh GELU.
@@ -233,8 +253,11 @@ def overview_figure(xs) -> go.Figure:
     ]
     view = overview_view(x_in, tanh_in)
     layout = base_layout("x", "output", height=400)
-    layout["xaxis"].update(range=view["xaxis.range"], showgrid=False)  # a vertical gridline would cross the label
-    layout["yaxis"].update(range=view["yaxis.range"], tickvals=view["yaxis.tickvals"])
+    layout["margin"]["r"] = 20  # room for an x tick label at the right edge (half of "20": Plotly's margin stays)
+    # a vertical gridline would cross the label; tick labels never pass the chart's edge here (Plotly's margins hold
+    # them), so Plotly need not measure each to hide those that would (5 ms of each redraw of the live view)
+    layout["xaxis"].update(range=view["xaxis.range"], showgrid=False, ticklabeloverflow="allow")
+    layout["yaxis"].update(range=view["yaxis.range"], tickvals=view["yaxis.tickvals"], ticklabeloverflow="allow")
     label = {key.removeprefix("annotations[0]."): v for key, v in view.items() if key.startswith("annotations[0].")}
     layout["annotations"] = [dict(xref="x", yref="y", showarrow=True, arrowhead=0, arrowwidth=1, arrowcolor=NEUTRAL,
                                   axref="x", ayref="y", yanchor="top", align="left", font=dict(size=12), **label)]

@@ -147,12 +147,18 @@ export default function (component) {
     }
     const tag = JSON.stringify(update);
     if (!Object.keys(update).length || (gd.__geluView === tag && gd.__geluLayout === gd.layout)) return null;
-    if (gd.__geluLayout !== gd.layout && Object.entries(update).every(([name, v]) =>
-      JSON.stringify(layoutAt(gd.layout, name)) === JSON.stringify(v))) {  // a figure that shows it already
+    // only what differs from what the plot shows (an axis whose range stays is not drawn again; a label alone is
+    // Plotly's cheapest redraw), each value a copy (Plotly keeps what it is given in its layout, and may change it)
+    const changed = {};
+    for (const [name, v] of Object.entries(update)) {
+      const json = JSON.stringify(v);
+      if (JSON.stringify(layoutAt(gd.layout, name)) !== json) changed[name] = Array.isArray(v) ? JSON.parse(json) : v;
+    }
+    if (!Object.keys(changed).length) {  // a figure or a relayout that shows it already
       [gd.__geluView, gd.__geluLayout] = [tag, gd.layout];
       return null;
     }
-    return { gd, update, tag };
+    return { gd, update: changed, tag, cls: marginClass(key, k) };
   };
   // The view is drawn by Plotly.relayout, with its event kept from Streamlit's chart.  That chart listens (gd.on) for
   // plotly_relayout, _restyle and _redraw, and on each copies the plot's figure into its React state, which queues a
@@ -183,35 +189,82 @@ export default function (component) {
   // put them on Streamlit's draw at the chart's measured width (the legend's rows, the titles), so a relayout skips
   // the auto-margin pass: 10 ms a view on Step by step's chart against 27 (medians of 48, one run, load 7).  Not on
   // Streamlit's first draw, before the width is measured (Plotly's default width: the legend in fewer rows), and let
-  // go when a draw has another width (a resize); the rerun's figure has its auto-margins back.
-  const steady = new Set(data.steady || []);
+  // go when a draw has another width (a resize); the rerun's figure has its auto-margins back.  A chart whose views
+  // fall in classes of their own margins (data.steady a column: Home's y tick labels, one digit or two) holds each
+  // class's, as Plotly put them when it last drew a view of that class with its auto-margins at that width: a view
+  // of a class not drawn yet at this width is drawn with the auto-margin pass, once.
+  // (data.steady: chart keys, or a chart key -> {by: its class at each position, min: the narrowest plot area, in
+  // px, whose margins are held; narrower, Plotly's auto-margins may change within a class: x tick labels turn)
+  const steady = new Map(Array.isArray(data.steady) ? data.steady.map((key) => [key, { by: null, min: 0 }])
+                                                    : Object.entries(data.steady || {}));
+  const marginClass = (key, k) => (steady.get(key) && steady.get(key).by ? at(steady.get(key).by, k) : "");
   const ownMargins = (gd) => {
     const own = gd.__geluMargin || {};
     return { "margin.l": own.l ?? null, "margin.r": own.r ?? null, "margin.t": own.t ?? null,
              "margin.b": own.b ?? null, "margin.autoexpand": own.autoexpand ?? true };
   };
+  // gd.__geluHeld: {layout, width, cls} while its margins are held (on that layout object: a rerun's figure is a new
+  // one, with the page's margins); gd.__geluSizes: {width, by: class -> margins} as Plotly last placed them itself;
+  // gd.__geluAuto: the class of the view our last relayout with auto-margins drew.
+  const heldOn = (gd) => (gd.__geluHeld && gd.__geluHeld.layout === gd.layout ? gd.__geluHeld : null);
   const letGo = () => {  // after a draw at another width than the one the margins were held at
-    for (const key of steady) {
-      const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-      if (!gd || gd.__geluHeldAt == null || !gd.layout || gd.layout.width === gd.__geluHeldAt) continue;
-      delete gd.__geluHeldAt;
+    for (const key of steady.keys()) {
+      const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`), held = gd && heldOn(gd);
+      if (!held || !gd.layout || gd.layout.width === held.width) continue;
+      gd.__geluHeld = null;
+      gd.__geluAuto = held.cls;  // what it shows, drawn now with Plotly's own margins at the new width
       quietly(gd, () => window.Plotly.relayout(gd, ownMargins(gd)));
     }
   };
+  const holdMargins = (gd, key, cls, update) => {
+    const fl = gd._fullLayout, size = fl._size, width = gd.layout.width, held = heldOn(gd), spec = steady.get(key);
+    if (typeof width !== "number" || !size) return;  // Streamlit's first draw, before the width is measured
+    if (size.w < spec.min) {  // too narrow to hold: Plotly's own margins
+      if (held) Object.assign(update, ownMargins(gd));
+      gd.__geluHeld = null;
+      return;
+    }
+    if (!gd.__geluSizes || gd.__geluSizes.width !== width) gd.__geluSizes = { width, by: {} };
+    const by = gd.__geluSizes.by;
+    if (!held && fl.margin.autoexpand !== false) {  // what Plotly drew itself: the margins of its view's class
+      const drawn = gd.__geluLayout !== gd.layout  // the rerun's figure: the class at the page's own position
+        ? (spec.by ? (data.base >= 0 && data.gen === window.__geluLiveGen ? at(spec.by, data.base) : undefined) : "")
+        : gd.__geluAuto;
+      if (drawn !== undefined) by[drawn] = { l: size.l, r: size.r, t: size.t, b: size.b };
+    }
+    if (held && held.width === width && held.cls === cls) return;  // held already, as this view needs
+    const want = by[cls];
+    gd.__geluMargin = gd.__geluMargin || { ...(gd.layout.margin || {}) };
+    if (want) {
+      Object.assign(update, { "margin.l": want.l, "margin.r": want.r, "margin.t": want.t, "margin.b": want.b,
+                              "margin.autoexpand": false });
+      gd.__geluHeld = { layout: gd.layout, width, cls };
+    } else {  // a class not drawn yet at this width: Plotly places its margins (and they are noted at the next view)
+      if (held || fl.margin.autoexpand === false) Object.assign(update, ownMargins(gd));
+      gd.__geluHeld = null;
+    }
+    gd.__geluAuto = want ? undefined : cls;
+  };
+  // A label's place and text (annotations[i].x, .text, ...) are written into the plot's layout and Plotly's full
+  // copy of it, not relaid out: Plotly's relayout of any of them recomputes the whole figure (their edit type is
+  // "calc": 30-90 ms a step on Home's chart, load 7, against 8-15 for its axes).  The axes' relayout then draws the
+  // label anew where it now says; with no axis to move, a relayout of its "align" to the value it has (an edit of
+  // type "arraydraw") draws that label alone, ~4 ms.
+  const LABEL = /^annotations\[(\d+)\]\.(\w+)$/;
   const setView = (view) => {
     if (!view) return;
-    const gd = view.gd, fl = gd._fullLayout, size = fl._size, width = gd.layout.width, update = { ...view.update };
-    if (steady.has(keyOf.get(gd))) {
-      if (gd.__geluHeldAt != null && gd.__geluHeldAt !== width) {
-        Object.assign(update, ownMargins(gd));
-        delete gd.__geluHeldAt;
-      } else if (gd.__geluHeldAt == null && typeof width === "number" && size && fl.margin.autoexpand !== false) {
-        gd.__geluMargin = gd.__geluMargin || { ...(gd.layout.margin || {}) };
-        Object.assign(update, { "margin.l": size.l, "margin.r": size.r, "margin.t": size.t, "margin.b": size.b,
-                                "margin.autoexpand": false });
-        gd.__geluHeldAt = width;
-      }
+    const gd = view.gd, key = keyOf.get(gd), update = {}, labels = new Set();
+    const own = gd.layout.annotations || [], full = (gd._fullLayout && gd._fullLayout.annotations) || [];
+    for (const [name, v] of Object.entries(view.update)) {
+      const m = LABEL.exec(name), i = m && Number(m[1]);
+      // (a label Plotly holds as hidden has none of its other attributes in the full copy: relaid out)
+      if (!m || !own[i] || !full[i] || full[i].xref == null) { update[name] = v; continue; }
+      own[i][m[2]] = v;
+      full[i][m[2]] = v;
+      labels.add(i);
     }
+    if (steady.has(key)) holdMargins(gd, key, view.cls, update);
+    if (!Object.keys(update).length) for (const i of labels) update[`annotations[${i}].align`] = full[i].align;
     gd.__geluView = view.tag;
     gd.__geluLayout = gd.layout;  // a rerun's figure is a new layout: its view is the figure's own
     quietly(gd, () => window.Plotly.relayout(gd, update));
@@ -590,7 +643,10 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     control's step at the rerun (-1 off the grid), and ``gen``, the rerun's values; only the newest rerun's tables
     write them and the views, and of those the control last moved off its base while it is off (any, while none is).
     ``steady``: keys of ``views``' charts whose view changes no tick label's width: while the layer sets their view it
-    holds their margins where the page's draw put them (no auto-margin pass: a relayout costs less than half).
+    holds their margins where the page's draw put them (no auto-margin pass: a relayout costs less than half); or
+    (``shared_columns``) a mapping from such a key to a class at each position, views of one class having the same
+    margins (Home's: its y tick labels' width): the margins are held per class, each as Plotly put them when it drew
+    a view of that class at that width.
     """
     def packed(values: Sequence) -> list | dict:
         return _packed(_column(values)) if pack else _column(values)
@@ -611,11 +667,16 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     }
 
 
-def shared_columns(shared: Sequence[tuple], views: Mapping[str, Mapping[str, Sequence]]) -> dict:
-    """The ``shared`` texts and the ``views`` of a ``live_table`` (packed), made apart from the rest of it: a caller
-    whose shared part changes more often than the rest merges the two dicts."""
+def shared_columns(shared: Sequence[tuple], views: Mapping[str, Mapping[str, Sequence]],
+                   steady: Mapping[str, tuple[Sequence, int]] | None = None) -> dict:
+    """The ``shared`` texts, the ``views`` and the ``steady`` charts of a ``live_table`` (packed), made apart from the
+    rest of it: a caller whose shared part changes more often than the rest merges the two dicts.  ``steady``: a
+    chart's key -> its views' margin classes (one a position) and the narrowest plot area, in px, whose margins the
+    layer holds."""
     return {"shared": [[t[0], t[1], _packed(_column(t[2])), *t[3:]] for t in shared],
-            "views": {k: {key: _packed(_column(c)) for key, c in v.items()} for k, v in views.items()}}
+            "views": {k: {key: _packed(_column(c)) for key, c in v.items()} for k, v in views.items()},
+            **({"steady": {k: {"by": _packed(_column(c)), "min": int(w)} for k, (c, w) in steady.items()}}
+               if steady else {})}
 
 
 def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] | None = None,

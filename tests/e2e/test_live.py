@@ -678,11 +678,19 @@ HOME_JS = """(i) => {
     if (meta === "gap") points.gap = xa.p2c(Number(/^M([^,]+),/.exec(g.querySelectorAll("path.js-line")[i]
                                                                     ?.getAttribute("d") || "")?.[1]));
   }
-  const label = gd.querySelector(".annotation");
+  const label = gd.querySelector(".annotation"), size = gd._fullLayout._size, box = gd.getBoundingClientRect();
+  const at = (el) => { const r = el.getBoundingClientRect(); return [r.left - box.left, r.top - box.top, r.width,
+                                                                     r.height].map((v) => Math.round(v * 10) / 10); };
+  const ticks = (axis) => [...gd.querySelectorAll(`.${axis}tick text`)].map((t) => t.textContent)  // left to right
+    .sort((a, b) => Number(a.replace("\u2212", "-")) - Number(b.replace("\u2212", "-")));
   return { value: field.value, cells: [...row.querySelectorAll("td")].map((td) => td.textContent), points,
            tol: 0.01 / Math.abs(xa._m), inside: xa.range,
            view: { x: xa.range, y: gd._fullLayout.yaxis.range, ticks: gd._fullLayout.yaxis.tickvals,
                    label: label ? label.querySelector(".annotation-text").textContent : null },
+           // as drawn: the plot area (Plotly's margins), the tick labels, the label's box and its arrow, in px
+           drawn: { size: [size.l, size.r, size.t, size.b, size.w, size.h], xticks: ticks("x"), yticks: ticks("y"),
+                    label: label ? at(label.querySelector(".annotation-text")) : null,
+                    arrow: label ? label.querySelector(".annotation-arrow-g path")?.getAttribute("d") : null },
            words: [...document.querySelectorAll(".st-key-home_prose p")].map((p) => p.textContent) };
 }"""
 
@@ -726,33 +734,48 @@ def home_words(inputs) -> list[str]:
     return [first, second]
 
 
-def check_home(state: dict, i: int = 1, settled: bool = False) -> None:
-    """The input's row, its points, and the paragraphs, which depend on all five (the others at the defaults); once
-    the rerun has drawn (``settled``) the chart's x range (-3 … 3 and every input with half a unit to spare) and its
-    label (the lowest tanh GELU, mpmath's), which wait for it."""
+def check_home(state: dict, i: int = 1) -> None:
+    """The input's row, its points, and what depends on all five (the others at the defaults): the chart's x range
+    (-3 … 3 and every input with half a unit to spare), its y range and ticks (ui.home.overview_view's, the page's
+    own), its label (the lowest tanh GELU, mpmath's; hidden when no output is negative) and the paragraphs."""
     from ui.controls import HOME_DEFAULT_INPUTS
+    from ui.home import overview_view
 
     x = float(state["value"])
     assert state["cells"] == home_expected(x), x
     inputs = [*HOME_DEFAULT_INPUTS[:i], x, *HOME_DEFAULT_INPUTS[i + 1:]]
     assert state["words"] == home_words(inputs), x
-    if settled:
-        assert state["view"]["x"] == [min(-3.0, min(inputs) - 0.5), max(3.0, max(inputs) + 0.5)], x
-        lowest = min(inputs, key=lambda v: float(gelu_ref(v, "tanh")))
-        assert state["view"]["label"] == (f"GELU {shown(gelu_ref(lowest, 'tanh'))}ReLU 0" if lowest < 0 else None)
+    assert state["view"]["x"] == [min(-3.0, min(inputs) - 0.5), max(3.0, max(inputs) + 0.5)], x
+    view = overview_view(inputs)
+    assert (state["view"]["y"], state["view"]["ticks"]) == (view["yaxis.range"], view["yaxis.tickvals"]), x
+    lowest = min(inputs, key=lambda v: float(gelu_ref(v, "tanh")))
+    assert state["view"]["label"] == (f"GELU {shown(gelu_ref(lowest, 'tanh'))}ReLU 0" if lowest < 0 else None), x
     assert set(state["points"]) == {"marker:relu", "marker:gelu_tanh", "gap"}
-    lo, hi = state["inside"]
-    if lo <= x <= hi:  # outside the chart's range (until the rerun widens it) the points are hidden
-        assert all(v == pytest.approx(x, abs=state["tol"]) for v in state["points"].values()), state
+    assert all(v == pytest.approx(x, abs=state["tol"]) for v in state["points"].values()), state
+
+
+def read_home_settled(page, i: int) -> dict:
+    """``read_home`` once the chart's label and plot area have stopped changing (two reads alike; a rerun's chart
+    is drawn at the measured width a frame or more after its first draw)."""
+    deadline = time.monotonic() + 10.0
+    state = read_home(page, i)
+    while True:
+        again = read_home(page, i)
+        if again["drawn"] == state["drawn"] or time.monotonic() > deadline:
+            return again
+        state = again
 
 
 def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, browser):
-    """x2 held up 14 steps, then down 20: its row of the table and its two points and stub on the chart show each
-    step, with no websocket frame and no script run; each release commits once, and the URL opens the same view."""
+    """x2 held up 14 steps, then down 20: its row of the table, its two points and stub, the chart's view (ranges,
+    ticks) and its label show each step, with no websocket frame and no script run; each release commits once, the
+    rerun draws what the layer showed (the same view, plot area, tick labels, label box and arrow, to 0.1 px), no
+    plot emits an event Streamlit's chart copies its figure on, and the URL opens the same view."""
     page, recorder = opened(Live("", "home_x2", "", "", 0, lambda x: {}))
+    page.evaluate(WATCH_UPDATES_JS, UPDATE_EVENTS)
     field = page.locator(".st-key-home_x2 input")
     field.focus()
-    seen = set()
+    seen, views = set(), set()
     before_runs, before_sent = driver.runs(page), recorder.sent
     for key, steps in (("ArrowUp", 14), ("ArrowDown", 20)):
         for _ in range(steps):
@@ -760,23 +783,29 @@ def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, bro
             state = read_home(page, 1)
             check_home(state)
             seen.add(state["value"])
+            views.add((tuple(state["view"]["x"]), state["view"]["label"]))
         assert recorder.sent == before_sent and driver.runs(page) == before_runs, "the held key reached the server"
+        shown_live = read_home_settled(page, 1)
         driver.act(page, lambda: page.keyboard.up(key))  # noqa: B023 (called at once)
         page.wait_for_timeout(400)
         before_runs += 1
         assert driver.runs(page) == before_runs, "the key's release ran the script other than once"
         before_sent = recorder.sent
-        after = read_home(page, 1)
-        check_home(after, settled=True)
+        after = read_home_settled(page, 1)
+        check_home(after)
         assert after["value"] == state["value"] and after["words"] == state["words"]
+        assert (after["view"], after["drawn"]) == (shown_live["view"], shown_live["drawn"])  # the rerun's own chart
     assert len(seen) >= 20 and state["value"] == "-4.00"  # -1.00 up to 6.00, down to -4.00
+    assert len(views) >= 12, views  # the view and label did follow: the layer set them
+    assert page.evaluate("window.__geluUpdates") == []
     assert parse_qs(urlsplit(page.url).query)["home_x2"] == ["-4"]
     other = hand.new_page(browser)
     try:
         driver.open_app(other, page.url)
-        reopened = read_home(other, 1)
+        reopened = read_home_settled(other, 1)
         assert reopened["cells"] == home_expected(-4.0)
-        assert (reopened["view"], reopened["words"]) == (after["view"], after["words"])
+        assert (reopened["view"], reopened["words"], reopened["drawn"]) == (after["view"], after["words"],
+                                                                             after["drawn"])
     finally:
         other.context.close()
 

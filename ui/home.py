@@ -176,6 +176,9 @@ def _top(hi: float) -> float:
     return float(max(gelu_core.relu(hi), gelu_core.gelu(hi, approximate="tanh")))
 
 
+Y_TICK_END = 25  # above the highest y range any inputs give (tanh GELU at 20.5 and a twentieth to spare: 21.6)
+
+
 def _short(v: float) -> float:
     """An axis end or label offset to 4 significant digits (the live layer's table of them stays short)."""
     return float(f"{v:.4g}")
@@ -195,8 +198,10 @@ def overview_view(xs, tanh_in=None) -> dict:
     step = next(s for s in (1, 2, 5, 10, 20) if top / s <= 6)
     # gridlines at 0 and above only; below the dip a band a fifth of the chart high holds the label
     y_range = [_short(dip - 0.3 * span), _short(top + 0.05 * span)]
+    # every multiple of the step up to Y_TICK_END (Plotly draws those in the range): one list a step, so that a view
+    # whose top moves within a step leaves the ticks as they are (a relayout of ticks costs twice one of ranges)
     view = {"xaxis.range": [lo, hi], "yaxis.range": y_range,
-            "yaxis.tickvals": [step * k for k in range(math.ceil(y_range[1] / step))]}
+            "yaxis.tickvals": [step * k for k in range(math.ceil(Y_TICK_END / step))]}
     low = min(range(len(x_in)), key=tanh_in.__getitem__)  # the first of the lowest, as np.argmin
     # the input GELU lets through most negatively, the one ReLU zeroes out completely: named under the dip, where
     # nothing is drawn at any width, on one side of x = 0 (the negative one when it holds a third of the chart, room
@@ -216,13 +221,14 @@ HELD_WIDTH = 170
 
 
 def tick_width(view: dict) -> int:
-    """How many characters the widest of a view's y tick labels has (its highest tick's: they are 0 and up): the
-    chart's left margin, which Plotly sets to hold them, is the same for every view of that width.
+    """How many characters the widest of a view's y tick labels has (its highest tick's in range: they are 0 and
+    up): the chart's left margin, which Plotly sets to hold them, is the same for every view of that width.
 
     >>> tick_width(overview_view([-2.0, -1.0, 0.0, 1.0, 2.0])), tick_width(overview_view([20.0]))
     (1, 2)
     """
-    return len(str(max(view["yaxis.tickvals"])))
+    top = view["yaxis.range"][1]
+    return len(str(max(t for t in view["yaxis.tickvals"] if t <= top)))
 
 
 def overview_figure(xs) -> go.Figure:

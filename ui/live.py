@@ -205,7 +205,8 @@ export default function (component) {
   };
   // gd.__geluHeld: {layout, width, cls} while its margins are held (on that layout object: a rerun's figure is a new
   // one, with the page's margins); gd.__geluSizes: {width, by: class -> margins} as Plotly last placed them itself;
-  // gd.__geluAuto: the class of the view our last relayout with auto-margins drew.
+  // gd.__geluAuto: the class of the view our last relayout with auto-margins drew; gd.__geluOwn: the layout object
+  // the layer last relaid out (until then, what Plotly shows is the page's figure, at the page's own position).
   const heldOn = (gd) => (gd.__geluHeld && gd.__geluHeld.layout === gd.layout ? gd.__geluHeld : null);
   const letGo = () => {  // after a draw at another width than the one the margins were held at
     for (const key of steady.keys()) {
@@ -227,7 +228,7 @@ export default function (component) {
     if (!gd.__geluSizes || gd.__geluSizes.width !== width) gd.__geluSizes = { width, by: {} };
     const by = gd.__geluSizes.by;
     if (!held && fl.margin.autoexpand !== false) {  // what Plotly drew itself: the margins of its view's class
-      const drawn = gd.__geluLayout !== gd.layout  // the rerun's figure: the class at the page's own position
+      const drawn = gd.__geluOwn !== gd.layout  // the rerun's figure: the class at the page's own position
         ? (spec.by ? (data.base >= 0 && data.gen === window.__geluLiveGen ? at(spec.by, data.base) : undefined) : "")
         : gd.__geluAuto;
       if (drawn !== undefined) by[drawn] = { l: size.l, r: size.r, t: size.t, b: size.b };
@@ -235,7 +236,14 @@ export default function (component) {
     if (held && held.width === width && held.cls === cls) return;  // held already, as this view needs
     const want = by[cls];
     gd.__geluMargin = gd.__geluMargin || { ...(gd.layout.margin || {}) };
-    if (want) {
+    if (want && ["l", "r", "t", "b"].every((side) => want[side] === size[side])) {
+      // the margins it is drawn with already: held by writing them into its layout and Plotly's full copy (a
+      // relayout of margins redraws the whole chart, ~30 ms here; this draws nothing, and the next view is drawn
+      // in them)
+      gd.layout.margin = gd.layout.margin || {};
+      for (const m of [gd.layout.margin, fl.margin]) Object.assign(m, { ...want, autoexpand: false });
+      gd.__geluHeld = { layout: gd.layout, width, cls };
+    } else if (want) {
       Object.assign(update, { "margin.l": want.l, "margin.r": want.r, "margin.t": want.t, "margin.b": want.b,
                               "margin.autoexpand": false });
       gd.__geluHeld = { layout: gd.layout, width, cls };
@@ -266,8 +274,23 @@ export default function (component) {
     if (steady.has(key)) holdMargins(gd, key, view.cls, update);
     if (!Object.keys(update).length) for (const i of labels) update[`annotations[${i}].align`] = full[i].align;
     gd.__geluView = view.tag;
-    gd.__geluLayout = gd.layout;  // a rerun's figure is a new layout: its view is the figure's own
+    gd.__geluLayout = gd.__geluOwn = gd.layout;  // a rerun's figure is a new layout: its view is the figure's own
     quietly(gd, () => window.Plotly.relayout(gd, update));
+  };
+  // Margins are held ahead, once Streamlit has drawn a figure at its measured width and nothing is held on the page
+  // (the page's own margins, written in place: no redraw).
+  const holdAhead = () => {
+    if (stopped || press || keyDrag || typed || shown < 0 || !data.views) return;
+    for (const key of steady.keys()) {
+      const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+      if (!gd || !gd.layout || !gd._fullLayout || heldOn(gd) || !(key in data.views)) continue;
+      keyOf.set(gd, key);
+      const update = {};
+      holdMargins(gd, key, marginClass(key, shown), update);
+      if (!Object.keys(update).length) continue;  // held in place (its own margins), or none to hold
+      gd.__geluOwn = gd.layout;
+      quietly(gd, () => window.Plotly.relayout(gd, update));
+    }
   };
   const moveViews = (k) => {
     let behind = false;
@@ -328,9 +351,11 @@ export default function (component) {
   const apply = (k) => {
     const t0 = performance.now();
     shown = k;  // first: a redraw the moves below cause (plotly_afterplot, within them) follows this row
-    const sharing = leadsShared(k, true);
+    // the views first: Plotly measures tick labels as it draws a view (getBoundingClientRect), which makes the browser
+    // lay out the page anew if anything in it changed since the last frame, the texts written below included (on
+    // Home, 10-20 ms a step at load 8); then a chart whose view and probe both follow puts its probe on the new axes
+    if (leadsShared(k, true)) moveViews(k);
     writeTexts(k);
-    if (sharing) moveViews(k);  // first: a chart whose view and probe both follow puts its probe on the new axes
     moveChart(k);
     speak();
     if (cost.length < 5000) cost.push([t0, performance.now() - t0]);
@@ -427,7 +452,10 @@ export default function (component) {
     if (!stopped) letGo();
     if (!input || stopped || held()) return;
     const k = current();
-    if (data.views && leadsShared(k)) followView(k);
+    if (data.views && leadsShared(k)) {
+      followView(k);
+      requestAnimationFrame(() => setTimeout(() => { if (leadsShared(current())) holdAhead(); }));
+    }
     moveChart(k);
   };
   // After a redraw, the view too: the figure's own when it is this row's (noted as shown: no redraw), else the row's.

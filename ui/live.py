@@ -198,10 +198,15 @@ export default function (component) {
   const steady = new Map(Array.isArray(data.steady) ? data.steady.map((key) => [key, { by: null, min: 0 }])
                                                     : Object.entries(data.steady || {}));
   const marginClass = (key, k) => (steady.get(key) && steady.get(key).by ? at(steady.get(key).by, k) : "");
+  // While margins are held, the axes' automargin is off too: with it on, Plotly measures every tick label of an axis
+  // it draws (getBoundingClientRect, ~7 ms a view on Home at load 7) to push margins that are held anyway.
+  const AXES = ["xaxis", "yaxis"];
   const ownMargins = (gd) => {
-    const own = gd.__geluMargin || {};
-    return { "margin.l": own.l ?? null, "margin.r": own.r ?? null, "margin.t": own.t ?? null,
-             "margin.b": own.b ?? null, "margin.autoexpand": own.autoexpand ?? true };
+    const own = gd.__geluMargin || {}, axes = gd.__geluAutomargin || {};
+    const update = { "margin.l": own.l ?? null, "margin.r": own.r ?? null, "margin.t": own.t ?? null,
+                     "margin.b": own.b ?? null, "margin.autoexpand": own.autoexpand ?? true };
+    for (const ax of AXES) if (gd.layout[ax]) update[`${ax}.automargin`] = axes[ax] ?? null;
+    return update;
   };
   // gd.__geluHeld: {layout, width, cls} while its margins are held (on that layout object: a rerun's figure is a new
   // one, with the page's margins); gd.__geluSizes: {width, by: class -> margins} as Plotly last placed them itself;
@@ -236,16 +241,22 @@ export default function (component) {
     if (held && held.width === width && held.cls === cls) return;  // held already, as this view needs
     const want = by[cls];
     gd.__geluMargin = gd.__geluMargin || { ...(gd.layout.margin || {}) };
+    if (!gd.__geluAutomargin) {
+      gd.__geluAutomargin = {};
+      for (const ax of AXES) if (gd.layout[ax]) gd.__geluAutomargin[ax] = gd.layout[ax].automargin;
+    }
     if (want && ["l", "r", "t", "b"].every((side) => want[side] === size[side])) {
       // the margins it is drawn with already: held by writing them into its layout and Plotly's full copy (a
       // relayout of margins redraws the whole chart, ~30 ms here; this draws nothing, and the next view is drawn
       // in them)
       gd.layout.margin = gd.layout.margin || {};
       for (const m of [gd.layout.margin, fl.margin]) Object.assign(m, { ...want, autoexpand: false });
+      for (const ax of AXES) if (gd.layout[ax] && fl[ax]) gd.layout[ax].automargin = fl[ax].automargin = false;
       gd.__geluHeld = { layout: gd.layout, width, cls };
     } else if (want) {
       Object.assign(update, { "margin.l": want.l, "margin.r": want.r, "margin.t": want.t, "margin.b": want.b,
                               "margin.autoexpand": false });
+      for (const ax of AXES) if (gd.layout[ax]) update[`${ax}.automargin`] = false;
       gd.__geluHeld = { layout: gd.layout, width, cls };
     } else {  // a class not drawn yet at this width: Plotly places its margins (and they are noted at the next view)
       if (held || fl.margin.autoexpand === false) Object.assign(update, ownMargins(gd));

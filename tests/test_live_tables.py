@@ -403,7 +403,8 @@ def _home_shared_drawn(layout: dict, markdown: str) -> dict:
     a, b, c, d, e = first.split("**")
     at = f".st-key-{home.PROSE} p"
     return {"view": {name: get(name) for name in home.overview_view([-1.0]).keys()},
-            "margins": len(str(max(t for t in layout["yaxis"]["tickvals"] if t <= layout["yaxis"]["range"][1]))),
+            "margins": max(len(text) for v, text in zip(layout["yaxis"]["tickvals"], layout["yaxis"]["ticktext"],
+                                                        strict=True) if v <= layout["yaxis"]["range"][1]),
             "prose": {(at, 0, 0): a, (f"{at} strong", 0): b, (at, 0, 2): c, (f"{at} strong", 1): d, (at, 0, 4): e,
                       (at, 1): second}}
 

@@ -176,6 +176,7 @@ def _top(hi: float) -> float:
     return float(max(gelu_core.relu(hi), gelu_core.gelu(hi, approximate="tanh")))
 
 
+FIGURE_SPACE = "\u2007"  # as wide as a digit
 Y_TICK_END = 25  # above the highest y range any inputs give (tanh GELU at 20.5 and a twentieth to spare: 21.6)
 
 
@@ -200,8 +201,11 @@ def overview_view(xs, tanh_in=None) -> dict:
     y_range = [_short(dip - 0.3 * span), _short(top + 0.05 * span)]
     # every multiple of the step up to Y_TICK_END (Plotly draws those in the range): one list a step, so that a view
     # whose top moves within a step leaves the ticks as they are (a relayout of ticks costs twice one of ranges)
-    view = {"xaxis.range": [lo, hi], "yaxis.range": y_range,
-            "yaxis.tickvals": [step * k for k in range(math.ceil(Y_TICK_END / step))]}
+    # and each label two figures wide (a figure space before one digit): the left margin, which holds them, is the
+    # same for every view, so that the live layer draws each with the margins held (no auto-margin pass: ~50 ms)
+    ticks = [step * k for k in range(math.ceil(Y_TICK_END / step))]
+    view = {"xaxis.range": [lo, hi], "yaxis.range": y_range, "yaxis.tickvals": ticks,
+            "yaxis.ticktext": [str(v).rjust(2, FIGURE_SPACE) for v in ticks]}
     low = min(range(len(x_in)), key=tanh_in.__getitem__)  # the first of the lowest, as np.argmin
     # the input GELU lets through most negatively, the one ReLU zeroes out completely: named under the dip, where
     # nothing is drawn at any width, on one side of x = 0 (the negative one when it holds a third of the chart, room
@@ -221,14 +225,14 @@ HELD_WIDTH = 170
 
 
 def tick_width(view: dict) -> int:
-    """How many characters the widest of a view's y tick labels has (its highest tick's in range: they are 0 and
-    up): the chart's left margin, which Plotly sets to hold them, is the same for every view of that width.
+    """How many characters the widest of a view's y tick labels in range has: the chart's left margin, which Plotly
+    sets to hold them, is the same for every view of that width (two for all: overview_view pads them).
 
     >>> tick_width(overview_view([-2.0, -1.0, 0.0, 1.0, 2.0])), tick_width(overview_view([20.0]))
-    (1, 2)
+    (2, 2)
     """
     top = view["yaxis.range"][1]
-    return len(str(max(t for t in view["yaxis.tickvals"] if t <= top)))
+    return max(len(text) for v, text in zip(view["yaxis.tickvals"], view["yaxis.ticktext"], strict=True) if v <= top)
 
 
 def overview_figure(xs) -> go.Figure:
@@ -263,7 +267,8 @@ def overview_figure(xs) -> go.Figure:
     # a vertical gridline would cross the label; tick labels never pass the chart's edge here (Plotly's margins hold
     # them), so Plotly need not measure each to hide those that would (5 ms of each redraw of the live view)
     layout["xaxis"].update(range=view["xaxis.range"], showgrid=False, ticklabeloverflow="allow")
-    layout["yaxis"].update(range=view["yaxis.range"], tickvals=view["yaxis.tickvals"], ticklabeloverflow="allow")
+    layout["yaxis"].update(range=view["yaxis.range"], tickvals=view["yaxis.tickvals"], ticktext=view["yaxis.ticktext"],
+                           ticklabeloverflow="allow")
     label = {key.removeprefix("annotations[0]."): v for key, v in view.items() if key.startswith("annotations[0].")}
     layout["annotations"] = [dict(xref="x", yref="y", showarrow=True, arrowhead=0, arrowwidth=1, arrowcolor=NEUTRAL,
                                   axref="x", ayref="y", yanchor="top", align="left", font=dict(size=12), **label)]

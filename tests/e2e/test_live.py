@@ -687,7 +687,7 @@ HOME_JS = """(i) => {
            tol: 0.01 / Math.abs(xa._m), inside: xa.range,
            view: { x: xa.range, y: gd._fullLayout.yaxis.range, ticks: gd._fullLayout.yaxis.tickvals,
                    label: label ? label.querySelector(".annotation-text").textContent : null },
-           // as drawn: the plot area (Plotly's margins), the tick labels, the axis titles' and the label's boxes, its arrow
+           // as drawn: the plot area (Plotly's margins), tick labels, the axis titles' and the label's boxes, its arrow
            drawn: { size: [size.l, size.r, size.t, size.b, size.w, size.h], xticks: ticks("x"), yticks: ticks("y"),
                     titles: [...gd.querySelectorAll(".g-xtitle text, .g-ytitle text")].map(at),
                     label: label ? at(label.querySelector(".annotation-text")) : null,

@@ -357,7 +357,7 @@ def _no_pace() -> None:
 
 
 def _run_lab(block: FeedForward, x: torch.Tensor | Tokens, activation: str, compare: str, bins: int,
-             backward: bool = False, pace: Callable[[], None] = _no_pace) -> LabResult:
+             backward: bool, pace: Callable[[], None]) -> LabResult:
     if isinstance(x, Tokens) and x.hidden == block.hidden and x.shape[-1] == block.d_model:
         x = x.x  # checked once, where it was made
     else:

@@ -169,18 +169,21 @@ def upload_wait(students: int) -> None:
                   f"ratio {alone / core:.2f} (target <= {UPLOAD_RATIO:g}: "
                   f"{'met' if alone <= UPLOAD_RATIO * core else 'MISSED'})")
 
-            from harness.balancer import cpu_seconds
+            from harness.balancer import cpu_seconds, tree_cpu_seconds
+
+            def browser_cpu() -> float:  # this process's children but the server: Playwright's driver and Chromium
+                return tree_cpu_seconds(os.getpid(), exclude=server.proc.pid) - cpu_seconds(os.getpid())
 
             pages = [driver.new_page(browser) for _ in range(students)]
             for p in pages:
                 driver.open_app(p, url)
             counts = [driver.runs(p) for p in pages]
-            cpu, load = cpu_seconds(server.proc.pid), os.getloadavg()[0]
+            cpu, load, drawing = cpu_seconds(server.proc.pid), os.getloadavg()[0], browser_cpu()
             start = time.time()
             for p, path in zip(pages, paths[1:], strict=True):
                 choose(p, path)
             done = sorted(drawn_at(p, n, timeout_ms) - start for p, n in zip(pages, counts, strict=True))
-            cpu = cpu_seconds(server.proc.pid) - cpu
+            cpu, drawing = cpu_seconds(server.proc.pid) - cpu, browser_cpu() - drawing
             errors = sum(p.locator(driver.ERROR_BOX).count() + p.locator(driver.EXCEPTION).count() for p in pages)
             browser.close()
         peak = server.rss_kib()["VmHWM"] / 1024
@@ -188,6 +191,11 @@ def upload_wait(students: int) -> None:
               f" s (target: all within {CLASS_SECONDS:g} s: {'met' if done[-1] <= CLASS_SECONDS else 'MISSED'}); "
               f"errors {errors}; server peak {peak:.0f} MB; server CPU {cpu:.1f} s ({cpu / students:.1f} s an "
               f"upload); load average {load:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
+        cores = len(os.sched_getaffinity(0))
+        print(f"CPU the {students} took: the server {cpu:.1f} s and the browser (upload, drawing) {drawing:.1f} s "
+              f"({drawing / students:.1f} s a page): {cpu + drawing:.1f} s on {cores} cores, so on this machine no "
+              f"order of work draws the last before {(cpu + drawing) / cores:.1f} s (the server's share alone: "
+              f"{cpu / cores:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -117,6 +117,32 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_seconds(root: int, exclude: int | None = None) -> float:
+    """User + system CPU time of ``root`` and every live descendant so far (each with its reaped children's, so a
+    renderer Chromium has closed still counts), leaving out the subtree of ``exclude`` (a server we started)."""
+    parent, times = {}, {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:  # gone meanwhile
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            parent[int(entry.name)] = int(fields[1])
+            times[int(entry.name)] = sum(int(f) for f in fields[11:15])
+
+    def inside(pid: int) -> bool:
+        while pid > 1:
+            if pid == exclude:
+                return False
+            if pid == root:
+                return True
+            pid = parent.get(pid, 0)
+        return False
+
+    return sum(t for pid, t in times.items() if inside(pid)) / os.sysconf("SC_CLK_TCK")
+
+
 # --- the balancer ----------------------------------------------------------------------------------
 
 

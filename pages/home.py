@@ -40,8 +40,9 @@ st.caption("gate(x): how open GELU's door is. GELU(x) = x · gate(x), both in th
            "exact GELU, with the true normal gate Φ.")
 csv_button({name: column.tolist() for name, column in table.items()}, "home")
 chart(overview_figure(inputs), "home")
-for i, c in enumerate(HOME):  # each input's row, points, the chart's view and the paragraph, moved as its arrow key
-    follow(input_live_table(i, inputs), f"{c.key}_live")  # is held or a number typed
+with st.container(gap=None):  # the five layers in one slot: one gap above the paragraphs, not five
+    for i, c in enumerate(HOME):  # each input's row, points, the chart's view and the paragraph, moved as its arrow
+        follow(input_live_table(i, inputs), f"{c.key}_live")  # key is held or a number typed
 with st.container(key=PROSE):
     st.markdown(prose(inputs))
 

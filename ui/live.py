@@ -49,7 +49,8 @@ export default function (component) {
   // one thumb: its step; a range slider's two: lo's step × count + hi's
   const gridIndex = () => inputs.reduce((k, el) => k * data.count + step(el), 0);
   const charts = [data.chart, ...(data.charts || [])].filter((spec) => spec.key);
-  const plotOf = (spec) => document.querySelector(`.st-key-${spec.key} .js-plotly-plot`);
+  const plotAt = (key) => document.querySelector(`.st-key-${key} .js-plotly-plot`);  // a chart's plot, by its key
+  const plotOf = (spec) => plotAt(spec.key);
   const px = (v) => Math.round(v * 100) / 100;  // as Plotly writes its paths
   // Plotly drew the figure; move its probe markers and lines the way it places them (an axis's c2p, points in
   // the subplot's frame, shapes in the page's), without a redraw.  The axes' ranges are fixed by the figure, so
@@ -137,7 +138,7 @@ export default function (component) {
   };
   // chart key -> its plot and the layout keys that give position k's view, or null: no chart, or already that view
   const viewAt = (key, k) => {
-    const columns = (data.views || {})[key], gd = columns && document.querySelector(`.st-key-${key} .js-plotly-plot`);
+    const columns = (data.views || {})[key], gd = columns && plotAt(key);
     if (!gd || !gd._fullLayout || !window.Plotly) return null;
     keyOf.set(gd, key);
     const update = {};
@@ -215,7 +216,7 @@ export default function (component) {
   const heldOn = (gd) => (gd.__geluHeld && gd.__geluHeld.layout === gd.layout ? gd.__geluHeld : null);
   const letGo = () => {  // after a draw at another width than the one the margins were held at
     for (const key of steady.keys()) {
-      const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`), held = gd && heldOn(gd);
+      const gd = plotAt(key), held = gd && heldOn(gd);
       if (!held || !gd.layout || gd.layout.width === held.width) continue;
       gd.__geluHeld = null;
       gd.__geluAuto = held.cls;  // what it shows, drawn now with Plotly's own margins at the new width
@@ -293,7 +294,7 @@ export default function (component) {
   const holdAhead = () => {
     if (stopped || press || keyDrag || typed || shown < 0 || !data.views) return;
     for (const key of steady.keys()) {
-      const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+      const gd = plotAt(key);
       if (!gd || !gd.layout || !gd._fullLayout || heldOn(gd) || !(key in data.views)) continue;
       keyOf.set(gd, key);
       const update = {};
@@ -476,7 +477,7 @@ export default function (component) {
   }, layout);
   const followView = (k) => {
     for (const [key, columns] of Object.entries(data.views)) {
-      const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+      const gd = plotAt(key);
       if (!gd || !gd.layout || gd.__geluLayout === gd.layout) continue;
       const update = {};
       for (const [name, column] of Object.entries(columns)) {
@@ -653,8 +654,7 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
                note: Sequence[str] | None = None, exact: str | None = None, thumbs: int = 1,
                views: Mapping[str, Mapping[str, Sequence]] | None = None, pack: bool = False,
                spoken: Sequence[str] | None = None, number_input: bool = False,
-               charts: Sequence[Mapping[str, Any]] = (), shared: Sequence[tuple] = (),
-               steady: Sequence[str] = ()) -> dict:
+               charts: Sequence[Mapping[str, Any]] = (), steady: Sequence[str] = ()) -> dict:
     """What the component needs for one slider (``control``: a ``Control``'s ``options`` plus its ``key``).
 
     ``texts``: (CSS selector, which match, one string per grid step[, which child node]) for each readout (the
@@ -677,10 +677,6 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     ``number_input``: the control is a number input, not a slider (its steps are the grid; a trace may then name
     which of its points is this input's, ``point``, and which segment of a line trace, ``segment`` with ``y0`` and
     ``y1``).  ``charts``: more charts the same control moves (``chart_spec``), besides ``chart_key``'s.
-    ``shared``: texts (as ``texts``) that other controls' tables write too, each at its own steps with this control
-    where the rerun left it (Home's paragraph, beside the chart's ``views``): the caller adds ``base``, this
-    control's step at the rerun (-1 off the grid), and ``gen``, the rerun's values; only the newest rerun's tables
-    write them and the views, and of those the control last moved off its base while it is off (any, while none is).
     ``steady``: keys of ``views``' charts whose view changes no tick label's width: while the layer sets their view it
     holds their margins where the page's draw put them (no auto-margin pass: a relayout costs less than half); or
     (``shared_columns``) a mapping from such a key to a class at each position, views of one class having the same
@@ -694,7 +690,6 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
         "control": control["key"], "min": float(control["min_value"]), "step": float(control["step"]),
         "count": len(grid(control["min_value"], control["max_value"], control["step"])),
         "texts": [[t[0], t[1], packed(t[2]), *t[3:]] for t in texts],
-        **({"shared": [[t[0], t[1], packed(t[2]), *t[3:]] for t in shared]} if shared else {}),
         "chart": chart_spec(chart_key, traces=traces, lines=lines, annotations=annotations, pack=pack),
         "charts": list(charts),
         "note": packed(note) if note is not None else None, "exact": exact, "thumbs": thumbs,
@@ -709,9 +704,13 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
 def shared_columns(shared: Sequence[tuple], views: Mapping[str, Mapping[str, Sequence]],
                    steady: Mapping[str, tuple[Sequence, int]] | None = None) -> dict:
     """The ``shared`` texts, the ``views`` and the ``steady`` charts of a ``live_table`` (packed), made apart from the
-    rest of it: a caller whose shared part changes more often than the rest merges the two dicts.  ``steady``: a
-    chart's key -> its views' margin classes (one a position) and the narrowest plot area, in px, whose margins the
-    layer holds."""
+    rest of it: a caller whose shared part changes more often than the rest merges the two dicts.  ``shared``: texts
+    (as ``live_table``'s ``texts``) that other controls' tables write too, each at its own steps with this control
+    where the rerun left it (Home's paragraph, beside the chart's ``views``): the caller adds ``base``, this
+    control's step at the rerun (-1 off the grid), and ``gen``, the rerun's values; only the newest rerun's tables
+    write them and the views, and of those the control last moved off its base while it is off (any, while none is).
+    ``steady``: a chart's key -> its views' margin classes (one a position) and the narrowest plot area, in px, whose
+    margins the layer holds."""
     return {"shared": [[t[0], t[1], _packed(_column(t[2])), *t[3:]] for t in shared],
             "views": {k: {key: _packed(_column(c)) for key, c in v.items()} for k, v in views.items()},
             **({"steady": {k: {"by": _packed(_column(c)), "min": int(w)} for k, (c, w) in steady.items()}}

@@ -20,6 +20,10 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness.balancer import descends, processes  # noqa: E402
+
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -35,25 +39,17 @@ def kind(cmdline: str) -> str:
 
 def sample(root: int, seen: dict[int, tuple[str, float]]) -> None:
     """Each live descendant of ``root``: its kind and its own CPU seconds so far (utime + stime)."""
-    parent, info = {}, {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+    table = processes()
+    for pid, (_, fields) in table.items():
+        if not descends(pid, root, table):
             continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        pid = int(entry.name)
-        parent[pid] = int(fields[1])
-        info[pid] = (cmdline, (int(fields[11]) + int(fields[12])) / TICK)
-    for pid, (cmdline, cpu) in info.items():
-        p = pid
-        while p > 1 and p != root:
-            p = parent.get(p, 0)
-        if p == root:
-            seen[pid] = (seen[pid][0] if pid in seen else kind(cmdline), cpu)
+        if pid not in seen:
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            seen[pid] = (kind(cmdline), 0.0)
+        seen[pid] = (seen[pid][0], (int(fields[11]) + int(fields[12])) / TICK)
 
 
 def main() -> int:

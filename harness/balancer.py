@@ -117,10 +117,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def tree_cpu_seconds(root: int, exclude: int | None = None) -> float:
-    """User + system CPU time of ``root`` and every live descendant so far (each with its reaped children's, so a
-    renderer Chromium has closed still counts), leaving out the subtree of ``exclude`` (a server we started)."""
-    parent, times = {}, {}
+def processes() -> dict[int, tuple[int, list[str]]]:
+    """Every live process: pid -> (its parent's pid, the fields of /proc/<pid>/stat after the name)."""
+    table = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
@@ -128,19 +127,28 @@ def tree_cpu_seconds(root: int, exclude: int | None = None) -> float:
             except OSError:  # gone meanwhile
                 continue
             fields = stat[stat.rindex(")") + 2 :].split()
-            parent[int(entry.name)] = int(fields[1])
-            times[int(entry.name)] = sum(int(f) for f in fields[11:15])
+            table[int(entry.name)] = (int(fields[1]), fields)
+    return table
 
-    def inside(pid: int) -> bool:
-        while pid > 1:
-            if pid == exclude:
-                return False
-            if pid == root:
-                return True
-            pid = parent.get(pid, 0)
-        return False
 
-    return sum(t for pid, t in times.items() if inside(pid)) / os.sysconf("SC_CLK_TCK")
+def descends(pid: int, root: int, table: dict[int, tuple[int, list[str]]], exclude: int | None = None) -> bool:
+    """Whether ``pid`` is ``root`` or under it in ``table`` (``processes()``), and not under ``exclude``."""
+    while pid > 1:
+        if pid == exclude:
+            return False
+        if pid == root:
+            return True
+        pid = table[pid][0] if pid in table else 0
+    return False
+
+
+def tree_cpu_seconds(root: int, exclude: int | None = None) -> float:
+    """User + system CPU time of ``root`` and every live descendant so far (each with its reaped children's, so a
+    renderer Chromium has closed still counts), leaving out the subtree of ``exclude`` (a server we started)."""
+    table = processes()
+    ticks = sum(sum(int(f) for f in fields[11:15]) for pid, (_, fields) in table.items()
+                if descends(pid, root, table, exclude))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 # --- the balancer ----------------------------------------------------------------------------------

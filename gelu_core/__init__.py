@@ -8,7 +8,7 @@ imported on first use, so the explorer pages start without importing torch.
 
 from gelu_core.activations import (
     ACTIVATIONS,
-    APPROXIMATIONS,
+    APPROXIMATE,
     GELU_FORMS,
     SIGMOID_COEF,
     SQRT_2_OVER_PI,
@@ -74,7 +74,7 @@ def __getattr__(name):
 
 
 __all__ = [  # every name above: the activations' and steps' names, then the lazy ones (torch)
-    "ACTIVATIONS", "APPROXIMATIONS", "GELU_FORMS", "SIGMOID_COEF", "SQRT_2_OVER_PI", "TANH_COEF", "Activation",
+    "ACTIVATIONS", "APPROXIMATE", "GELU_FORMS", "SIGMOID_COEF", "SQRT_2_OVER_PI", "TANH_COEF", "Activation",
     "elu", "elu_grad", "form_word", "gelu", "gelu_gate", "gelu_grad", "get_activation", "leaky_relu",
     "leaky_relu_grad", "normal_pdf", "relu", "relu_grad", "sigmoid", "sigmoid_grad", "silu", "silu_grad",
     "softplus", "softplus_grad", "tanh", "tanh_grad", "Step", "tanh_steps",

@@ -30,7 +30,7 @@ SIGMOID_COEF = 1.702  # x * sigmoid(1.702 x), the paper's cheaper approximation
 INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
-APPROXIMATIONS = ("none", "tanh", "sigmoid")
+APPROXIMATE = ("none", "tanh", "sigmoid")  # the values gelu(x, approximate=...) takes, as in torch
 
 
 # ---------------------------------------------------------------- formulas
@@ -190,8 +190,8 @@ def _silu_grad(ops, x):
 # ---------------------------------------------------------------- public API
 
 def _check(approximate: str) -> str:
-    if approximate not in APPROXIMATIONS:
-        raise ValueError(f"approximate must be one of {APPROXIMATIONS}, got {approximate!r}")
+    if approximate not in APPROXIMATE:
+        raise ValueError(f"approximate must be one of {APPROXIMATE}, got {approximate!r}")
     return approximate
 
 
@@ -357,7 +357,7 @@ def _gelu_entry(name, approximate, label, latex, description):
 def form_word(approximate: str) -> str:
     """The word a page shows for a GELU form: PyTorch's approximate="none" is the exact form.
 
-    >>> [form_word(a) for a in APPROXIMATIONS]
+    >>> [form_word(a) for a in APPROXIMATE]
     ['exact', 'tanh', 'sigmoid']
     """
     return "exact" if _check(approximate) == "none" else approximate

@@ -37,7 +37,7 @@ def test_the_grid_is_the_sliders_own_values():
     assert xs.tolist() == want and not any(np.signbit(xs[xs == 0]))
 
 
-@pytest.mark.parametrize("form", gelu_core.APPROXIMATIONS)
+@pytest.mark.parametrize("form", gelu_core.APPROXIMATE)
 def test_every_row_is_what_the_page_writes_there(form):
     lo, hi = -2.5, 4.0
     table = curves.probe_live_table(form, lo, hi)
@@ -93,7 +93,7 @@ def test_the_axes_do_not_move_with_the_probe(lo, hi, n):
         assert bottom < float(np.min(y)) and float(np.max(y)) < top
 
 
-@pytest.mark.parametrize("form", gelu_core.APPROXIMATIONS)
+@pytest.mark.parametrize("form", gelu_core.APPROXIMATE)
 def test_every_slopes_row_is_what_the_page_writes_there(form):
     """Slopes' x: the sentence after its bold words, both gradients and the caption at every step."""
     from ui import derivative
@@ -320,7 +320,7 @@ def test_the_range_views_curves_gelu_core_computes_over_the_whole_span():
     assert (x[0], x[-1], len(x)) == (-12.0, 12.0, 961) and set(grid(-12.0, 12.0, 0.5)) <= set(x.tolist())
     fig = A.view_figures(-2.0, 3.5, {})
     data = {t["meta"]: t for t in fig["approximations-forms"].to_plotly_json()["data"]}
-    for a in gelu_core.APPROXIMATIONS:
+    for a in gelu_core.APPROXIMATE:
         assert np.array_equal(values(data[A.FORM_KEYS[a]]["y"]), gelu_core.gelu(x, a))
     for kind, name in enumerate(("approximations-absolute", "approximations-relative")):
         lines = [t for t in fig[name].to_plotly_json()["data"] if "lines" in t["mode"]]
@@ -331,7 +331,7 @@ def test_the_range_views_curves_gelu_core_computes_over_the_whole_span():
     for lo, hi in ((-6.0, 6.0), (-1.0, -0.5), (-12.0, -11.5), (0.0, 12.0)):
         inside = (x >= lo) & (x <= hi)
         bottom, top = A.view_axes("approximations-forms", lo, hi)["yaxis"]["range"]
-        ys = np.concatenate([gelu_core.gelu(x[inside], a) for a in gelu_core.APPROXIMATIONS])
+        ys = np.concatenate([gelu_core.gelu(x[inside], a) for a in gelu_core.APPROXIMATE])
         assert bottom < ys.min() and ys.max() < top
         for kind, name in enumerate(("approximations-absolute", "approximations-relative")):
             log_top = A.view_axes(name, lo, hi)["yaxis"]["range"][1]

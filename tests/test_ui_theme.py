@@ -240,14 +240,14 @@ def _every_figure():
     x = np.linspace(-6.0, 6.0, 101)
     runs = [_framework_run(d, x) for d in ("float32", "bfloat16", "float16")]
     yield "home", home.overview_figure([-2.0, -1.0, 0.0, 1.0, 2.0])
-    for form in gelu_core.APPROXIMATIONS:  # every overlay at once, on each GELU form
+    for form in gelu_core.APPROXIMATE:  # every overlay at once, on each GELU form
         yield f"curves-{form}", curves.curves_figure(-3.0, 3.0, 50, form, 1.0, list(gelu_core.ACTIVATIONS))
         yield f"slopes-{form}", derivative.slopes_figure(form, 0.1)
         yield f"minimum-{form}", derivative.gelu_minimum_figure(form)
     yield "gate", gate.gate_figure(1.0)
     yield "bell", gate.bell_figure(1.0)
     yield "soften", gate.generalised_figure(0.5, 0.5)[0]
-    yield "forms", approximations.forms_figure(x, {a: gelu_core.gelu(x, a) for a in gelu_core.APPROXIMATIONS})
+    yield "forms", approximations.forms_figure(x, {a: gelu_core.gelu(x, a) for a in gelu_core.APPROXIMATE})
     errors = {a: approximation_error(x, a)[0] for a in ("tanh", "sigmoid")}
     yield "errors", approximations.error_figure(x, errors, kind="absolute")
     yield "pytorch", approximations.framework_figure(runs, ours=runs[0], cliff=("float32", -5.54))

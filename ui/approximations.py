@@ -20,7 +20,7 @@ from typing import Protocol
 import numpy as np
 import plotly.graph_objects as go
 
-from gelu_core import APPROXIMATIONS, gelu
+from gelu_core import APPROXIMATE, gelu
 from gelu_core.analysis import approximation_error
 from hosting.runs import memo
 from ui.format import count, fixed, percent, power_of_ten, sci, sig
@@ -160,7 +160,7 @@ def view_grid() -> np.ndarray:
 def _view_curves() -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]]]:
     x = view_grid()
     x.setflags(write=False)
-    return x, {a: gelu(x, a) for a in APPROXIMATIONS}, {a: approximation_error(x, a) for a in ("tanh", "sigmoid")}
+    return x, {a: gelu(x, a) for a in APPROXIMATE}, {a: approximation_error(x, a) for a in ("tanh", "sigmoid")}
 
 
 def view_axes(name: str, lo: float, hi: float) -> dict[str, dict]:
@@ -198,7 +198,7 @@ def view_figures(lo: float, hi: float, worst: Mapping[str, tuple[float, float]])
 def forms_words(lo: float, hi: float) -> str:
     """The forms chart's caption for the range lo ... hi (``overlap_words`` on ``POINTS`` points)."""
     x = np.linspace(lo, hi, POINTS)
-    return overlap_words({a: gelu(x, a) for a in APPROXIMATIONS})
+    return overlap_words({a: gelu(x, a) for a in APPROXIMATE})
 
 
 ERRORS_CAPTION = (
@@ -210,7 +210,7 @@ ERRORS_CAPTION = (
 
 def errors_words(lo: float) -> str:
     """The error charts' caption for a range that starts at lo."""
-    return ERRORS_CAPTION + tail_words(lo, *(float(gelu(lo, a)) for a in APPROXIMATIONS))
+    return ERRORS_CAPTION + tail_words(lo, *(float(gelu(lo, a)) for a in APPROXIMATE))
 
 
 def _dotted(axes: Mapping[str, Mapping]) -> dict:
@@ -240,7 +240,7 @@ def range_live_table() -> dict:
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
     # forms_words at every pair at once: each row is np.linspace(lo, hi, POINTS), bit for bit
     rows = np.linspace([ends[i] for i, _ in pairs], [ends[j] for _, j in pairs], POINTS, axis=1)
-    curves = {a: gelu(rows, a) for a in APPROXIMATIONS}
+    curves = {a: gelu(rows, a) for a in APPROXIMATE}
     tails = [errors_words(lo) for lo in ends]
     for r, (i, j) in enumerate(pairs):
         k = i * n + j

@@ -221,7 +221,7 @@ def _param_range(activation: str, param: str) -> dict[str, float]:
 
 
 # the URL holds exact|tanh|sigmoid
-GELU_FORM = dict(options=gelu_core.APPROXIMATIONS, format_func=form_word, required=True)
+GELU_FORM = dict(options=gelu_core.APPROXIMATE, format_func=form_word, required=True)
 OVERLAYS = tuple(name for name in ACTIVATIONS if name != "relu")  # Curves draws ReLU always
 LAB_ACTIVATIONS = ("gelu_tanh", "gelu", "gelu_sigmoid", "relu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
                    "tanh")

@@ -16,6 +16,17 @@ os.environ["GELU_MEMORY_BUDGET_MB"] = "1536"
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``slow`` (long scenarios and exhaustive sweeps) run only under GELU_SLOW=1, as .ci/run sets:
+    the default run checks a change within minutes, CI runs everything."""
+    if os.environ.get("GELU_SLOW"):
+        return
+    skip = pytest.mark.skip(reason="slow: set GELU_SLOW=1 to run it (CI does)")
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(skip)
+
+
 def required_or_skip(what: str, reason: str):
     """A tool these tests need is missing (``reason``): skip, or fail under GELU_E2E_REQUIRED=1 (CI), where
     ``what`` ("haproxy is", "browser tests are") must run."""

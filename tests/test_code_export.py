@@ -236,7 +236,7 @@ def test_each_pages_script_prints_its_metrics_with_every_control_moved(tmp_path,
     check_metrics_printed(page, [{c.key: moved(c) for c in PAGES[page].controls if c.bound}], tmp_path)
 
 
-@pytest.mark.skipif(not os.environ.get("GELU_SLOW"), reason="set GELU_SLOW=1: every control at each of its values")
+@pytest.mark.slow  # every control at each of its values
 @pytest.mark.parametrize("page,key", [(p, c.key) for p in EXPORTS for c in PAGES[p].controls if c.bound])
 def test_each_pages_script_prints_its_metrics_at_every_controls_values(tmp_path, page, key):
     """Each control of each page at each of its control_values in turn: the script prints each metric the page
@@ -513,7 +513,7 @@ def test_race_prints_each_runs_finish(tmp_path, query):
         assert f"{name} ended with {text.split(', ')[-1].split(' (')[0]}" in notes
 
 
-@pytest.mark.skipif(not os.environ.get("GELU_SLOW"), reason="set GELU_SLOW=1: the default race, 10 to 20 s")
+@pytest.mark.slow  # the default race, 10 to 20 s
 def test_the_default_race(tmp_path):
     """The race a student meets first: spiral, ReLU against exact GELU, 8 x 3 units, 1000 steps of Adam at 0.03."""
     at = open_view("training", {})

@@ -27,6 +27,8 @@ def test_the_quickstart_is_two_commands_and_ci_runs_the_test_command_word_for_wo
     assert serve.endswith("streamlit run app.py") and test.endswith("python -m pytest")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert test in ci
+    slow = [n for n, line in enumerate(ci) if line.startswith("export GELU_SLOW=1")]
+    assert slow and slow[0] < ci.index(test)  # CI runs the slow tier the default run skips (tests/conftest.py)
 
 
 def test_every_control_is_documented_with_its_key():

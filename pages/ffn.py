@@ -250,13 +250,16 @@ if tokens_in is not None:
                      f"{what}.", icon=":material/hourglass_top:")
 
     big = tokens_in.shape[0] * tokens_in.shape[1] >= 1024
+    running = st.empty()  # still words and a seconds count, not st.spinner (ui.ffn.running_html says why)
+    running.html(view.running_html(f"Running {shape(tokens_in.shape)} through the block"
+                                   f"{' and back' if with_backward else ''}…", timed=big),
+                 unsafe_allow_javascript=big)
     try:
-        with st.spinner(f"Running {shape(tokens_in.shape)} through the block{' and back' if with_backward else ''}…",
-                        show_time=big):
-            result = lab_runs().shared_run_lab(block, tokens_in, activation, compare, backward=with_backward,
-                                               on_wait=tell_waiting, timeout=LAB_PATIENCE, owner=OWNER)
+        result = lab_runs().shared_run_lab(block, tokens_in, activation, compare, backward=with_backward,
+                                           on_wait=tell_waiting, timeout=LAB_PATIENCE, owner=OWNER)
     except (gelu_core.LabInputError, Busy) as err:
         st.error(str(err))
+    running.empty()
     waiting.empty()
 if result is not None:
     with flow_slot:

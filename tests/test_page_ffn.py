@@ -143,6 +143,23 @@ def test_good_npy_upload(app):
     assert "(2, 4, 8)" in flow_of(at)
 
 
+def test_the_running_line_is_still_words_and_gone_once_the_result_is_drawn(app):
+    """While the lab runs it shows still words (a status) and, for a big run, a seconds count (a timer, not a
+    status: a reader hears the words once), not st.spinner; once the result is drawn, neither is left."""
+    from ui.ffn import running_html
+
+    line = running_html("Running <(1, 2)> & back…", timed=True)
+    assert "<span role='status'>Running &lt;(1, 2)&gt; &amp; back…</span>" in line
+    assert "role='timer'" in line and "setInterval" in line and "isConnected" in line  # stops once it is gone
+    assert "<script>" not in running_html("Running", timed=False)
+
+    at = open_lab(app, ffn_d_model=8, ffn_seed=5, ffn_demo="8x1024")
+    assert not at.exception and not at.error
+    assert len(at.get("plotly_chart")) == 4
+    assert not [h.value for h in at.html if "gelu-running" in h.value]
+    assert not at.get("spinner")
+
+
 class Exploit:
     """Unpickling this would create the marker file."""
 

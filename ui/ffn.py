@@ -74,6 +74,41 @@ def flow_html(input_shape: Sequence[int], flow: Sequence, total_params: int) -> 
             f"{html.escape(flow_text(input_shape, flow, total_params))}</pre>")
 
 
+# What a student sees while the lab runs: still words, and for a big run a count of seconds that changes once a
+# second, instead of Streamlit's spinner, whose ring turns every frame and whose timer redraws ten times a second
+# (~0.05 of a core more in each waiting page; README, "The lab on an upload").  The words are a status; the count
+# is a timer (not announced), so a screen reader hears "Running ..." once.  Hidden for its first half second, as
+# the spinner is: a run that comes back at once shows nothing.
+RUNNING_STYLE = ("<style>.gelu-running { display: flex; flex-wrap: wrap; gap: 0 0.5rem; align-items: baseline;"
+                 " margin: 0.25rem 0 0.75rem; animation: gelu-running-after 0s linear 0.5s both; }"
+                 " .gelu-running-time { font-size: 0.875rem; font-variant-numeric: tabular-nums;"
+                 " color: color-mix(in srgb, currentColor 72%, var(--gelu-background, transparent)); }"
+                 " @keyframes gelu-running-after { from { visibility: hidden; } to { visibility: visible; } }</style>")
+RUNNING_SCRIPT = """<script>
+(() => {
+  const out = document.currentScript.closest(".gelu-running").querySelector(".gelu-running-time");
+  const start = Date.now();
+  const timer = setInterval(() => {
+    if (!out.isConnected) return clearInterval(timer);
+    out.textContent = `${Math.floor((Date.now() - start) / 1000)} s`;
+  }, 1000);
+})();
+</script>"""
+
+
+def running_html(text: str, *, timed: bool) -> str:
+    """The lab's "running" line for st.html: ``text`` as a status, and with ``timed`` a seconds count beside it,
+    kept by a script (st.html(..., unsafe_allow_javascript=True)) that stops once the line is gone.
+
+    >>> "0 s" in running_html("Running", timed=True), "<script>" in running_html("Running", timed=False)
+    (True, False)
+    """
+    count = ("<span class='gelu-running-time' role='timer' aria-label='Seconds so far'>0 s</span>"
+             + RUNNING_SCRIPT) if timed else ""
+    return (f"{RUNNING_STYLE}<div class='gelu-running'><span role='status'>{html.escape(text)}</span>"
+            f"{count}</div>")
+
+
 def _bars(edges: np.ndarray, counts: np.ndarray, mask: np.ndarray, *, name: str, bar_color: str,
           opacity: float = 1.0, value_name: str = "h") -> dict:
     lo, hi = edges[:-1][mask], edges[1:][mask]

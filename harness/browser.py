@@ -287,6 +287,36 @@ def open_app(page, url: str) -> None:
     wait_idle(page)
 
 
+# A page given a new window size is laid out as a load at that size once: Streamlit's sidebar has taken the state
+# it takes for that width (collapsed up to the theme's md breakpoint, README "Browser tests") and finished sliding
+# (no CSS transition runs), and every chart has been drawn again at its box's width by Streamlit (its layout width,
+# and its SVG's, that of the element holding it: a chart is relaid out some 0.2 to 1 s after the box changes).
+RELAID_JS = """(width) => {
+  if (window.innerWidth !== width) return false;
+  if (document.getAnimations().some((a) => a.playState === "running" && a instanceof CSSTransition)) return false;
+  const sidebar = document.querySelector("[data-testid='stSidebar']");
+  if (sidebar) {
+    const r = sidebar.getBoundingClientRect(), collapsed = sidebar.getAttribute("data-collapsed") === "true";
+    if (collapsed ? r.right > 1 : r.left < -1) return false;  // still sliding in or out
+  }
+  return [...document.querySelectorAll("[data-testid='stMain'] .js-plotly-plot")].every((gd) => {
+    const svg = gd.querySelector(".main-svg"), fl = gd._fullLayout;
+    return fl && svg && Math.abs(fl.width - gd.clientWidth) <= 1
+      && Math.abs(svg.getBoundingClientRect().width - fl.width) <= 1;
+  });
+}"""
+
+
+def resize(page, viewport: dict, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Give a loaded page another window size, and wait until it is laid out and drawn as at that size (RELAID_JS)."""
+    if page.viewport_size == viewport:
+        return
+    page.set_viewport_size(viewport)
+    page.wait_for_function(RELAID_JS, arg=viewport["width"], timeout=timeout_ms, polling="raf")
+    wait_drawn(page, timeout_ms)
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 def act(page, action, timeout_ms: int = TIMEOUT_MS) -> None:
     """Do something that reruns the script (`action()`), then wait for that rerun to be drawn."""
     before = runs(page)

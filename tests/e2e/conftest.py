@@ -7,6 +7,7 @@ Where Chromium (or Playwright) is missing the browser tests are skipped, unless 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,3 +82,79 @@ def new_tab(browser, server):
     yield _new_tab
     for context in contexts:
         context.close()
+
+
+class SharedTabs:
+    """Loaded pages shared by the tests that only read them: a page load costs Chromium's renderer 2 to 4 s of work,
+    a wider window a fraction of that, so a check of a view at a greater width widens the tab that view was loaded
+    in (``driver.resize`` waits until it is laid out and drawn as a load at that width would be; measured the same
+    as a fresh load on every view these tests open).  Never narrower: Streamlit's data grid keeps the canvas width it
+    drew at when the window narrows (Curves at 320 then 195 px), so a narrower check loads the view afresh.
+
+    One tab per (path, colour scheme, reduced motion), per worker.  A tab is handed out again only while it is as it
+    was loaded: the same URL, no script run since its first, no exception box; then with nothing focused and scrolled
+    to the top.  Otherwise it is loaded afresh.  A test that changes its tab (moves a control, plants an element)
+    calls ``spoil(tab)`` when done.  At most ``keep`` tabs (one per page) stay open, the least recently used closed
+    first.  ``loads`` and ``reuses`` count what was saved.
+    """
+
+    def __init__(self, browser, base_url: str, keep: int = 8):
+        self.browser, self.base_url, self.keep = browser, base_url, keep
+        self.tabs: OrderedDict[tuple, Tab] = OrderedDict()
+        self.loads = self.reuses = 0
+
+    def get(self, path: str = "", *, color_scheme: str = "light", viewport: dict | None = None,
+            reduced_motion: str | None = None, widen: bool = True) -> Tab:
+        """The view's shared tab at this window size; ``widen=False``: reused only at the width it was loaded at."""
+        viewport = viewport or driver.DESKTOP
+        key = (path, color_scheme, reduced_motion)
+        tab = self.tabs.pop(key, None)
+        width = tab and tab.page.viewport_size["width"]
+        if tab is not None and (viewport["width"] >= width if widen else viewport["width"] == width) \
+                and self._as_loaded(tab):
+            tab.page.evaluate("""() => { document.activeElement?.blur?.(); window.scrollTo(0, 0);
+              document.querySelector("[data-testid='stMain']")?.scrollTo(0, 0); }""")
+            driver.resize(tab.page, viewport)
+            self.reuses += 1
+        else:
+            if tab is not None:
+                tab.page.context.close()
+            page = driver.new_page(self.browser, color_scheme=color_scheme, viewport=viewport)
+            if reduced_motion:
+                page.emulate_media(reduced_motion=reduced_motion)
+            tab = Tab(page, driver.ConsoleErrors(page, self.base_url), driver.ThirdParty(page, self.base_url),
+                      self.base_url)
+            tab.open(path)
+            tab.loaded = (page.url, driver.runs(page))
+            self.loads += 1
+        self.tabs[key] = tab
+        while len(self.tabs) > self.keep:
+            self.tabs.popitem(last=False)[1].page.context.close()
+        return tab
+
+    @staticmethod
+    def _as_loaded(tab: Tab) -> bool:
+        page = tab.page
+        return (not page.is_closed() and (page.url, driver.runs(page)) == tab.loaded
+                and page.locator(driver.EXCEPTION).count() == 0)
+
+    def spoil(self, tab: Tab) -> None:
+        """Close a tab a test has changed; the next test of its view loads the view afresh."""
+        for key, kept in list(self.tabs.items()):
+            if kept is tab:
+                del self.tabs[key]
+        tab.page.context.close()
+
+    def close(self) -> None:
+        while self.tabs:
+            self.tabs.popitem()[1].page.context.close()
+
+
+@pytest.fixture(scope="session")
+def shared_tabs(browser, server):
+    """shared_tabs.get(path, color_scheme=..., viewport=..., reduced_motion=...) -> a Tab loaded once per worker and
+    shared by the tests that only read it (SharedTabs)."""
+    tabs = SharedTabs(browser, server.base_url)
+    yield tabs
+    print(f"shared tabs: {tabs.loads} loads, {tabs.reuses} reuses")
+    tabs.close()

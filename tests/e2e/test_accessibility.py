@@ -91,9 +91,8 @@ def summary_of(violations: list[dict]) -> list[tuple[str, int]]:
 
 # ---------------------------------------------------------------------------------------------- axe-core
 
-def test_axe_finds_a_planted_violation(new_tab):
-    tab = new_tab()
-    tab.open()
+def test_axe_finds_a_planted_violation(shared_tabs):
+    tab = shared_tabs.get("")  # a shared page, as the read-only checks get it: what they run finds what is planted
     tab.page.evaluate("""() => {
       const p = document.createElement('p');
       p.textContent = 'faint words';
@@ -101,21 +100,10 @@ def test_axe_finds_a_planted_violation(new_tab):
       document.body.appendChild(p);
       const img = document.createElement('img'); img.src = 'data:,'; document.body.appendChild(img);
     }""")
-    assert {"color-contrast", "image-alt"} <= {v["id"] for v in axe(tab.page)}
-
-
-@pytest.mark.parametrize("scheme, viewport", [("light", driver.DESKTOP), ("dark", driver.PHONE)],
-                         ids=["light-desktop", "dark-phone"])
-@pytest.mark.parametrize("app_page", PAGES, ids=[p.url_path for p in PAGES])
-def test_every_page_is_axe_clean_after_its_first_control_moves(new_tab, app_page, scheme, viewport):
-    tab = new_tab(color_scheme=scheme, viewport=viewport)
-    tab.open(page_path(app_page))
-    if ROWS[app_page.url_path].controls is not None:  # a page with no controls is checked as it opens
-        control = driver.first_control(tab.page)
-        assert control is not None
-        driver.move(tab.page, control)
-    assert summary_of(axe(tab.page)) == []
-    tab.assert_clean()
+    try:
+        assert {"color-contrast", "image-alt"} <= {v["id"] for v in axe(tab.page)}
+    finally:
+        shared_tabs.spoil(tab)
 
 
 def _npy(shape=(1, 4, 768), seed=3) -> bytes:
@@ -137,6 +125,78 @@ def test_the_lab_is_axe_clean_after_an_upload(new_tab, scheme, viewport):
     assert page.locator(f"{driver.MAIN} [data-testid='stPlotlyChart']").count() >= 3
     assert summary_of(axe(page)) == []
     tab.assert_clean()
+
+
+# ---------------------------------------------------------------------------------------------- focus rings
+
+# The ring drawn for the focused element: the strongest outline or box-shadow (spread) on it or on an ancestor up to
+# its element container (a slider's thumb, a select's frame, a radio's label), with its colour composited over the
+# background behind it and that colour's contrast against the background (WCAG's relative luminance).
+RING_JS = r"""() => {
+  const e = document.activeElement;
+  if (!e || e === document.body) return null;
+  const rgba = (text) => {
+    const m = text.match(/rgba?\(([^)]+)\)/);
+    if (!m) return null;
+    const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const lum = ([r, g, b]) => {
+    const f = (c) => { c /= 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const over = (c, bg) => [0, 1, 2].map((i) => c[i] * c[3] + bg[i] * (1 - c[3]));
+  const behind = (el) => {
+    for (let a = el; a; a = a.parentElement) {
+      const c = rgba(getComputedStyle(a).backgroundColor);
+      if (c && c[3] > 0.5) return c;
+    }
+    return [255, 255, 255, 1];
+  };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const container = e.closest("[data-testid='stElementContainer'], [data-testid='stSidebarNavLinkContainer']");
+  const found = [];
+  for (let a = e, depth = 0; a && depth < 6; a = a.parentElement, depth++) {
+    const s = getComputedStyle(a), bg = behind(a.parentElement || a);
+    const ring = (via, width, colour) => {
+      const c = rgba(colour);
+      if (c && c[3] > 0 && width > 0) found.push({via, depth, width, ratio: ratio(over(c, bg), bg)});
+    };
+    if (s.outlineStyle !== "none") ring("outline", parseFloat(s.outlineWidth), s.outlineColor);
+    for (const part of (s.boxShadow === "none" ? "" : s.boxShadow).split(/,(?![^(]*\))/).filter(Boolean)) {
+      const lengths = part.replace(/rgba?\([^)]*\)/, "").trim().split(/\s+/).map(parseFloat);
+      ring("shadow", lengths[3] || 0, part);  // x y blur spread: the spread is the ring's width
+    }
+    if (a === container) break;
+  }
+  found.sort((p, q) => q.ratio * Math.min(q.width, 2) - p.ratio * Math.min(p.width, 2));
+  const words = (e.getAttribute("aria-label") || e.innerText || "").trim().split("\n")[0].slice(0, 40);
+  return {tag: e.tagName.toLowerCase(), role: e.getAttribute("role"), words, best: found[0] || null};
+}"""
+RING_RATIO, RING_WIDTH = 3.0, 2.0  # WCAG 2.4.13's 3:1 between focused and unfocused; a ring at least 2 px wide
+
+
+# dark first: the light pages stay open (shared) for the chart and axe checks below
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_every_focus_ring_is_3_to_1_in_both_themes(shared_tabs, scheme):
+    faint, tabs = {}, []
+    for app_page in PAGES:
+        tab = shared_tabs.get(page_path(app_page), color_scheme=scheme)
+        tabs.append(tab)
+        page = tab.page
+        for _ in range(MAX_TABS):
+            page.keyboard.press("Tab")
+            ring = page.evaluate(RING_JS)
+            if ring is None:
+                continue
+            best = ring["best"]
+            if best is None or best["ratio"] < RING_RATIO or best["width"] < RING_WIDTH:
+                faint[(app_page.url_path, ring["tag"], ring["role"], ring["words"])] = best
+            if ring["words"].startswith(("Next:", "Previous:")) and ring["tag"] == "a":
+                break
+    assert faint == {}, faint
+    for tab in tabs:
+        tab.assert_clean()
 
 
 # ---------------------------------------------------------------------------------------------- every chart speaks
@@ -179,9 +239,8 @@ def _wait_for_chart_words(page) -> None:
 
 
 @pytest.mark.parametrize("app_page", PAGES, ids=[p.url_path for p in PAGES])
-def test_every_chart_has_a_name_and_a_text_alternative_from_its_numbers(new_tab, app_page):
-    tab = new_tab()
-    tab.open(page_path(app_page))
+def test_every_chart_has_a_name_and_a_text_alternative_from_its_numbers(shared_tabs, app_page):
+    tab = shared_tabs.get(page_path(app_page))
     _wait_for_chart_words(tab.page)
     charts = _drawn(tab)
     if app_page.url_path != "training":  # the race draws its charts once it has run; the others at once
@@ -193,6 +252,23 @@ def test_every_chart_has_a_name_and_a_text_alternative_from_its_numbers(new_tab,
         assert chart["description"] == want.summary and want.summary
         assert chart["rows"] == len(want.rows) > 0
     tab.assert_clean()
+
+
+@pytest.mark.parametrize("scheme, viewport", [("light", driver.DESKTOP), ("dark", driver.PHONE)],
+                         ids=["light-desktop", "dark-phone"])
+@pytest.mark.parametrize("app_page", PAGES, ids=[p.url_path for p in PAGES])
+def test_every_page_is_axe_clean_after_its_first_control_moves(shared_tabs, app_page, scheme, viewport):
+    # the light page the checks above read (shared), its control then moved: it is closed after
+    tab = shared_tabs.get(page_path(app_page), color_scheme=scheme, viewport=viewport)
+    try:
+        if ROWS[app_page.url_path].controls is not None:  # a page with no controls is checked as it opens
+            control = driver.first_control(tab.page)
+            assert control is not None
+            driver.move(tab.page, control)
+        assert summary_of(axe(tab.page)) == []
+        tab.assert_clean()
+    finally:
+        shared_tabs.spoil(tab)
 
 
 def test_the_curves_summary_says_the_probes_readouts_and_is_announced_once_settled(new_tab):
@@ -605,74 +681,6 @@ def test_a_charts_png_download_by_keyboard(new_tab):
     tab.assert_clean()
 
 
-# The ring drawn for the focused element: the strongest outline or box-shadow (spread) on it or on an ancestor up to
-# its element container (a slider's thumb, a select's frame, a radio's label), with its colour composited over the
-# background behind it and that colour's contrast against the background (WCAG's relative luminance).
-RING_JS = r"""() => {
-  const e = document.activeElement;
-  if (!e || e === document.body) return null;
-  const rgba = (text) => {
-    const m = text.match(/rgba?\(([^)]+)\)/);
-    if (!m) return null;
-    const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
-    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
-  };
-  const lum = ([r, g, b]) => {
-    const f = (c) => { c /= 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
-  };
-  const over = (c, bg) => [0, 1, 2].map((i) => c[i] * c[3] + bg[i] * (1 - c[3]));
-  const behind = (el) => {
-    for (let a = el; a; a = a.parentElement) {
-      const c = rgba(getComputedStyle(a).backgroundColor);
-      if (c && c[3] > 0.5) return c;
-    }
-    return [255, 255, 255, 1];
-  };
-  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
-  const container = e.closest("[data-testid='stElementContainer'], [data-testid='stSidebarNavLinkContainer']");
-  const found = [];
-  for (let a = e, depth = 0; a && depth < 6; a = a.parentElement, depth++) {
-    const s = getComputedStyle(a), bg = behind(a.parentElement || a);
-    const ring = (via, width, colour) => {
-      const c = rgba(colour);
-      if (c && c[3] > 0 && width > 0) found.push({via, depth, width, ratio: ratio(over(c, bg), bg)});
-    };
-    if (s.outlineStyle !== "none") ring("outline", parseFloat(s.outlineWidth), s.outlineColor);
-    for (const part of (s.boxShadow === "none" ? "" : s.boxShadow).split(/,(?![^(]*\))/).filter(Boolean)) {
-      const lengths = part.replace(/rgba?\([^)]*\)/, "").trim().split(/\s+/).map(parseFloat);
-      ring("shadow", lengths[3] || 0, part);  // x y blur spread: the spread is the ring's width
-    }
-    if (a === container) break;
-  }
-  found.sort((p, q) => q.ratio * Math.min(q.width, 2) - p.ratio * Math.min(p.width, 2));
-  const words = (e.getAttribute("aria-label") || e.innerText || "").trim().split("\n")[0].slice(0, 40);
-  return {tag: e.tagName.toLowerCase(), role: e.getAttribute("role"), words, best: found[0] || null};
-}"""
-RING_RATIO, RING_WIDTH = 3.0, 2.0  # WCAG 2.4.13's 3:1 between focused and unfocused; a ring at least 2 px wide
-
-
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_every_focus_ring_is_3_to_1_in_both_themes(new_tab, scheme):
-    tab = new_tab(color_scheme=scheme)
-    page = tab.page
-    faint = {}
-    for app_page in PAGES:
-        tab.open(page_path(app_page))
-        for _ in range(MAX_TABS):
-            page.keyboard.press("Tab")
-            ring = page.evaluate(RING_JS)
-            if ring is None:
-                continue
-            best = ring["best"]
-            if best is None or best["ratio"] < RING_RATIO or best["width"] < RING_WIDTH:
-                faint[(app_page.url_path, ring["tag"], ring["role"], ring["words"])] = best
-            if ring["words"].startswith(("Next:", "Previous:")) and ring["tag"] == "a":
-                break
-    assert faint == {}, faint
-    tab.assert_clean()
-
-
 # ---------------------------------------------------------------------------------------------- zoom and motion
 
 CUT_JS = r"""() => {
@@ -776,12 +784,14 @@ CHART_TEXT_JS = r"""() => {
 RACE = "training?training_steps=200&training_width=4&training_depth=2&training_seed=5"  # a short race: its charts
 
 
-@pytest.mark.parametrize("viewport", [REFLOW, ZOOMED_PHONE], ids=["320px", "phone-at-200pc"])
+@pytest.mark.parametrize("viewport", [ZOOMED_PHONE, REFLOW], ids=["phone-at-200pc", "320px"])
 @pytest.mark.parametrize("app_page", PAGES, ids=[p.url_path for p in PAGES])
-def test_every_page_reflows_at_320_and_195_css_px(new_tab, app_page, viewport):
-    tab = new_tab(color_scheme="dark", viewport=viewport)
-    tab.page.emulate_media(reduced_motion="reduce")  # the race shown finished, not played
-    tab.open(RACE if app_page.url_path == "training" else page_path(app_page))
+def test_every_page_reflows_at_320_and_195_css_px(shared_tabs, app_page, viewport):
+    # loaded at 195 px, then widened to 320; under reduced motion the race is shown finished, not played.  The race
+    # is loaded at each width: its charts widened from 195 px keep other margins than a load at 320 px draws
+    race = app_page.url_path == "training"
+    tab = shared_tabs.get(RACE if race else page_path(app_page), color_scheme="dark", viewport=viewport,
+                          reduced_motion="reduce", widen=not race)
     found = tab.page.evaluate(CUT_JS)
     assert found["page"] <= 0 and found["main"] <= 0, found
     assert found["cut"] == [], found
@@ -801,13 +811,12 @@ def assert_chart_words_fit(page) -> None:
     assert page.evaluate(CHART_TEXT_JS) == []
 
 
-@pytest.mark.parametrize("viewport", [REFLOW, ZOOMED_PHONE], ids=["320px", "phone-at-200pc"])
+@pytest.mark.parametrize("viewport", [ZOOMED_PHONE, REFLOW], ids=["phone-at-200pc", "320px"])  # one load, widened
 @pytest.mark.parametrize("x", ["-4", "0", "1", "4"])
-def test_the_gates_labels_fit_at_every_x(new_tab, viewport, x):
+def test_the_gates_labels_fit_at_every_x(shared_tabs, viewport, x):
     """The Gate's two labels move with x (the gate's from one corner to the other at 0, both texts' widths with
     the number): at each end and on either side of 0 every line is within its chart, and no metric label is cut."""
-    tab = new_tab(color_scheme="dark", viewport=viewport)
-    tab.open(f"gate?gate_x={x}")
+    tab = shared_tabs.get(f"gate?gate_x={x}", color_scheme="dark", viewport=viewport)
     assert tab.page.evaluate(ELLIPSIS_JS) == []
     labels = tab.page.locator(f"{driver.MAIN} .st-key-chart_gate .annotation-text, "
                               f"{driver.MAIN} .st-key-chart_gate-bell .annotation-text")
@@ -817,17 +826,20 @@ def test_the_gates_labels_fit_at_every_x(new_tab, viewport, x):
     tab.assert_clean()
 
 
-def test_the_ellipsis_check_finds_a_planted_cut(new_tab):
-    """ELLIPSIS_JS can fail: a label given Streamlit's truncation (nowrap, hidden, ellipsis) in a narrow box."""
-    tab = new_tab(viewport=ZOOMED_PHONE)
-    tab.open("gate")
-    assert tab.page.evaluate(ELLIPSIS_JS) == []
-    tab.page.evaluate("""() => { const p = document.createElement("p");
-      p.textContent = "Largest gap between x · gate and ReLU on -3 … 3";
-      p.style.cssText = "width: 60px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis";
-      document.querySelector("[data-testid='stMain'] [data-testid='stMetric']").append(p); }""")
-    found = tab.page.evaluate(ELLIPSIS_JS)
-    assert len(found) == 1 and found[0][0] == "P" and found[0][3] > 100, found
+def test_the_ellipsis_check_finds_a_planted_cut(shared_tabs):
+    """ELLIPSIS_JS can fail: a label given Streamlit's truncation (nowrap, hidden, ellipsis) in a narrow box, on the
+    shared page the Gate's checks above read (loaded at 195 px, widened to 320), as the read-only checks get theirs."""
+    tab = shared_tabs.get("gate?gate_x=4", color_scheme="dark", viewport=REFLOW)
+    try:
+        assert tab.page.evaluate(ELLIPSIS_JS) == []
+        tab.page.evaluate("""() => { const p = document.createElement("p");
+          p.textContent = "Largest gap between x · gate and ReLU on -3 … 3";
+          p.style.cssText = "width: 60px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis";
+          document.querySelector("[data-testid='stMain'] [data-testid='stMetric']").append(p); }""")
+        found = tab.page.evaluate(ELLIPSIS_JS)
+        assert len(found) == 1 and found[0][0] == "P" and found[0][3] > 100, found
+    finally:
+        shared_tabs.spoil(tab)
 
 
 def test_reduced_motion_stops_animation(browser, server):

@@ -42,9 +42,8 @@ CUT_JS = """() => {
 
 @pytest.mark.parametrize("viewport", [driver.PHONE, driver.DESKTOP], ids=["phone", "desktop"])
 @pytest.mark.parametrize("view", VIEWS, ids=[v.split("&")[0] or "home" for v in VIEWS])
-def test_nothing_is_cut(new_tab, view, viewport):
-    tab = new_tab(viewport=viewport)
-    tab.open(view)
+def test_nothing_is_cut(shared_tabs, view, viewport):
+    tab = shared_tabs.get(view, viewport=viewport)  # the phone's load, then resized to the desktop's width
     assert tab.page.evaluate(CUT_JS) == []
     assert driver.look(tab.page)["overflow"] <= 0
     tab.assert_clean()

@@ -107,9 +107,8 @@ def problems(charts: list[dict]) -> list[str]:
 
 @pytest.mark.parametrize("viewport", [driver.PHONE, driver.DESKTOP], ids=["phone", "desktop"])
 @pytest.mark.parametrize("view", VIEWS, ids=[v or "home" for v in VIEWS])
-def test_chart_labels_are_whole_and_clear(new_tab, view, viewport):
-    tab = new_tab(viewport=viewport)
-    tab.open(view)
+def test_chart_labels_are_whole_and_clear(shared_tabs, view, viewport):
+    tab = shared_tabs.get(view, viewport=viewport)  # the phone's load, then resized to the desktop's width
     charts = tab.page.evaluate(CHART_TEXT_JS)
     assert charts, "no chart drawn"
     assert sum(len(c["texts"]) for c in charts) > 0, "no label inside any chart: nothing was checked"
@@ -130,11 +129,10 @@ RACE_TITLES_JS = r"""() => {
 
 
 @pytest.mark.parametrize("viewport", [driver.PHONE, driver.DESKTOP], ids=["phone", "desktop"])
-def test_the_race_titles_are_whole_and_apart(new_tab, viewport):
+def test_the_race_titles_are_whole_and_apart(shared_tabs, viewport):
     """The decision regions' two titles (a network's activation over its test accuracy) side by side: inside the
     chart and apart from each other, on a phone too.  Reference: Chromium's rectangles of the drawn text."""
-    tab = new_tab(viewport=viewport)
-    tab.open("training")
+    tab = shared_tabs.get("training", viewport=viewport)
     found = tab.page.evaluate(RACE_TITLES_JS)
     assert found is not None, "no decision-regions chart drawn"
     svg, titles = found["svg"], found["titles"]

@@ -171,7 +171,9 @@ RING_JS = r"""() => {
   }
   found.sort((p, q) => q.ratio * Math.min(q.width, 2) - p.ratio * Math.min(p.width, 2));
   const words = (e.getAttribute("aria-label") || e.innerText || "").trim().split("\n")[0].slice(0, 40);
-  return {tag: e.tagName.toLowerCase(), role: e.getAttribute("role"), words, best: found[0] || null};
+  const where = e.closest("[data-testid]");  // said in a failure: which element it is
+  return {tag: e.tagName.toLowerCase(), role: e.getAttribute("role"), words, best: found[0] || null,
+          where: where && `${where.dataset.testid} ${e.outerHTML.slice(0, 160)}`};
 }"""
 RING_RATIO, RING_WIDTH = 3.0, 2.0  # WCAG 2.4.13's 3:1 between focused and unfocused; a ring at least 2 px wide
 
@@ -191,7 +193,7 @@ def test_every_focus_ring_is_3_to_1_in_both_themes(shared_tabs, scheme):
                 continue
             best = ring["best"]
             if best is None or best["ratio"] < RING_RATIO or best["width"] < RING_WIDTH:
-                faint[(app_page.url_path, ring["tag"], ring["role"], ring["words"])] = best
+                faint[(app_page.url_path, ring["tag"], ring["role"], ring["words"])] = best, ring["where"]
             if ring["words"].startswith(("Next:", "Previous:")) and ring["tag"] == "a":
                 break
     assert faint == {}, faint

@@ -249,14 +249,20 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
 
 
-def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = None):
-    """A page in a fresh context (own cookies, own Streamlit session) that counts finished script runs; it may
-    write and read the clipboard (the share box's Copy buttons)."""
+def new_context(browser, *, color_scheme: str = "light", viewport: dict | None = None):
+    """A fresh context (own cookies and cache) whose pages count finished script runs and may write and read the
+    clipboard (the share box's Copy buttons); each page of it is its own Streamlit session."""
     context = browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme,
                                   permissions=["clipboard-read", "clipboard-write"])
     context.set_default_timeout(TIMEOUT_MS)
     context.add_init_script(RUN_COUNTER_JS)
-    return context.new_page()
+    return context
+
+
+def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = None):
+    """A page in a fresh context (own cookies, own Streamlit session) that counts finished script runs; it may
+    write and read the clipboard (the share box's Copy buttons)."""
+    return new_context(browser, color_scheme=color_scheme, viewport=viewport).new_page()
 
 
 def runs(page) -> int:

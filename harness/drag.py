@@ -46,11 +46,13 @@ window.__drag = { on: false, events: [], frames: [] };
     const view = fl && fl.xaxis ? fl.xaxis.range.join(" ") : "";
     return { thumb, texts, marks, view };
   };
+  // a frame loop only while recording (``Recorder.start`` calls d.run): an idle page asks for no frames
   const loop = () => {
-    if (d.on) d.frames.push({ t: performance.now(), ...state() });
+    if (!d.on) { d.looping = false; return; }
+    d.frames.push({ t: performance.now(), ...state() });
     requestAnimationFrame(loop);
   };
-  requestAnimationFrame(loop);
+  d.run = () => { if (!d.looping) { d.looping = true; requestAnimationFrame(loop); } };
 })();
 """
 
@@ -147,7 +149,7 @@ class Recorder:
 
     def start(self, control: str, readout: str, chart: str) -> None:
         self.page.evaluate("([c, r, g]) => Object.assign(window.__drag, {control: c, readout: r, chart: g, "
-                           "events: [], frames: [], on: true})", [control, readout, chart])
+                           "events: [], frames: [], on: true}).run()", [control, readout, chart])
         self.page.wait_for_timeout(50)  # a few frames before the first event
         self._t0, self._sent0, self._received0 = time.perf_counter(), self.sent, self.received
 
@@ -168,8 +170,9 @@ class Recorder:
         return drag
 
 
-def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = None, touch: bool = False):
-    """harness.browser.new_page's page (it counts script runs) that also records frames, and takes touch."""
+def new_context(browser, *, color_scheme: str = "light", viewport: dict | None = None, touch: bool = False):
+    """harness.browser.new_context's context (its pages count script runs) whose pages also record frames, and take
+    touch."""
     from harness import browser as driver
 
     context = browser.new_context(viewport=viewport or driver.DESKTOP, color_scheme=color_scheme, has_touch=touch,
@@ -177,7 +180,12 @@ def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = No
     context.set_default_timeout(driver.TIMEOUT_MS)
     context.add_init_script(driver.RUN_COUNTER_JS)
     context.add_init_script(FRAMES_JS)
-    return context.new_page()
+    return context
+
+
+def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = None, touch: bool = False):
+    """harness.browser.new_page's page (it counts script runs) that also records frames, and takes touch."""
+    return new_context(browser, color_scheme=color_scheme, viewport=viewport, touch=touch).new_page()
 
 
 def thumb_centre(page, control: str, thumb: int = 0) -> tuple[float, float, float, float]:

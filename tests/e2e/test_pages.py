@@ -9,6 +9,9 @@ slider's thumb) before sharing and after opening the shared URL in a fresh brows
 exactly, as strings.  The teacher's view is a light desktop (1400x900); the student opens the link on a
 phone (390x844) in dark mode, so every page is also checked for the theme's colours (from
 .streamlit/config.toml, exact) in both schemes and for nothing sticking out sideways on a phone.
+Each tab is a new page (its own Streamlit session); a test's first and second tab are in two browser contexts
+kept for the file (``new_tab`` below), so that each load after the first finds the app's scripts in its
+context's cache rather than downloading and compiling them again.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from harness import browser as driver
+from tests.e2e.conftest import Tab
 from ui.pages import PAGES as ROWS
 
 pytestmark = pytest.mark.e2e
@@ -28,6 +32,39 @@ THEME = driver.theme_colors()
 # No third-party request at all: the favicon is a local file (a ":material/...:" page icon would be fetched
 # from Google's font CDN).  A script, font, icon or tracker from anywhere else fails the page test.
 ALLOWED_HOSTS: set[str] = set()
+
+
+@pytest.fixture(scope="module")
+def contexts(browser):
+    """contexts(nth, color_scheme, viewport) -> a browser context kept for this file, one per (nth tab of a test,
+    scheme, window): a test's two tabs never share one (the second is "a fresh browser" to the first)."""
+    made = {}
+
+    def _context(nth: int, color_scheme: str, viewport: dict):
+        key = (nth, color_scheme, viewport["width"], viewport["height"])
+        if key not in made:
+            made[key] = driver.new_context(browser, color_scheme=color_scheme, viewport=viewport)
+        return made[key]
+
+    yield _context
+    for context in made.values():
+        context.close()
+
+
+@pytest.fixture
+def new_tab(contexts, server):
+    """As conftest's new_tab (a Tab, closed after the test), its page opened in one of ``contexts``."""
+    pages = []
+
+    def _new_tab(*, color_scheme: str = "light", viewport: dict | None = None) -> Tab:
+        page = contexts(len(pages), color_scheme, viewport or driver.DESKTOP).new_page()
+        pages.append(page)
+        origin = server.base_url
+        return Tab(page, driver.ConsoleErrors(page, origin), driver.ThirdParty(page, origin), origin)
+
+    yield _new_tab
+    for page in pages:
+        page.close()
 
 
 def page_path(app_page: driver.AppPage) -> str:

@@ -3,6 +3,8 @@
 Streamlit drops a URL value it cannot use (out of range, unknown option) and leaves defaults out of the
 URL, so a link whose parameters all survive the page load names only valid, non-default values: the
 README says what it means.  Reference: the link's own query string, compared exactly after the load.
+The links are opened one after another in one tab (each a new page load: its own Streamlit session, its own
+console), which spares Chromium a fresh context's download and compile of the app's scripts for each.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from harness import browser as driver
+from tests.e2e.conftest import Tab
 
 pytestmark = pytest.mark.e2e
 
@@ -28,13 +31,23 @@ def readme_links() -> list[str]:
 LINKS = readme_links()
 
 
+@pytest.fixture(scope="module")
+def one_tab(browser, server):
+    """One tab on the session's server for every link of this file."""
+    page = driver.new_page(browser)
+    yield Tab(page, driver.ConsoleErrors(page, server.base_url), driver.ThirdParty(page, server.base_url),
+              server.base_url)
+    page.context.close()
+
+
 def test_the_readme_has_example_links():
     assert len(LINKS) >= 5, "the section 'Links to an exact view' lost its examples"
 
 
 @pytest.mark.parametrize("link", LINKS, ids=[urlsplit(u).path.strip("/") + "?" + urlsplit(u).query for u in LINKS])
-def test_a_readme_link_opens_that_view(new_tab, link):
-    tab = new_tab()
+def test_a_readme_link_opens_that_view(one_tab, link):
+    tab = one_tab
+    tab.console.errors.clear()  # this link's load only
     tab.open(link.replace(README_BASE, tab.base_url))
     tab.assert_clean()
     assert urlsplit(tab.page.url).path == urlsplit(link).path

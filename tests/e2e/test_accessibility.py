@@ -133,8 +133,13 @@ def test_the_lab_is_axe_clean_after_an_upload(new_tab, scheme, viewport):
 # its element container (a slider's thumb, a select's frame, a radio's label), with its colour composited over the
 # background behind it and that colour's contrast against the background (WCAG's relative luminance).
 RING_JS = r"""() => {
-  const e = document.activeElement;
+  let e = document.activeElement;
   if (!e || e === document.body) return null;
+  // focus inside a component's shadow root (the race player's button): the document's activeElement is its host
+  while (e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;
+  const up = (a) => a.parentElement || (a.getRootNode() instanceof ShadowRoot ? a.getRootNode().host : null);
+  let host = e;
+  while (host.getRootNode() instanceof ShadowRoot) host = host.getRootNode().host;
   const rgba = (text) => {
     const m = text.match(/rgba?\(([^)]+)\)/);
     if (!m) return null;
@@ -147,17 +152,17 @@ RING_JS = r"""() => {
   };
   const over = (c, bg) => [0, 1, 2].map((i) => c[i] * c[3] + bg[i] * (1 - c[3]));
   const behind = (el) => {
-    for (let a = el; a; a = a.parentElement) {
+    for (let a = el; a; a = up(a)) {
       const c = rgba(getComputedStyle(a).backgroundColor);
       if (c && c[3] > 0.5) return c;
     }
     return [255, 255, 255, 1];
   };
   const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
-  const container = e.closest("[data-testid='stElementContainer'], [data-testid='stSidebarNavLinkContainer']");
+  const container = host.closest("[data-testid='stElementContainer'], [data-testid='stSidebarNavLinkContainer']");
   const found = [];
-  for (let a = e, depth = 0; a && depth < 6; a = a.parentElement, depth++) {
-    const s = getComputedStyle(a), bg = behind(a.parentElement || a);
+  for (let a = e, depth = 0; a && depth < 6; a = up(a), depth++) {
+    const s = getComputedStyle(a), bg = behind(up(a) || a);
     const ring = (via, width, colour) => {
       const c = rgba(colour);
       if (c && c[3] > 0 && width > 0) found.push({via, depth, width, ratio: ratio(over(c, bg), bg)});
@@ -171,7 +176,7 @@ RING_JS = r"""() => {
   }
   found.sort((p, q) => q.ratio * Math.min(q.width, 2) - p.ratio * Math.min(p.width, 2));
   const words = (e.getAttribute("aria-label") || e.innerText || "").trim().split("\n")[0].slice(0, 40);
-  const where = e.closest("[data-testid]");  // said in a failure: which element it is
+  const where = host.closest("[data-testid]");  // said in a failure: which element it is
   return {tag: e.tagName.toLowerCase(), role: e.getAttribute("role"), words, best: found[0] || null,
           where: where && `${where.dataset.testid} ${e.outerHTML.slice(0, 160)}`};
 }"""
@@ -188,6 +193,7 @@ def test_every_focus_ring_is_3_to_1_in_both_themes(shared_tabs, scheme):
         page = tab.page
         for _ in range(MAX_TABS):
             page.keyboard.press("Tab")
+            _ring_settled(page)
             ring = page.evaluate(RING_JS)
             if ring is None:
                 continue
@@ -409,6 +415,23 @@ FOCUSED_JS = r"""() => {
 }"""
 
 
+# A ring drawn by a CSS transition is read once the transition has ended (under load one can still be under way
+# when the Tab's focus is read: a faint ring caught half drawn), not after a fixed pause.
+SETTLED_JS = r"""() => {
+  const e = document.activeElement;
+  if (!e) return true;
+  return document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== "running"
+    || !a.effect || !a.effect.target || !(a.effect.target.contains(e) || e.contains(a.effect.target)));
+}"""
+
+
+def _ring_settled(page) -> None:
+    try:
+        page.wait_for_function(SETTLED_JS, timeout=2000)
+    except PlaywrightTimeout:
+        pass  # a transition that never ends: the ring is read as it is
+
+
 def _clip(page, box: dict, pad: float = 6) -> dict | None:
     vw, vh = page.viewport_size["width"], page.viewport_size["height"]
     x0, y0 = max(0, box["x"] - pad), max(0, box["y"] - pad)
@@ -455,7 +478,7 @@ def _tab_to(page, found, *, limit: int = MAX_TABS, check_focus: bool = True, rev
         if stop is None:
             continue
         if check_focus:
-            page.wait_for_timeout(60)  # a ring drawn by a transition
+            _ring_settled(page)
             stop["ring"] = _focus_shows(page, stop)
         stops.append(stop)
         if found(stop):

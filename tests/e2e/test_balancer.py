@@ -31,7 +31,7 @@ from harness import browser as driver
 from tests.conftest import needs_haproxy
 from ui.pages import PAGES as ROWS
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # slow: a long scenario (GELU_SLOW=1, as in CI)
 
 PAGES = driver.app_pages()
 

@@ -17,7 +17,7 @@ import pytest
 
 from harness import browser as driver
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # slow: a long scenario (GELU_SLOW=1, as in CI)
 
 GRACE_S = 2  # the janitor gives back a departed session's share after this long (GELU_SESSION_GRACE_S)
 SWEEP_WAIT_S = GRACE_S + 8  # grace, plus the janitor's period (5 s), plus room

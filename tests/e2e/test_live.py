@@ -162,43 +162,26 @@ LIVE = [Live("curves", "curves_x", ".st-key-curves_readout", "chart_curves", 2, 
              url_key="steps_x")]
 
 
-# ``read`` in one call: READ_JS and FILL_JS two frames after the call, again every two frames for up to 3 s until
-# settled; and the note, which is in the layer's shadow root.
-READ_SETTLED_JS = """async ([args, fillKey, markers]) => {
-  const read = """ + READ_JS + """, fill = """ + FILL_JS + """;
-  const frame = () => new Promise((r) => requestAnimationFrame(r));
-  const note = (control) => {
-    const find = (root) => root.querySelector(".gelu-live-note")
-      || [...root.querySelectorAll("*")].filter((e) => e.shadowRoot).map((e) => find(e.shadowRoot)).find(Boolean);
-    const host = document.querySelector(`.st-key-${control}_live`);
-    return (host && find(host)?.textContent) ?? null;
-  };
-  const t0 = performance.now();
-  for (;;) {
-    await frame();
-    await frame();
-    const s = read(args), f = (s.fill = fillKey ? fill(fillKey) : null);
-    s.note = note(args[0]);
-    const settled = s.marks.length === markers && s.marks.every((m) => Math.abs(m.x - s.thumb) <= m.tol)
-      && (!fillKey || (f && Math.abs(f.base[0] - s.thumb) <= f.tol[0])) && s.note !== null;
-    if (settled || performance.now() - t0 > 3000) return s;
-  }
-}"""
-
-
 def read(page, live: Live) -> dict:
     """What the page shows two frames from now; read again, for up to 3 s, while the chart has no markers
     (a rerun redrawing it: keys send each step to the server, and on a loaded machine that rerun's redraw can land
     a few hundred ms after the key) or they are not at the thumb (the layer shows a pointer's value before React
-    draws the thumb there).  All in the page (``READ_SETTLED_JS``): one round trip, with a TimeoutError after 30 s
-    where the page's main thread never comes free (``frames_2``)."""
-    exact = f".st-key-{live.url_key} input" if live.url_key else ""
-    handle = page.wait_for_function(READ_SETTLED_JS, arg=[[live.control, live.readout, live.chart, exact],
-                                                          live.fill, live.markers], timeout=30_000)
-    try:
-        return handle.json_value()
-    finally:
-        handle.dispose()
+    draws the thumb there)."""
+    deadline = time.monotonic() + 3.0
+    while True:
+        frames_2(page)
+        exact = f".st-key-{live.url_key} input" if live.url_key else ""
+        state = page.evaluate(READ_JS, [live.control, live.readout, live.chart, exact])
+        state["fill"] = page.evaluate(FILL_JS, live.fill) if live.fill else None
+        fill = state["fill"]
+        if len(state["marks"]) == live.markers and all(abs(m["x"] - state["thumb"]) <= m["tol"]
+                                                        for m in state["marks"]) \
+                and (not live.fill or fill and abs(fill["base"][0] - state["thumb"]) <= fill["tol"][0]) \
+                or time.monotonic() > deadline:
+            break
+    # the note is in the component's shadow root
+    state["note"] = page.locator(f".st-key-{live.control}_live .gelu-live-note").text_content()
+    return state
 
 
 def check(state: dict, live: Live) -> None:
@@ -246,111 +229,24 @@ SHOWN = ("thumb", "labels", "values", "note", "sentence", "caption", "label", "c
 IDS = [live.control for live in LIVE]
 
 
-def _controls() -> dict:
-    """Every control of ui.controls by its key (its URL key)."""
-    from ui import controls as C
-
-    return {c.key: c for table in vars(C).values() if isinstance(table, C.PageControls) for c in table}
-
-
-def settle(page, quiet_ms: int = 400) -> None:
-    """Wait until the reruns a test's last keys or release may still have coming (one starts ~100 ms after its
-    commit) are drawn: idle, drawn, and no run finished in the last ``quiet_ms``."""
-    while True:
-        page.locator(driver.IDLE).wait_for(state="attached")
-        driver.wait_drawn(page)
-        runs = driver.runs(page)
-        page.wait_for_timeout(quiet_ms)
-        if driver.runs(page) == runs and page.locator(driver.IDLE).count():
-            return
-
-
-def to_defaults(page) -> bool:
-    """Move every control the URL names back to its default as a student would: a slider's thumb by a held arrow
-    key (released: one rerun), a number by typing it and Enter.  True when the URL is then bare (Streamlit leaves
-    defaults out of it), as a freshly opened page's is; False when a control is not one this can move."""
-    controls = _controls()
-    for key, values in driver.query(page.url).items():
-        control = controls.get(key)
-        if control is None or control.widget not in ("slider", "number_input"):
-            return False
-        defaults = control.default if isinstance(control.default, tuple) else (control.default,)
-        if control.widget == "number_input":
-            field = page.locator(f".st-key-{key} input")
-            field.fill(f"{defaults[0]:g}")
-            driver.act(page, lambda: field.press("Enter"))  # noqa: B023 (called at once)
-            continue
-        now = [float(v) for v in values]
-        for j in ([1, 0] if len(now) == 2 and now[1] < defaults[0] else range(len(now))):  # a thumb never blocks
-            steps = round((now[j] - defaults[j]) / control.options["step"])
-            if steps:
-                arrow = "ArrowLeft" if steps > 0 else "ArrowRight"
-                page.locator(f".st-key-{key} input[type=range]").nth(j).focus()
-                for _ in range(abs(steps)):
-                    page.keyboard.down(arrow)
-                driver.act(page, lambda: page.keyboard.up(arrow))  # noqa: B023 (called at once)
-    settle(page)
-    return urlsplit(page.url).query == ""
-
-
-@pytest.fixture(scope="module")
-def share_context(browser):
-    """Where a share link is opened: a page of its own (a fresh Streamlit session) in a context kept for the file,
-    never the one the link was copied in."""
-    context = hand.new_context(browser)
-    yield context
-    context.close()
-
-
-@pytest.fixture(scope="module")
-def shared_page():
-    """The page the last test left, kept for the next test on the same path (one at a time: an open page costs
-    Chromium its frames)."""
-    held: dict = {}
-    yield held
-    if held:
-        held["page"].context.close()
-
-
 @pytest.fixture
-def opened(browser, server, shared_page, request):
-    """opened(live) -> (page, recorder): the app's page at live.path with every control at its default, as a fresh
-    page opens it.  Loading a page costs Chromium's renderer 2-4 s, so the page a passing test leaves is used again
-    for the next test on the same path, first moved back to the defaults (``to_defaults``: a rerun or two) in a
-    desktop window scrolled to the top; a page a failed test leaves is closed.  A second page asked for in one test
-    (another path) is loaded fresh."""
+def opened(browser, server):
     pages = []
-    failed = request.session.testsfailed
 
     def _open(live: Live):
-        held = shared_page
-        if held and held["path"] == live.path and held["page"] not in pages:
-            page, recorder = held["page"], held["recorder"]
-            settle(page)
-            page.set_viewport_size(driver.DESKTOP)
-            page.evaluate("() => { document.activeElement?.blur(); scrollTo(0, 0); "
-                          f"document.querySelector(\"{driver.MAIN}\").scrollTop = 0; }}")
-            if to_defaults(page):
-                pages.append(page)
-                return page, recorder
-        if held:
-            held.pop("page").context.close()
-            held.clear()
         page = hand.new_page(browser, touch=True)
+        pages.append(page)
         recorder = hand.Recorder(page)
         driver.open_app(page, f"{server.base_url}/{live.path}")
-        held.update(page=page, recorder=recorder, path=live.path)
-        pages.append(page)
         return page, recorder
 
     yield _open
-    if request.session.testsfailed > failed and shared_page:  # its state is the failure's: never used again
-        shared_page.pop("page").context.close()
-        shared_page.clear()
+    for page in pages:
+        page.context.close()
 
 
-@pytest.mark.parametrize("live", LIVE, ids=IDS, scope="module")  # grouped by page
-def test_a_mouse_drag_shows_gelu_core_numbers_at_every_position_without_the_server(opened, share_context, live):
+@pytest.mark.parametrize("live", LIVE, ids=IDS)
+def test_a_mouse_drag_shows_gelu_core_numbers_at_every_position_without_the_server(opened, browser, live):
     page, recorder = opened(live)
     x, y, left, right = hand.thumb_centre(page, live.control)
     page.mouse.move(x, y)
@@ -380,16 +276,16 @@ def test_a_mouse_drag_shows_gelu_core_numbers_at_every_position_without_the_serv
     value = parse_qs(urlsplit(page.url).query)[live.url_key or live.control]
     assert float(value[0]) == last["thumb"]
 
-    other = share_context.new_page()  # the share link, in a fresh session
+    other = hand.new_page(browser)  # the share link, in a fresh session
     try:
         driver.open_app(other, page.url)
         reopened = read(other, live)
         assert {k: reopened[k] for k in SHOWN} == {k: last[k] for k in SHOWN}
     finally:
-        other.close()
+        other.context.close()
 
 
-@pytest.mark.parametrize("live", LIVE, ids=IDS, scope="module")  # grouped by page
+@pytest.mark.parametrize("live", LIVE, ids=IDS)
 def test_keys_step_the_live_readouts_through_20_positions(opened, live):
     page, _ = opened(live)
     slider = page.locator(f".st-key-{live.control}").get_by_role("slider")  # Playwright's own ARIA role
@@ -403,27 +299,6 @@ def test_keys_step_the_live_readouts_through_20_positions(opened, live):
         check(state, live)
         seen.add(state["thumb"])
     assert len(seen) >= 20
-
-
-def test_a_typed_x_off_the_pick_grid_stays_until_the_pick_moves(opened):
-    """Step by step: the exact input holds 1.2345 (or -7.5), the pick's thumb sits at 1.2 (or -6); the layer must not
-    write the thumb's numbers over the page's until the pick is dragged (then the pick's position shows)."""
-    live = next(live for live in LIVE if live.control == "steps_pick")
-    page, _ = opened(live)
-    field = page.locator(".st-key-steps_x input")
-    for typed, thumb in (("1.2345", 1.2), ("-7.5", -6.0)):  # between two steps; beyond the pick's end
-        field.fill(typed)
-        driver.act(page, lambda: field.press("Enter"))  # noqa: B023 (called at once)
-        page.wait_for_timeout(300)
-        state = read(page, live)
-        want = steps_expected(float(typed))
-        assert (state["thumb"], state["exact"]) == (thumb, typed) and {k: state[k] for k in want} == want
-    x, y, left, right = hand.thumb_centre(page, live.control)
-    page.mouse.move(x, y)
-    page.mouse.down()
-    page.mouse.move(left + 0.3 * (right - left), y)
-    check(read(page, live), live)
-    driver.act(page, page.mouse.up)  # its rerun drawn: the page is used again
 
 
 # The events on which Streamlit's chart copies its plot's figure into its React state, each copy queuing a
@@ -490,7 +365,7 @@ def test_views_follow_keys_and_a_drag_without_an_event_streamlit_copies_a_chart_
     assert page.evaluate("window.__geluUpdates") == []
 
 
-@pytest.mark.parametrize("live", LIVE, ids=IDS, scope="module")  # grouped by page
+@pytest.mark.parametrize("live", LIVE, ids=IDS)
 def test_a_held_arrow_key_follows_without_the_server_and_commits_once_on_release(opened, live):
     """A held ArrowRight (25 auto-repeats, then ArrowLeft held 8): the thumb, the readouts and the chart follow
     each repeat, shown right two frames after it, with no websocket frame and no script run; the key's release
@@ -518,7 +393,7 @@ def test_a_held_arrow_key_follows_without_the_server_and_commits_once_on_release
     assert float(parse_qs(urlsplit(page.url).query)[live.url_key or live.control][0]) == state["thumb"]
 
 
-@pytest.mark.parametrize("live", LIVE, ids=IDS, scope="module")  # grouped by page
+@pytest.mark.parametrize("live", LIVE, ids=IDS)
 def test_a_finger_drag_follows_without_the_server(opened, live):
     page, recorder = opened(live)
     _, _, left, right = hand.thumb_centre(page, live.control)
@@ -534,7 +409,7 @@ def test_a_finger_drag_follows_without_the_server(opened, live):
     check(read(page, live), live)
 
 
-@pytest.mark.parametrize("live", LIVE, ids=IDS, scope="module")  # grouped by page
+@pytest.mark.parametrize("live", LIVE, ids=IDS)
 def test_a_dragged_probe_stays_clean_under_axe(opened, live):
     """axe-core's WCAG 2.1 A and AA rules on what this layer moves, in the middle of a drag, inside and outside the
     plotted range (where the note shows): the slider, the readouts, the note and the chart.  The page around them
@@ -555,7 +430,28 @@ def test_a_dragged_probe_stays_clean_under_axe(opened, live):
         check(state, live)
         result = axe.Axe().run(page, context=scope, options=rules)
         assert result.violations_count == 0, (state["thumb"], result.generate_report())
-    driver.act(page, page.mouse.up)  # its rerun drawn: the page is used again
+    page.mouse.up()
+
+
+def test_a_typed_x_off_the_pick_grid_stays_until_the_pick_moves(opened):
+    """Step by step: the exact input holds 1.2345 (or -7.5), the pick's thumb sits at 1.2 (or -6); the layer must not
+    write the thumb's numbers over the page's until the pick is dragged (then the pick's position shows)."""
+    live = next(live for live in LIVE if live.control == "steps_pick")
+    page, _ = opened(live)
+    field = page.locator(".st-key-steps_x input")
+    for typed, thumb in (("1.2345", 1.2), ("-7.5", -6.0)):  # between two steps; beyond the pick's end
+        field.fill(typed)
+        driver.act(page, lambda: field.press("Enter"))  # noqa: B023 (called at once)
+        page.wait_for_timeout(300)
+        state = read(page, live)
+        want = steps_expected(float(typed))
+        assert (state["thumb"], state["exact"]) == (thumb, typed) and {k: state[k] for k in want} == want
+    x, y, left, right = hand.thumb_centre(page, live.control)
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(left + 0.3 * (right - left), y)
+    check(read(page, live), live)
+    page.mouse.up()
 
 
 # ---------------------------------------------------------------- Approximations: the range sets three charts' view
@@ -617,7 +513,7 @@ def check_range(state: dict) -> None:
 TALL = {"width": 1400, "height": 1700}
 
 
-def test_a_range_drag_moves_the_three_charts_view_without_the_server(opened, share_context):
+def test_a_range_drag_moves_the_three_charts_view_without_the_server(opened, browser):
     """Both thumbs dragged, by mouse, over 20+ pairs: at each the three charts' axes and the two captions are the
     page's for that pair; no websocket frame, no script run; one rerun per release; the URL opens the same view."""
     live = Live("approximations", "approximations_range", "", "", 0, lambda x: {})
@@ -649,12 +545,12 @@ def test_a_range_drag_moves_the_three_charts_view_without_the_server(opened, sha
         before_sent = recorder.sent
     assert len(seen) >= 20 and any(lo == -12.0 for lo, _ in seen)
     assert [float(v) for v in parse_qs(urlsplit(page.url).query)["approximations_range"]] == last["thumbs"]
-    other = share_context.new_page()  # the share link, in a fresh session
+    other = hand.new_page(browser)  # the share link, in a fresh session
     try:
         driver.open_app(other, page.url)
         assert read_range(other) == last
     finally:
-        other.close()
+        other.context.close()
 
 
 def test_keys_move_the_range_through_20_views(opened):
@@ -725,10 +621,8 @@ def test_a_chart_off_the_screen_follows_when_it_comes_into_view_or_at_the_releas
     page.mouse.move(left + 0.1 * (right - left), y)
     assert forms_at_thumbs()  # on the screen again, it follows; the error charts wait
     assert recorder.sent == sent
-    before_runs = driver.runs(page)
     page.mouse.up()
     check_range(read_range(page))
-    driver.wait_idle(page, after=before_runs)  # its rerun drawn: the page is used again
 
 
 def test_a_finger_drag_moves_the_range_view(opened):
@@ -767,7 +661,7 @@ def test_a_dragged_range_stays_clean_under_axe(opened):
         check_range(read_range(page))
         result = axe.Axe().run(page, context=scope, options=rules)
         assert result.violations_count == 0, result.generate_report()
-    driver.act(page, page.mouse.up)  # its rerun drawn: the page is used again
+    page.mouse.up()
 
 
 # ---------------------------------------------------------------- Home: five number inputs
@@ -873,7 +767,7 @@ def read_home_settled(page, i: int) -> dict:
         state = again
 
 
-def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, share_context):
+def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, browser):
     """x2 held up 14 steps, then down 20: its row of the table, its two points and stub, the chart's view (ranges,
     ticks) and its label show each step, with no websocket frame and no script run; each release commits once, the
     rerun draws what the layer showed (the same view, plot area, tick labels, label box and arrow, to 0.1 px), no
@@ -906,7 +800,7 @@ def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, sha
     assert len(views) >= 12, views  # the view and label did follow: the layer set them
     assert page.evaluate("window.__geluUpdates") == []
     assert parse_qs(urlsplit(page.url).query)["home_x2"] == ["-4"]
-    other = share_context.new_page()
+    other = hand.new_page(browser)
     try:
         driver.open_app(other, page.url)
         reopened = read_home_settled(other, 1)
@@ -914,7 +808,7 @@ def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, sha
         assert (reopened["view"], reopened["words"], reopened["drawn"]) == (after["view"], after["words"],
                                                                              after["drawn"])
     finally:
-        other.close()
+        other.context.close()
 
 
 def test_a_typed_number_shows_at_once_and_commits_on_enter(opened):
@@ -949,4 +843,4 @@ def test_a_held_home_input_stays_clean_under_axe(opened):
     rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
     result = axe.Axe().run(page, context=scope, options=rules)
     assert result.violations_count == 0, result.generate_report()
-    driver.act(page, lambda: page.keyboard.up("ArrowUp"))  # its rerun drawn: the page is used again
+    page.keyboard.up("ArrowUp")

@@ -83,7 +83,12 @@ def test_the_teacher_view_redraws_within_2_s_of_a_vote_in_another_browser(browse
         driver.open_app(teacher, server.base_url)
         sidebar = teacher.locator("[data-testid='stSidebar']")
         sidebar.get_by_text("Start a class").first.click()
-        driver.act(teacher, lambda: sidebar.get_by_role("button", name="Start a class").click())
+        start = sidebar.get_by_role("button", name="Start a class")
+        start.wait_for(state="visible")
+        # the expander has finished opening (two CI runs today clicked its button mid-slide, and no rerun came)
+        teacher.wait_for_function("() => !document.querySelector(\"[data-testid='stSidebar']\")"
+                                  ".getAnimations({subtree: true}).some((a) => a.playState === 'running')")
+        driver.act(teacher, start.click)
         query = driver.query(teacher.url)
         code, key = query["class"][0], query["teacher"][0]
         # the sidebar's share box offers this view to students: with the class code, never the teacher key

@@ -56,6 +56,11 @@ class Tab:
     third_party: driver.ThirdParty
     base_url: str
 
+    @classmethod
+    def of(cls, page, origin: str) -> Tab:
+        """A Tab for ``page`` of the app at ``origin``, its console and other hosts' requests watched from now."""
+        return cls(page, driver.ConsoleErrors(page, origin), driver.ThirdParty(page, origin), origin)
+
     def open(self, path_or_url: str = "") -> None:
         """Load a page of the app ("curves", "ffn?ffn_seed=3") or a full URL, and wait for it to be drawn."""
         url = path_or_url if "://" in path_or_url else f"{self.base_url}/{path_or_url.lstrip('/')}"
@@ -76,8 +81,7 @@ def new_tab(browser, server):
     def _new_tab(*, color_scheme: str = "light", viewport: dict | None = None) -> Tab:
         page = driver.new_page(browser, color_scheme=color_scheme, viewport=viewport)
         contexts.append(page.context)
-        origin = server.base_url
-        return Tab(page, driver.ConsoleErrors(page, origin), driver.ThirdParty(page, origin), origin)
+        return Tab.of(page, server.base_url)
 
     yield _new_tab
     for context in contexts:
@@ -122,8 +126,7 @@ class SharedTabs:
             page = driver.new_page(self.browser, color_scheme=color_scheme, viewport=viewport)
             if reduced_motion:
                 page.emulate_media(reduced_motion=reduced_motion)
-            tab = Tab(page, driver.ConsoleErrors(page, self.base_url), driver.ThirdParty(page, self.base_url),
-                      self.base_url)
+            tab = Tab.of(page, self.base_url)
             tab.open(path)
             tab.loaded = (page.url, driver.runs(page))
             self.loads += 1

@@ -59,8 +59,7 @@ def new_tab(contexts, server):
     def _new_tab(*, color_scheme: str = "light", viewport: dict | None = None) -> Tab:
         page = contexts(len(pages), color_scheme, viewport or driver.DESKTOP).new_page()
         pages.append(page)
-        origin = server.base_url
-        return Tab(page, driver.ConsoleErrors(page, origin), driver.ThirdParty(page, origin), origin)
+        return Tab.of(page, server.base_url)
 
     yield _new_tab
     for page in pages:

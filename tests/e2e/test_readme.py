@@ -35,8 +35,7 @@ LINKS = readme_links()
 def one_tab(browser, server):
     """One tab on the session's server for every link of this file."""
     page = driver.new_page(browser)
-    yield Tab(page, driver.ConsoleErrors(page, server.base_url), driver.ThirdParty(page, server.base_url),
-              server.base_url)
+    yield Tab.of(page, server.base_url)
     page.context.close()
 
 

@@ -170,16 +170,18 @@ class Recorder:
         return drag
 
 
-def new_context(browser, *, color_scheme: str = "light", viewport: dict | None = None, touch: bool = False):
-    """harness.browser.new_context's context (its pages count script runs) whose pages also record frames, and take
-    touch."""
+def new_context(browser, *, color_scheme: str = "light", viewport: dict | None = None, touch: bool = False,
+                frames: bool = True):
+    """harness.browser.new_context's context (its pages count script runs) whose pages also record frames (unless
+    ``frames=False``), and take touch."""
     from harness import browser as driver
 
     context = browser.new_context(viewport=viewport or driver.DESKTOP, color_scheme=color_scheme, has_touch=touch,
                                   permissions=["clipboard-read", "clipboard-write"])
     context.set_default_timeout(driver.TIMEOUT_MS)
     context.add_init_script(driver.RUN_COUNTER_JS)
-    context.add_init_script(FRAMES_JS)
+    if frames:
+        context.add_init_script(FRAMES_JS)
     return context
 
 

@@ -49,7 +49,7 @@ def server():
 
 @dataclass
 class Tab:
-    """A page in its own browser context (own Streamlit session), with the console errors it logged."""
+    """A page (its own Streamlit session), with the console errors it logged and the other hosts it asked."""
 
     page: object
     console: driver.ConsoleErrors
@@ -75,17 +75,18 @@ class Tab:
 
 @pytest.fixture
 def new_tab(browser, server):
-    """new_tab(color_scheme=..., viewport=...) -> Tab on the session's server; closed after the test."""
-    contexts = []
+    """new_tab(color_scheme=..., viewport=...) -> Tab on the session's server, a page of its own (its own session) in
+    the worker's kept context (``driver.kept_page``); closed after the test."""
+    pages = []
 
     def _new_tab(*, color_scheme: str = "light", viewport: dict | None = None) -> Tab:
-        page = driver.new_page(browser, color_scheme=color_scheme, viewport=viewport)
-        contexts.append(page.context)
+        page = driver.kept_page(browser, color_scheme=color_scheme, viewport=viewport)
+        pages.append(page)
         return Tab.of(page, server.base_url)
 
     yield _new_tab
-    for context in contexts:
-        context.close()
+    for page in pages:
+        page.close()
 
 
 class SharedTabs:
@@ -122,8 +123,8 @@ class SharedTabs:
             self.reuses += 1
         else:
             if tab is not None:
-                tab.page.context.close()
-            page = driver.new_page(self.browser, color_scheme=color_scheme, viewport=viewport)
+                tab.page.close()
+            page = driver.kept_page(self.browser, color_scheme=color_scheme, viewport=viewport)
             if reduced_motion:
                 page.emulate_media(reduced_motion=reduced_motion)
             tab = Tab.of(page, self.base_url)
@@ -132,7 +133,7 @@ class SharedTabs:
             self.loads += 1
         self.tabs[key] = tab
         while len(self.tabs) > self.keep:
-            self.tabs.popitem(last=False)[1].page.context.close()
+            self.tabs.popitem(last=False)[1].page.close()
         return tab
 
     @staticmethod
@@ -146,11 +147,11 @@ class SharedTabs:
         for key, kept in list(self.tabs.items()):
             if kept is tab:
                 del self.tabs[key]
-        tab.page.context.close()
+        tab.page.close()
 
     def close(self) -> None:
         while self.tabs:
-            self.tabs.popitem()[1].page.context.close()
+            self.tabs.popitem()[1].page.close()
 
 
 @pytest.fixture(scope="session")

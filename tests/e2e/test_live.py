@@ -234,7 +234,7 @@ def opened(browser, server):
     pages = []
 
     def _open(live: Live):
-        page = hand.new_page(browser, touch=True)
+        page = driver.kept_page(browser, touch=True, frames=True)
         pages.append(page)
         recorder = hand.Recorder(page)
         driver.open_app(page, f"{server.base_url}/{live.path}")
@@ -242,7 +242,7 @@ def opened(browser, server):
 
     yield _open
     for page in pages:
-        page.context.close()
+        page.close()
 
 
 @pytest.mark.parametrize("live", LIVE, ids=IDS)
@@ -276,13 +276,13 @@ def test_a_mouse_drag_shows_gelu_core_numbers_at_every_position_without_the_serv
     value = parse_qs(urlsplit(page.url).query)[live.url_key or live.control]
     assert float(value[0]) == last["thumb"]
 
-    other = hand.new_page(browser)  # the share link, in a fresh session
+    other = driver.kept_page(browser, frames=True)  # the share link, in a fresh session
     try:
         driver.open_app(other, page.url)
         reopened = read(other, live)
         assert {k: reopened[k] for k in SHOWN} == {k: last[k] for k in SHOWN}
     finally:
-        other.context.close()
+        other.close()
 
 
 @pytest.mark.parametrize("live", LIVE, ids=IDS)
@@ -545,12 +545,12 @@ def test_a_range_drag_moves_the_three_charts_view_without_the_server(opened, bro
         before_sent = recorder.sent
     assert len(seen) >= 20 and any(lo == -12.0 for lo, _ in seen)
     assert [float(v) for v in parse_qs(urlsplit(page.url).query)["approximations_range"]] == last["thumbs"]
-    other = hand.new_page(browser)  # the share link, in a fresh session
+    other = driver.kept_page(browser, frames=True)  # the share link, in a fresh session
     try:
         driver.open_app(other, page.url)
         assert read_range(other) == last
     finally:
-        other.context.close()
+        other.close()
 
 
 def test_keys_move_the_range_through_20_views(opened):
@@ -800,7 +800,7 @@ def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, bro
     assert len(views) >= 12, views  # the view and label did follow: the layer set them
     assert page.evaluate("window.__geluUpdates") == []
     assert parse_qs(urlsplit(page.url).query)["home_x2"] == ["-4"]
-    other = hand.new_page(browser)
+    other = driver.kept_page(browser, frames=True)
     try:
         driver.open_app(other, page.url)
         reopened = read_home_settled(other, 1)
@@ -808,7 +808,7 @@ def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, bro
         assert (reopened["view"], reopened["words"], reopened["drawn"]) == (after["view"], after["words"],
                                                                              after["drawn"])
     finally:
-        other.context.close()
+        other.close()
 
 
 def test_a_typed_number_shows_at_once_and_commits_on_enter(opened):

@@ -268,8 +268,9 @@ def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = No
 # Kept contexts, one per (browser, colour scheme, touch, frames): tests that each want a page of their own take it
 # from one of these (``kept_page``) rather than a fresh context.  A page is still its own Streamlit session (a session
 # is a websocket, one per page); what its pages share is cookies and Chromium's cache, so the frontend's files are
-# fetched and compiled once: a page load here cost 3.6 to 4.3 CPU-s against 4.4 to 5.8 in a fresh context (the
-# server's part 0.05 to 0.08 s against 0.3 to 0.7 s), measured on Curves, The gate, the race, the lab and Home.
+# fetched and compiled once: a page load here cost 3.4 to 4.3 CPU-s against 3.8 to 5.8 in a fresh context (the
+# server's part 0.04 to 0.1 s against 0.2 to 0.7 s), measured on Curves, The gate, Step by step, the race, the lab
+# and Home, 3 loads each.
 _KEPT: dict[tuple, object] = {}
 
 

@@ -144,7 +144,7 @@ def test_the_server_refuses_an_upload_over_the_cap(new_tab):
     assert urls, "the uploader sent nothing"
     token = {c["name"]: c["value"] for c in page.context.cookies()}["_streamlit_xsrf"]
 
-    # 41 MB sent from Python (Playwright's own request would carry it to its driver as base64 JSON: 30 s here)
+    # 41 MB sent from Python (Playwright's own request would carry it to its driver as base64 JSON: 35 s of a full run)
     status, body = put_body(urls[0], b"\0" * (41 * 2**20), {"Cookie": f"_streamlit_xsrf={token}", "X-Xsrftoken": token})
     assert status == 413, (status, body)
     small = page.request.put(urls[0], multipart={"file": file}, headers={"X-Xsrftoken": token})

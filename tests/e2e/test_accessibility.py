@@ -644,7 +644,9 @@ def test_a_race_stopped_and_trained_again_by_keyboard(new_tab):
     _tab_to(page, lambda s: s["main"] and s["words"] == "Training steps", check_focus=False)
     print(f"at the slider after {time.monotonic() - t0:.2f} s")
     page.keyboard.press("End")  # 3,000 steps: a race of its own, Stop shown while it trains
-    page.locator(f"{driver.MAIN} [data-testid='stProgress']").wait_for(timeout=driver.TIMEOUT_MS)  # training
+    # training, past its first snapshot (Stop pressed at step 0 stops the race before it began: a default run saw it)
+    page.wait_for_function("""() => /step [1-9]/.test(document.querySelector(
+        "[data-testid='stMain'] [data-testid='stProgress']")?.textContent ?? "")""", timeout=driver.TIMEOUT_MS)
     shown = time.monotonic()
     _tab_to(page, lambda s: s["main"] and s["words"] == "Stop", limit=6, check_focus=False)
     page.keyboard.press("Enter")

@@ -48,6 +48,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness import browser as driver
+from tests.conftest import across, sweep
 from ui import describe
 from ui.pages import ORDER
 from ui.pages import PAGES as ROWS
@@ -185,11 +186,17 @@ ROUND_JS = """(first) => {
   if (first) { window.__geluFirstStop = document.activeElement; return false; }
   return document.activeElement === window.__geluFirstStop;
 }"""
+# Both in one call, a round trip a stop: the focused element's ring, and whether focus is back at the first stop.
+RING_ROUND_JS = f"""(first) => {{
+  const ring = ({RING_JS})();
+  return ring === null ? null : {{...ring, round: ({ROUND_JS})(first)}};
+}}"""
 RING_RATIO, RING_WIDTH = 3.0, 2.0  # WCAG 2.4.13's 3:1 between focused and unfocused; a ring at least 2 px wide
 
 
-# dark first: the light pages stay open (shared) for the chart and axe checks below
-@pytest.mark.parametrize("scheme", ["dark", "light"])
+# dark first: the light pages stay open (shared) for the chart and axe checks below.  The default run walks the
+# light theme, a class's first view (its pages then shared with those checks); CI walks both.
+@pytest.mark.parametrize("scheme", sweep(["dark", "light"], ["dark", "light"], kept=[1]))
 def test_every_focus_ring_is_3_to_1_in_both_themes(shared_tabs, scheme):
     faint, tabs = {}, []
     for app_page in PAGES:
@@ -199,14 +206,14 @@ def test_every_focus_ring_is_3_to_1_in_both_themes(shared_tabs, scheme):
         first = True
         for _ in range(MAX_TABS):
             page.keyboard.press("Tab")
-            ring = page.evaluate(RING_JS)
+            ring = page.evaluate(RING_ROUND_JS, first)
             if ring is None:
                 continue
             best = ring["best"]
             if best is None or best["ratio"] < RING_RATIO or best["width"] < RING_WIDTH:
                 faint[(app_page.url_path, ring["tag"], ring["role"], ring["words"])] = best, ring["where"]
             # round the page's end and back at its first stop: every stop seen
-            if page.evaluate(ROUND_JS, first):
+            if ring["round"]:
                 break
             first = False
         else:
@@ -271,9 +278,10 @@ def test_every_chart_has_a_name_and_a_text_alternative_from_its_numbers(shared_t
     tab.assert_clean()
 
 
-@pytest.mark.parametrize("scheme, viewport", [("light", driver.DESKTOP), ("dark", driver.PHONE)],
-                         ids=["light-desktop", "dark-phone"])
-@pytest.mark.parametrize("app_page", PAGES, ids=[p.url_path for p in PAGES])
+# every page in both; the default run takes each page in one, in turn (tests.conftest.across)
+@pytest.mark.parametrize("app_page, scheme, viewport", across(PAGES, [p.url_path for p in PAGES],
+                                                              [("light", driver.DESKTOP), ("dark", driver.PHONE)],
+                                                              ["light-desktop", "dark-phone"]))
 def test_every_page_is_axe_clean_after_its_first_control_moves(shared_tabs, app_page, scheme, viewport):
     # the light page the checks above read (shared), its control then moved: it is closed after
     tab = shared_tabs.get(page_path(app_page), color_scheme=scheme, viewport=viewport)
@@ -593,6 +601,7 @@ def _walk_the_race(tab) -> None:
     assert urlsplit(page.url).path.strip("/") == "ffn", page.url
 
 
+@pytest.mark.slow  # a long scenario (about 80 test-seconds): each page's stops are walked above, in the default run
 def test_the_lesson_by_keyboard_alone(new_tab):
     tab = new_tab()
     tab.open()
@@ -821,8 +830,8 @@ CHART_TEXT_JS = r"""() => {
 RACE = "training?training_steps=200&training_width=4&training_depth=2&training_seed=5"  # a short race: its charts
 
 
-@pytest.mark.parametrize("viewport", [ZOOMED_PHONE, REFLOW], ids=["phone-at-200pc", "320px"])
-@pytest.mark.parametrize("app_page", PAGES, ids=[p.url_path for p in PAGES])
+@pytest.mark.parametrize("app_page, viewport", across(PAGES, [p.url_path for p in PAGES], [ZOOMED_PHONE, REFLOW],
+                                                     ["phone-at-200pc", "320px"]))
 def test_every_page_reflows_at_320_and_195_css_px(shared_tabs, app_page, viewport):
     # loaded at 195 px, then widened to 320; under reduced motion the race is shown finished, not played.  The race
     # is loaded at each width: its charts widened from 195 px keep other margins than a load at 320 px draws
@@ -848,8 +857,8 @@ def assert_chart_words_fit(page) -> None:
     assert page.evaluate(CHART_TEXT_JS) == []
 
 
-@pytest.mark.parametrize("viewport", [ZOOMED_PHONE, REFLOW], ids=["phone-at-200pc", "320px"])  # one load, widened
-@pytest.mark.parametrize("x", ["-4", "0", "1", "4"])
+@pytest.mark.parametrize("x, viewport", across(["-4", "0", "1", "4"], ["-4", "0", "1", "4"],  # one load, widened
+                                               [ZOOMED_PHONE, REFLOW], ["phone-at-200pc", "320px"]))
 def test_the_gates_labels_fit_at_every_x(shared_tabs, viewport, x):
     """The Gate's two labels move with x (the gate's from one corner to the other at 0, both texts' widths with
     the number): at each end and on either side of 0 every line is within its chart, and no metric label is cut."""

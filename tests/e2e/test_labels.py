@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from harness import browser as driver
+from tests.conftest import across, sweep
 
 pytestmark = pytest.mark.e2e
 
@@ -105,8 +106,11 @@ def problems(charts: list[dict]) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("viewport", [driver.PHONE, driver.DESKTOP], ids=["phone", "desktop"])
-@pytest.mark.parametrize("view", VIEWS, ids=[v or "home" for v in VIEWS])
+# each view at both widths; the default run takes the first view of each page and every other view, each at one
+# width, phone and desktop in turn (tests.conftest.across)
+@pytest.mark.parametrize("view, viewport", across(VIEWS, [v or "home" for v in VIEWS],
+                                                  [driver.PHONE, driver.DESKTOP], ["phone", "desktop"],
+                                                  kept_rows=[0, 2, 3, 5, 7, 8, 10]))
 def test_chart_labels_are_whole_and_clear(shared_tabs, view, viewport):
     tab = shared_tabs.get(view, viewport=viewport)  # the phone's load, then resized to the desktop's width
     charts = tab.page.evaluate(CHART_TEXT_JS)
@@ -128,7 +132,7 @@ RACE_TITLES_JS = r"""() => {
 }"""
 
 
-@pytest.mark.parametrize("viewport", [driver.PHONE, driver.DESKTOP], ids=["phone", "desktop"])
+@pytest.mark.parametrize("viewport", sweep([driver.PHONE, driver.DESKTOP], ["phone", "desktop"], kept=[0]))
 def test_the_race_titles_are_whole_and_apart(shared_tabs, viewport):
     """The decision regions' two titles (a network's activation over its test accuracy) side by side: inside the
     chart and apart from each other, on a phone too.  Reference: Chromium's rectangles of the drawn text."""

@@ -22,6 +22,7 @@ import pytest
 
 from harness import browser as driver
 from harness import drag as hand
+from tests.conftest import sweep
 from tests.test_ui_explorer_pages import gate_ref, gelu_ref, grad_ref, shown
 
 pytestmark = pytest.mark.e2e
@@ -229,6 +230,12 @@ SHOWN = ("thumb", "labels", "values", "note", "sentence", "caption", "label", "c
 IDS = [live.control for live in LIVE]
 
 
+def one_live(kept: int) -> list:
+    """Every live control, for a test of each; the default run takes the one at ``kept`` (each test another, so each
+    control is met there), CI all of them (tests.conftest.sweep)."""
+    return sweep(LIVE, IDS, kept=[kept])
+
+
 @pytest.fixture
 def opened(browser, server):
     pages = []
@@ -245,7 +252,7 @@ def opened(browser, server):
         page.close()
 
 
-@pytest.mark.parametrize("live", LIVE, ids=IDS)
+@pytest.mark.parametrize("live", one_live(0))
 def test_a_mouse_drag_shows_gelu_core_numbers_at_every_position_without_the_server(opened, browser, live):
     page, recorder = opened(live)
     x, y, left, right = hand.thumb_centre(page, live.control)
@@ -285,7 +292,7 @@ def test_a_mouse_drag_shows_gelu_core_numbers_at_every_position_without_the_serv
         other.close()
 
 
-@pytest.mark.parametrize("live", LIVE, ids=IDS)
+@pytest.mark.parametrize("live", one_live(2))
 def test_keys_step_the_live_readouts_through_20_positions(opened, live):
     page, _ = opened(live)
     slider = page.locator(f".st-key-{live.control}").get_by_role("slider")  # Playwright's own ARIA role
@@ -365,7 +372,7 @@ def test_views_follow_keys_and_a_drag_without_an_event_streamlit_copies_a_chart_
     assert page.evaluate("window.__geluUpdates") == []
 
 
-@pytest.mark.parametrize("live", LIVE, ids=IDS)
+@pytest.mark.parametrize("live", one_live(1))
 def test_a_held_arrow_key_follows_without_the_server_and_commits_once_on_release(opened, live):
     """A held ArrowRight (25 auto-repeats, then ArrowLeft held 8): the thumb, the readouts and the chart follow
     each repeat, shown right two frames after it, with no websocket frame and no script run; the key's release
@@ -393,7 +400,7 @@ def test_a_held_arrow_key_follows_without_the_server_and_commits_once_on_release
     assert float(parse_qs(urlsplit(page.url).query)[live.url_key or live.control][0]) == state["thumb"]
 
 
-@pytest.mark.parametrize("live", LIVE, ids=IDS)
+@pytest.mark.parametrize("live", one_live(3))
 def test_a_finger_drag_follows_without_the_server(opened, live):
     page, recorder = opened(live)
     _, _, left, right = hand.thumb_centre(page, live.control)
@@ -409,7 +416,7 @@ def test_a_finger_drag_follows_without_the_server(opened, live):
     check(read(page, live), live)
 
 
-@pytest.mark.parametrize("live", LIVE, ids=IDS)
+@pytest.mark.parametrize("live", one_live(2))
 def test_a_dragged_probe_stays_clean_under_axe(opened, live):
     """axe-core's WCAG 2.1 A and AA rules on what this layer moves, in the middle of a drag, inside and outside the
     plotted range (where the note shows): the slider, the readouts, the note and the chart.  The page around them
@@ -568,6 +575,7 @@ def test_keys_move_the_range_through_20_views(opened):
     assert len(seen) >= 20
 
 
+@pytest.mark.slow  # the range by another input: the default run drags it and steps it by keys
 def test_a_held_arrow_key_moves_the_range_view_and_commits_once(opened):
     page, recorder = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))
     page.set_viewport_size(TALL)
@@ -625,6 +633,7 @@ def test_a_chart_off_the_screen_follows_when_it_comes_into_view_or_at_the_releas
     check_range(read_range(page))
 
 
+@pytest.mark.slow  # the range by another input: the default run drags it and steps it by keys
 def test_a_finger_drag_moves_the_range_view(opened):
     page, recorder = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))
     page.set_viewport_size(TALL)
@@ -644,6 +653,7 @@ def test_a_finger_drag_moves_the_range_view(opened):
     check_range(read_range(page))
 
 
+@pytest.mark.slow  # the range by another input: the default run drags it and steps it by keys
 def test_a_dragged_range_stays_clean_under_axe(opened):
     axe = pytest.importorskip("axe_playwright_python.sync_playwright")
     page, _ = opened(Live("approximations", "approximations_range", "", "", 0, lambda x: {}))

@@ -156,7 +156,10 @@ _SHARE_SCRIPT = """
     }
     return url.toString();
   };
-  const show = () => { if (document.activeElement !== box) box.value = linkFor(false); };
+  const show = () => {  // written only when the address changed: writing an input's value repaints it
+    const link = linkFor(false);
+    if (document.activeElement !== box && box.value !== link) box.value = link;
+  };
   clearInterval(window.__geluShareTimer);
   window.__geluShareTimer = setInterval(show, 400);
   show();

@@ -100,7 +100,7 @@ def test_a_good_link_gets_no_note(page):
 KEYS = [(p.url_path, c) for p in PAGES.values() if p.controls for c in p.controls if c.bound]
 
 
-@pytest.mark.parametrize("page, control", sweep(KEYS, [c.key for _, c in KEYS], kept=range(0, len(KEYS), 2)))
+@pytest.mark.parametrize("page, control", sweep(KEYS, [c.key for _, c in KEYS], kept=range(0, len(KEYS), 4)))
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(values=st.lists(st.text(max_size=40), min_size=1, max_size=3))
 def test_any_text_in_any_parameter_is_safe(page, control, values):

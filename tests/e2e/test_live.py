@@ -841,6 +841,7 @@ def test_a_typed_number_shows_at_once_and_commits_on_enter(opened):
     assert page.evaluate(HOME_JS, 3)["cells"] == home_expected(1.3)
 
 
+@pytest.mark.slow  # axe under a held key: the default run checks it on the gate's dragged probe
 def test_a_held_home_input_stays_clean_under_axe(opened):
     axe = pytest.importorskip("axe_playwright_python.sync_playwright")
     page, _ = opened(Live("", "home_x1", "", "", 0, lambda x: {}))

@@ -3,7 +3,7 @@ student waits for an upload in a real browser.
 
 Prints ratios (target: FeedForward / Sequential <= 1.10) and the lab's time.  Run:
 
-    python benchmarks/bench_ffn.py [--repeats 15] [--threads N] [--upload [--students 5]]
+    python benchmarks/bench_ffn.py [--repeats 15] [--threads N] [--upload [--students 5] [--arrive link]]
 
 Both blocks hold the same weights and run under torch.inference_mode(); the two are timed in alternation
 (ABAB...) so that a busy machine slows both alike, and the median of each is compared.
@@ -17,6 +17,12 @@ most 2x).  Then
 (target: all within 20 s), the server's peak resident memory, its CPU seconds for the class and the machine's
 load average.  The machine's cores are shared by the
 server, the browser and the timing here: compare the ratio, not the seconds, across machines.
+
+``--arrive``: how each student reaches the uploader before choosing the file.  ``lab`` (the default): the lab
+as its link or the lesson opens it, its demo batch drawn (so the page has loaded Plotly's chunk of the
+frontend, as every page before the lab in the lesson has too), then **Upload** pressed.  ``link``: a link
+straight to the uploader (``?ffn_input=Upload``) in a fresh tab, no chart drawn before the file: the result
+then also pays for loading and starting Plotly in that tab (about 2.6 s of a core per page, measured).
 """
 
 from __future__ import annotations
@@ -59,9 +65,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: one per usable CPU)")
     parser.add_argument("--upload", action="store_true", help="only the browser upload (see above)")
     parser.add_argument("--students", type=int, default=5, help="students uploading at once (with --upload)")
+    parser.add_argument("--arrive", choices=("lab", "link"), default="lab",
+                        help="how a student reaches the uploader (with --upload; see above)")
     args = parser.parse_args()
     if args.upload:
-        upload_wait(args.students)
+        upload_wait(args.students, args.arrive)
         return
     torch.set_num_threads(args.threads or usable_cpus())
     threads = torch.get_num_threads()
@@ -115,6 +123,20 @@ def choose(page, path: Path) -> None:
     page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first.set_input_files(str(path))
 
 
+def arrive(page, base_url: str, how: str) -> None:
+    """The student's page, at the lab's uploader with backwards on (see ``--arrive``)."""
+    from harness import browser as driver
+
+    if how == "link":
+        driver.open_app(page, f"{base_url}/ffn?ffn_input=Upload&ffn_backward=true")
+        return
+    driver.open_app(page, f"{base_url}/ffn?ffn_backward=true")
+    page.wait_for_function("document.querySelectorAll(\"[data-testid='stPlotlyChart'] .main-svg\").length > 0")
+    upload = page.locator(f"{driver.MAIN} [data-testid='stButtonGroup'] button", has_text="Upload").first
+    driver.act(page, upload.click)
+    page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first.wait_for(state="attached")
+
+
 def drawn_at(page, before: int, timeout_ms: int) -> float:
     """Wait until a run after ``before`` is drawn with the backward pass's chart; its epoch seconds (the page's own
     clock at the moment the run's last frame was drawn)."""
@@ -143,7 +165,7 @@ def core_seconds(path: Path) -> float:
     return min(times)
 
 
-def upload_wait(students: int) -> None:
+def upload_wait(students: int, how: str = "lab") -> None:
     import tempfile
 
     from playwright.sync_api import sync_playwright
@@ -154,11 +176,10 @@ def upload_wait(students: int) -> None:
     with tempfile.TemporaryDirectory() as tmp, driver.Server() as server:
         paths = upload_files(Path(tmp), students + 1)
         driver.wait_ready(server.base_url)
-        url = f"{server.base_url}/ffn?ffn_input=Upload&ffn_backward=true"
         with sync_playwright() as pw:
             browser = driver.launch(pw)
             page = driver.new_page(browser)
-            driver.open_app(page, url)
+            arrive(page, server.base_url, how)
             before, start = driver.runs(page), time.time()
             choose(page, paths[0])
             alone = drawn_at(page, before, timeout_ms) - start
@@ -176,7 +197,7 @@ def upload_wait(students: int) -> None:
 
             pages = [driver.new_page(browser) for _ in range(students)]
             for p in pages:
-                driver.open_app(p, url)
+                arrive(p, server.base_url, how)
             counts = [driver.runs(p) for p in pages]
             cpu, load, drawing = cpu_seconds(server.proc.pid), os.getloadavg()[0], browser_cpu()
             start = time.time()
@@ -187,6 +208,8 @@ def upload_wait(students: int) -> None:
             errors = sum(p.locator(driver.ERROR_BOX).count() + p.locator(driver.EXCEPTION).count() for p in pages)
             browser.close()
         peak = server.rss_kib()["VmHWM"] / 1024
+        ways = {"lab": "the lab, its demo drawn, then Upload", "link": "a link to the uploader, no chart before"}
+        print(f"each student arrived by: {how} ({ways[how]})")
         print(f"{students} different uploads at once: drawn after " + ", ".join(f"{t:.1f}" for t in done) +
               f" s (target: all within {CLASS_SECONDS:g} s: {'met' if done[-1] <= CLASS_SECONDS else 'MISSED'}); "
               f"errors {errors}; server peak {peak:.0f} MB; server CPU {cpu:.1f} s ({cpu / students:.1f} s an "

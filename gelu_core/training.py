@@ -310,7 +310,7 @@ class _Stack:
     The networks are ordered by activation, so each activation is one call on its networks' slab however many
     races are stacked.  A training step writes into buffers made once (pre-activations, activations, gradients:
     each activation's rows a view), reads weights through views made once, and runs in inference mode (no
-    autograd bookkeeping per operation): 65 torch operations per step for one race, from 101.  Every network
+    autograd bookkeeping per operation): 49 torch operations per step for one race, from 101.  Every network
     computes bit for bit what it computes alone: each dot product is summed
     as autograd sums it and every other operation is elementwise (tests/test_training.py checks it against
     autograd and torch.optim).
@@ -368,6 +368,18 @@ class _Stack:
         self.z_buf, self.a_buf, self.d_buf = ([torch.empty(shape) for _ in range(first.depth)] for _ in range(3))
         self.slab = lambda buffers: [[b[g[0]:g[1]] for g in self.groups] for b in buffers]  # noqa: E731
         self.z_rows, self.a_rows, self.d_rows = self.slab(self.z_buf), self.slab(self.a_buf), self.slab(self.d_buf)
+        # the backward's own buffers: dL/dlogit (n, batch) and its (n, batch, 1) view and that view's transpose; the
+        # gradient arriving at each hidden layer's output, each activation's rows a view; the transposes of
+        # d_buf; the mini-batch's indices, one row per race; the logits, one (batch, 1) column per network
+        self.g_out = torch.empty(self.n, self.batch)
+        self.g_col = self.g_out.unsqueeze(-1)
+        self.g_row = self.g_col.transpose(1, 2)  # as autograd transposes it (the strides bmm is given)
+        self.up_buf = [torch.empty(shape) for _ in range(first.depth)]
+        self.up_rows = self.slab(self.up_buf)
+        self.d_t = [d.transpose(1, 2) for d in self.d_buf]
+        self.index = torch.empty(len(configs), self.batch, dtype=torch.int64)
+        self.logit_buf = torch.empty(self.n, self.batch, 1)
+        self.logits = self.logit_buf.squeeze(-1)
         self.grad = torch.zeros_like(self.theta)  # (n, P): this step's gradient, written in place by layer
         self.grads, offset = [], 0  # views into grad, as params into theta
         for p in self.params:
@@ -407,8 +419,11 @@ class _Stack:
         return zs, acts, logits.squeeze(-1)
 
     def step(self) -> None:
-        index = torch.stack([torch.randint(0, self.n_train, (self.batch,), generator=g) for g in self.batches])
-        index = index[self.race_of]  # (n, batch): the twins of a race see one mini-batch
+        """One Adam (or SGD) step of every network, each writing into the buffers and views made once: the
+        same kernels, in the same order, as autograd and torch.optim run for one network alone."""
+        for g, row in zip(self.batches, self.index, strict=True):
+            torch.randint(0, self.n_train, (self.batch,), generator=g, out=row)
+        index = self.index[self.race_of]  # (n, batch): the twins of a race see one mini-batch
         points, labels = self.train_points[self.race_rows, index], self.train_labels[self.race_rows, index]
         zs, acts = self.z_buf, [points, *self.a_buf]
         for layer, ((_, b), w_t) in enumerate(zip(self.layers[:-1], self.hidden_t, strict=True)):
@@ -416,21 +431,24 @@ class _Stack:
             for group, z, a in zip(self.groups, self.z_rows[layer], self.a_rows[layer], strict=True):
                 group[4](z, a)
         # one output: per network, as addmm's matrix-vector path (baddbmm sums otherwise)
-        logits = torch.stack([torch.addmm(b, a, w_t) for (b, w_t), a in zip(self.out_t, acts[-1], strict=True)])
-        logits = logits.squeeze(-1)  # (n, batch)
+        for (b, w_t), a, out in zip(self.out_t, acts[-1], self.logit_buf, strict=True):
+            torch.addmm(b, a, w_t, out=out)
         # d mean BCE / d logit: what autograd computes for binary_cross_entropy_with_logits (mean)
-        grad = ((torch.sigmoid(logits) - labels) / self.batch).unsqueeze(-1)  # (n, batch, 1)
+        torch.sigmoid(self.logits, out=self.g_out).sub_(labels).div_(self.batch)
+        grad, grad_t = self.g_col, self.g_row  # (n, batch, 1), (n, 1, batch)
         grads = self.grads  # views into self.grad, written in place: (n, P) in theta's order
         for layer in range(self.depth, -1, -1):
             w, _ = self.layers[layer]
-            grads[2 * layer + 1].copy_(grad.sum(1))  # bias (n, out)
-            grads[2 * layer].copy_(torch.bmm(grad.transpose(1, 2), acts[layer]))  # weight (n, out, in)
+            torch.sum(grad, 1, out=grads[2 * layer + 1])  # bias (n, out)
+            # weight (n, out, in): bmm into a contiguous tensor, then copied (bmm writing into this strided view
+            # sums in another order: not autograd's numbers)
+            grads[2 * layer].copy_(torch.bmm(grad_t, acts[layer]))
             if layer:  # into the layer below, through its activation's slope
-                upstream = torch.bmm(grad, w)
-                for group, d, z, a in zip(self.groups, self.d_rows[layer - 1], self.z_rows[layer - 1],
-                                          self.a_rows[layer - 1], strict=True):
-                    group[5](upstream[group[0]:group[1]] if len(self.groups) > 1 else upstream, z, a, d)
-                grad = self.d_buf[layer - 1]
+                torch.bmm(grad, w, out=self.up_buf[layer - 1])
+                for group, up, d, z, a in zip(self.groups, self.up_rows[layer - 1], self.d_rows[layer - 1],
+                                              self.z_rows[layer - 1], self.a_rows[layer - 1], strict=True):
+                    group[5](up, z, a, d)
+                grad, grad_t = self.d_buf[layer - 1], self.d_t[layer - 1]
         self.update(self.grad)
 
     def update(self, grad: torch.Tensor) -> None:

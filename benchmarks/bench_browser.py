@@ -190,7 +190,7 @@ def main() -> None:
             buffer = io.BytesIO()
             np.save(buffer, x)
             driver.open_app(page, f"{server.base_url}/ffn?ffn_input=Upload")
-            target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first
+            target = page.locator(driver.FILE_INPUT).first
             start = time.perf_counter()
             driver.act(
                 page,

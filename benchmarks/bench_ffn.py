@@ -120,7 +120,7 @@ def choose(page, path: Path) -> None:
     """The lab's activations uploader gets a file, as a student's file dialog would give it."""
     from harness import browser as driver
 
-    page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first.set_input_files(str(path))
+    page.locator(driver.FILE_INPUT).first.set_input_files(str(path))
 
 
 def arrive(page, base_url: str, how: str) -> None:
@@ -134,7 +134,7 @@ def arrive(page, base_url: str, how: str) -> None:
     page.wait_for_function("document.querySelectorAll(\"[data-testid='stPlotlyChart'] .main-svg\").length > 0")
     upload = page.locator(f"{driver.MAIN} [data-testid='stButtonGroup'] button", has_text="Upload").first
     driver.act(page, upload.click)
-    page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first.wait_for(state="attached")
+    page.locator(driver.FILE_INPUT).first.wait_for(state="attached")
 
 
 def drawn_at(page, before: int, timeout_ms: int) -> float:

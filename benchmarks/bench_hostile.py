@@ -77,7 +77,7 @@ def upload_case(browser, server, case) -> tuple[float, str]:
         query = "ffn_weights=File" if case.uploader == "weights" else "ffn_input=Upload&ffn_d_model=8"
         driver.open_app(page, f"{server.base_url}/ffn?{query}")
         index = 0 if case.uploader == "weights" else -1
-        target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").nth(index)
+        target = page.locator(driver.FILE_INPUT).nth(index)
         data = case.data
         start = time.perf_counter()
         try:
@@ -112,7 +112,7 @@ def flood_case(browser, server) -> tuple[float, str]:
         driver.open_app(page, f"{server.base_url}/ffn?ffn_input=Upload")
         urls: list[str] = []
         page.on("request", lambda r: "/_stcore/upload_file/" in r.url and r.method == "PUT" and urls.append(r.url))
-        target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first
+        target = page.locator(driver.FILE_INPUT).first
         driver.act(page, lambda: target.set_input_files(
             files=[{"name": "tiny.npy", "mimeType": "application/octet-stream", "buffer": b"tiny"}]))
         token = {c["name"]: c["value"] for c in page.context.cookies()}["_streamlit_xsrf"]

@@ -91,6 +91,7 @@ SLIDER = "[data-testid='stSlider'] input[type=range]"
 NUMBER = "[data-testid='stNumberInput'] input[type=number]"
 EXCEPTION = "[data-testid='stException']"
 ERROR_BOX = "[data-testid='stAlertContentError']"
+FILE_INPUT = f"{MAIN} [data-testid='stFileUploader'] input[type=file]"  # the page's uploaders' file inputs
 
 
 # --- the app's pages, as ui.pages declares them -----------------------------------------------------

@@ -119,7 +119,7 @@ def test_the_lab_is_axe_clean_after_an_upload(new_tab, scheme, viewport):
     tab = new_tab(color_scheme=scheme, viewport=viewport)
     tab.open("ffn?ffn_input=Upload")
     page = tab.page
-    target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first
+    target = page.locator(driver.FILE_INPUT).first
     driver.act(page, lambda: target.set_input_files(
         files=[{"name": "tokens.npy", "mimeType": "application/octet-stream", "buffer": _npy()}]))
     assert page.locator(driver.ERROR_BOX).count() == 0, page.locator(driver.ERROR_BOX).all_inner_texts()

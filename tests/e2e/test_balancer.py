@@ -100,7 +100,7 @@ def test_every_page_through_haproxy_and_the_upload_stays_with_its_replica(browse
         x = np.random.default_rng(3).standard_normal((2, 5, 8)).astype(np.float32)
         buffer = io.BytesIO()
         np.save(buffer, x)
-        target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first
+        target = page.locator(driver.FILE_INPUT).first
         file = {"name": "activations.npy", "mimeType": "application/octet-stream", "buffer": buffer.getvalue()}
         driver.act(page, lambda: target.set_input_files(files=[file]))
         assert page.locator(driver.EXCEPTION).count() == 0

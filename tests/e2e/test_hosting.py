@@ -138,7 +138,7 @@ def test_the_server_refuses_an_upload_over_the_cap(new_tab):
     page = tab.page
     urls = []
     page.on("request", lambda req: "/_stcore/upload_file/" in req.url and req.method == "PUT" and urls.append(req.url))
-    target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first
+    target = page.locator(driver.FILE_INPUT).first
     file = {"name": "tiny.npy", "mimeType": "application/octet-stream", "buffer": b"not a tensor"}
     driver.act(page, lambda: target.set_input_files(files=[file]))
     assert urls, "the uploader sent nothing"
@@ -209,7 +209,7 @@ def test_a_file_name_too_long_is_cut_not_refused(new_tab):
     page = tab.page
     buffer = io.BytesIO()
     np.save(buffer, np.ones((2, 8), np.float32))
-    target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first
+    target = page.locator(driver.FILE_INPUT).first
     name = "a" * 4000 + ".npy"
     driver.act(page, lambda: target.set_input_files(
         files=[{"name": name, "mimeType": "application/octet-stream", "buffer": buffer.getvalue()}]))

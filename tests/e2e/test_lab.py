@@ -22,7 +22,7 @@ D_MODEL, HIDDEN = 8, 32
 
 
 def file_inputs(page):
-    return page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]")
+    return page.locator(driver.FILE_INPUT)
 
 
 def upload(page, index: int, name: str, data: bytes) -> None:

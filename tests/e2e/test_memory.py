@@ -37,7 +37,7 @@ SETTLE_S = 60  # then, at most this long, for the memory to come back within the
 def upload(page, seed: int) -> None:
     """One .npy of its own through the lab's uploader, waited for until its run is drawn, with no error box."""
     data = npy(seed)
-    target = page.locator(f"{driver.MAIN} [data-testid='stFileUploader'] input[type=file]").first
+    target = page.locator(driver.FILE_INPUT).first
     driver.act(page, lambda: target.set_input_files(
         files=[{"name": f"acts{seed}.npy", "mimeType": "application/octet-stream", "buffer": data}]),
         timeout_ms=120_000)

@@ -27,11 +27,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def _values(case) -> tuple:
+    """A case's argument values: a tuple holds several argnames' values; anything else is one value."""
+    return case if isinstance(case, tuple) else (case,)
+
+
 def sweep(cases, ids, kept) -> list:
     """A sweep's cases as ``pytest.param``s for ``parametrize``: those at the indices in ``kept`` run in the default
     run, the others are marked ``slow`` (CI runs them all).  A case is one value, or a tuple of several argnames'."""
     kept = set(kept)
-    return [pytest.param(*(case if isinstance(case, tuple) else (case,)), id=name,
+    return [pytest.param(*_values(case), id=name,
                          marks=() if i in kept else pytest.mark.slow)
             for i, (case, name) in enumerate(zip(cases, ids, strict=True))]
 
@@ -41,11 +46,8 @@ def across(rows, row_ids, variants, variant_ids, kept_rows=None) -> list:
     takes each row (or each of ``kept_rows``, indices) once, its variant in turn (row i with variant i mod
     len(variants)), so each variant is met there; the rest is the slow tier's.  A row or a variant is one value or a
     tuple of argnames' values."""
-    def flat(v):
-        return v if isinstance(v, tuple) else (v,)
-
     kept_rows = range(len(rows)) if kept_rows is None else set(kept_rows)
-    cases = [(flat(r) + flat(v), f"{rid}-{vid}", i in kept_rows and i % len(variants) == j)
+    cases = [(_values(r) + _values(v), f"{rid}-{vid}", i in kept_rows and i % len(variants) == j)
              for i, (r, rid) in enumerate(zip(rows, row_ids, strict=True))
              for j, (v, vid) in enumerate(zip(variants, variant_ids, strict=True))]
     return sweep([c for c, _, _ in cases], [name for _, name, _ in cases],

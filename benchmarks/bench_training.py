@@ -129,6 +129,7 @@ def bench_race(repeats: int) -> None:
         "after: race(), a snapshot every 100 steps": lambda: list(race(config, yield_every=100)),
         "after: the lane's way, a 51-frame film (every 20)": lambda: list(race(config, yield_every=20)),
         "after: 30 races stacked, train_many(), per race": lambda: train_many(many),
+        "lever, not taken: train(), oneDNN off": lambda: without_onednn(train, config),
     }
     cpu = {name: [] for name in functions}
     for _ in range(repeats):
@@ -151,6 +152,17 @@ def bench_race(repeats: int) -> None:
           f"({30 * before_ops / stacked30_ops:.0f}x fewer than 30 races one by one)")
     trained = train(config)
     print(f"  verdict: {verdict_text(trained, verdict(trained))}")
+    native = without_onednn(train, config)
+    print("  the lever not taken: with oneDNN off, float32 exact GELU runs PyTorch's own kernel (oneDNN's call costs "
+          "~12-24 us of set-up on these tensors), but its last bits differ, Adam amplifies them over 1000 steps, "
+          "and every float32 GELU in the process (lab, Frameworks) and every copied script would have to switch too;"
+          f" with it off the verdict reads: {verdict_text(native, verdict(native))}")
+
+
+def without_onednn(function, *args):
+    """``function(*args)`` with torch's oneDNN (mkldnn) path off, then the flag as it was."""
+    with torch.backends.mkldnn.flags(enabled=False):
+        return function(*args)
 
 
 def one_thread_for_ops():

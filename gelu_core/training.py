@@ -11,11 +11,12 @@ trained on the binary cross-entropy of sigmoid(logit) against the labels 0 / 1.
 A hidden unit is *dead* when its slope act'(z) is exactly 0 on every training point (z: its pre-activation).
 Then no gradient flows back through it, so the weights into it get exactly 0 gradient and stop learning.
 For ReLU that is z ≤ 0 on every training point (relu'(0) = 0, as PyTorch).  GELU's true slope is 0 only at
-z ≈ -0.7518, but the slope counted is the one training uses, PyTorch's float32 backward, and its vectorised
-kernel returns exactly 0 below about z = -6.15 (tanh form: -5.06; torch 2.13 CPU): a GELU unit pushed that far
-on every point is dead too (it takes far larger steps than those that kill ReLU units).  (A dead unit of layer 2 or
-deeper can come back if the layers below it change; a dead unit of layer 1 sees fixed points and stays dead
-under plain SGD.)
+z ≈ -0.7518, but the slope counted is the one training uses, PyTorch's float32 backward, and the race's
+vectorised kernel returns exactly 0 below about z = -14.34 (tanh form: -5.06; oneDNN's kernel, which PyTorch
+calls for a contiguous tensor and which the race avoids (``native_gelu``): -6.15; torch 2.13 CPU): a GELU unit
+pushed that far on every point is dead too (it takes far larger steps than those that kill ReLU units).  (A dead
+unit of layer 2 or deeper can come back if the layers below it change; a dead unit of layer 1 sees fixed points
+and stays dead under plain SGD.)
 
 ``race(config)`` is a generator of snapshots for a page that trains live and can stop; ``train(config)`` runs
 to the end; ``races(configs)`` and ``train_many(configs)`` train several races of one shape as one stack.
@@ -41,6 +42,9 @@ from gelu_core.ffn import activation_module, seeded_init
 TASKS = ("circle", "xor", "spiral", "gauss")
 OPTIMIZERS = ("sgd", "adam")
 GRID_POINTS = 60  # decision-region grid: 60 x 60 probabilities, light to send
+# each network's block of a stacked buffer starts CHUNK floats after the last one's (see _aligned): a multiple of
+# PyTorch's vectorised loop's step on every CPU (two vectors: AVX2 16 floats, AVX-512 32) and of 64 bytes
+CHUNK = 64
 ACCURACY_MARGIN = 0.02  # the verdict calls a run ahead only past 2 percentage points of test accuracy
 
 # what a race may ask for, so that one student's race stays seconds long on a shared server (sliders read these)
@@ -298,22 +302,92 @@ def _slope_rule(name: str, module: nn.Module) -> Callable[[torch.Tensor, torch.T
             (dz,) = torch.autograd.grad(module(z), z, g.clone())
         return dz
 
+    by_autograd.composite = True  # several kernels: the stack gives it one network at a time (_rows)
     return by_autograd
+
+
+def _exact_gelu(module: nn.Module) -> bool:
+    return isinstance(module, nn.GELU) and module.approximate == "none"
+
+
+def native_gelu(config: RaceConfig) -> bool:
+    """Whether the race computes exact GELU with PyTorch's own vectorised kernel rather than oneDNN's.
+
+    For a contiguous float32 tensor PyTorch 2.13's CPU ``gelu`` and ``gelu_backward`` call oneDNN, whose set-up
+    costs 12-24 us a call on these few hundred numbers (PyTorch's own kernel: 1.4 and 3.1 us); that was a third
+    of a race's CPU time.  The race hands the kernel a transposed view of the same memory (``_view``): not
+    contiguous, so oneDNN is not asked, yet walked in the same order as the contiguous tensor, so every number is
+    what ``torch.backends.mkldnn.enabled = False`` gives (the copied script sets it).  A network of width 1 or a
+    batch of 1 has no such view (a tensor with one dimension above 1 is always contiguous): there oneDNN stays.
+    """
+    return (config.width >= 2 and config.batch_size >= 2
+            and any(_exact_gelu(activation_module(name)) for name in config.activations))
+
+
+def _view(t: torch.Tensor, transposed: bool) -> torch.Tensor:
+    """``t`` as an elementwise kernel is given it: as it is, or (PyTorch's own GELU kernel, ``native_gelu``) as
+    a transposed view of the same memory, which is not contiguous, so oneDNN is not asked, and is walked in the
+    same order."""
+    return t.mT if transposed else t
+
+
+def _rows(group: list, tensors: list[torch.Tensor]) -> list[tuple[torch.Tensor, ...]]:
+    """A group's rows of (networks, points, width) ``_aligned`` tensors as its kernel is given them: all in one
+    call (through ``_view``), or, for an activation made of several kernels (group[7]: gelu_sigmoid, whose
+    intermediate tensors are not aligned) where a network's block is not a whole number of CHUNK, network by
+    network."""
+    if group[7] and math.prod(tensors[0].shape[1:]) % CHUNK:
+        return [tuple(_view(t[r:r + 1], group[6]) for t in tensors) for r in range(len(tensors[0]))]
+    return [tuple(_view(t, group[6]) for t in tensors)]
+
+
+def _mm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None,
+        out: torch.Tensor | None = None) -> torch.Tensor:
+    """(bias +) a @ b for stacked networks, a (N, m, k), b (N, k, n), bias (N, 1, n), into ``out`` (contiguous
+    (N, m, n)) if given: network by network, as ``torch.addmm`` / ``torch.mm``, autograd's kernels for one network
+    alone.  Not one ``bmm``: torch 2.13's CPU bmm takes products under 400 multiply-adds to a loop of its own and
+    larger ones to MKL's batched gemm, and each sums in its own order on some CPUs (AVX-512), as does mm's gemv
+    for a matrix-vector product (tests/test_training.py)."""
+    if out is None:
+        out = _aligned((a.shape[0], a.shape[1], b.shape[-1]))
+    for i in range(a.shape[0]):
+        if bias is None:
+            torch.mm(a[i], b[i], out=out[i])
+        else:
+            torch.addmm(bias[i, 0], a[i], b[i], out=out[i])
+    return out
+
+
+def _round_up(size: int) -> int:
+    return -(-size // CHUNK) * CHUNK
+
+
+def _aligned(shape: tuple[int, ...]) -> torch.Tensor:
+    """An empty (networks, ...) float32 tensor in which each network's block computes as a tensor of its own.
+
+    Each block starts a whole number of CHUNK floats after the first (64-byte aligned, as PyTorch allocates a
+    tensor: some BLAS kernels split their sums by the alignment of the memory they are given), and where a block
+    is not itself a whole number of CHUNK, a gap follows it, so that an elementwise kernel cannot run the blocks
+    together as one and walks each from its start, vectors first and its tail one by one, as it does a network's
+    tensor alone (the two paths round differently for exp, tanh, erf, ...)."""
+    size = math.prod(shape[1:])
+    return torch.empty(shape[0], _round_up(size))[:, :size].view(shape)
 
 
 class _Stack:
     """Several races of one shape trained in lockstep as one computation: both networks of every race.
 
-    Tiny networks cost per operation, not per number, so the networks share each operation: weights
-    (networks, out, in), one ``baddbmm`` per layer, the backward written out (the matmuls autograd runs, the
-    activation's own backward kernel), one Adam or SGD update for all (the foreach kernels torch.optim runs).
-    The networks are ordered by activation, so each activation is one call on its networks' slab however many
-    races are stacked.  A training step writes into buffers made once (pre-activations, activations, gradients:
-    each activation's rows a view), reads weights through views made once, and runs in inference mode (no
-    autograd bookkeeping per operation): 49 torch operations per step for one race, from 101.  Every network
-    computes bit for bit what it computes alone: each dot product is summed
-    as autograd sums it and every other operation is elementwise (tests/test_training.py checks it against
-    autograd and torch.optim).
+    Tiny networks cost per operation, not per number, so the networks share every operation they can: all
+    weights in one tensor (theta, (networks, P)), each activation and its own backward kernel one call on its
+    networks' rows (the networks ordered by activation, so one call however many races are stacked), one Adam
+    or SGD update for all (the foreach kernels torch.optim runs).  The matmuls stay each network's own (``_mm``:
+    bmm sums in other orders on some CPUs).  A training step writes into buffers made once (``_aligned``: each
+    network's block laid out as a tensor of its own), reads weights through views made once, and runs in
+    inference mode (no autograd bookkeeping per operation): 65 torch operations per step for one race, from
+    101, and 732 for 30 races.  Every network computes bit for bit what it computes alone, on every CPU: each
+    matmul is autograd's own call and each elementwise kernel walks each network's block as it walks a tensor
+    of its own (tests/test_training.py checks it against autograd and torch.optim, with the kernels of other
+    CPUs too).
     """
 
     def __init__(self, configs: list[RaceConfig]):
@@ -328,35 +402,43 @@ class _Stack:
         self.n = len(self.rows)
         self.row_of = {rk: i for i, rk in enumerate(self.rows)}
         names = [configs[r].activations[k] for r, k in self.rows]
-        self.groups = []  # (start, stop, forward, backward rule) per activation
+        native = native_gelu(first)
+        # per activation: start, stop, forward, backward rule, both into buffers, whether it runs PyTorch's own
+        # kernel on transposed views (exact GELU: native_gelu), and whether it is several kernels (_rows)
+        self.groups = []
         for i, name in enumerate(names):
             if not self.groups or names[self.groups[-1][0]] != name:
                 module = activation_module(name)
                 slope = _slope_rule(name, module)
-                self.groups.append([i, i + 1, module.forward, slope, *_into_rules(name, module, slope)])
+                self.groups.append([i, i + 1, module.forward, slope, *_into_rules(name, module, slope),
+                                    native and _exact_gelu(module), getattr(slope, "composite", False)])
             else:
                 self.groups[-1][1] = i + 1
         self.names = names
         self.datasets = [make_dataset(c.task, c.n_train, c.n_test, c.noise, c.seed) for c in configs]
         race_of = torch.tensor([r for r, _ in self.rows])
-        self.race_of, self.race_rows = race_of, race_of[:, None]
+        self.race_of = race_of
         self.train_points = torch.from_numpy(np.stack([d.train_points for d in self.datasets]))  # (races, n, 2)
         self.train_labels = torch.from_numpy(np.stack([d.train_labels for d in self.datasets]))  # (races, n)
-        both = lambda d: (np.concatenate([d.train_points, d.test_points]),  # noqa: E731
-                          np.concatenate([d.train_labels, d.test_labels]))
-        evaluated = [both(d) for d in self.datasets]
-        self.eval_points = torch.from_numpy(np.stack([evaluated[r][0] for r, _ in self.rows]))  # (n, all, 2)
-        self.eval_labels = torch.from_numpy(np.stack([evaluated[r][1] for r, _ in self.rows]))  # (n, all)
+        # what record() evaluates, per network: (points (n, points, 2), labels (n, points)) of the training set and of
+        # the test set, each forwarded on its own, as a network alone is
+        def stacked(part: str, what: str) -> torch.Tensor:
+            values = torch.from_numpy(np.stack([getattr(self.datasets[r], f"{part}_{what}") for r, _ in self.rows]))
+            return _aligned(tuple(values.shape)).copy_(values)
+
+        self.evaluated = [(stacked(part, "points"), stacked(part, "labels")) for part in ("train", "test")]
         self.grids = [np.linspace(-d.extent, d.extent, GRID_POINTS, dtype=np.float32) for d in self.datasets]
-        initial = [torch.nn.utils.parameters_to_vector(twin_networks(c)[0].parameters()) for c in configs]
-        self.theta = torch.stack([initial[r] for r, _ in self.rows])  # (n, P): every weight; the twins start equal
+        initial = [list(twin_networks(c)[0].parameters()) for c in configs]
+        shapes = [tuple(p.shape) for p in initial[0]]  # weight (out, in), bias (out,), layer by layer
+        # every weight, (n, P): each parameter's block a whole number of CHUNK (see _aligned); the twins start equal
+        self.theta = torch.zeros(self.n, sum(_round_up(math.prod(shape)) for shape in shapes))
         self.params, offset = [], 0  # views into theta: weight (n, out, in), bias (n, out), layer by layer
-        for fan_in in [2] + [first.width] * first.depth:
-            fan_out = 1 if len(self.params) == 2 * first.depth else first.width
-            self.params.append(self.theta[:, offset:offset + fan_out * fan_in].view(self.n, fan_out, fan_in))
-            offset += fan_out * fan_in
-            self.params.append(self.theta[:, offset:offset + fan_out])
-            offset += fan_out
+        for i, shape in enumerate(shapes):
+            size = math.prod(shape)
+            self.params.append(self.theta[:, offset:offset + size].view(self.n, *shape))
+            with torch.no_grad():
+                self.params[-1].copy_(torch.stack([initial[r][i] for r, _ in self.rows]))
+            offset += _round_up(size)
         self.layers = [(w, b.unsqueeze(1)) for w, b in zip(self.params[::2], self.params[1::2], strict=True)]
         # views made once (theta is updated in place, so they stay current): each op saved is saved every step
         self.hidden_t = [w.transpose(1, 2) for w, _ in self.layers[:-1]]  # (n, in, out)
@@ -365,27 +447,57 @@ class _Stack:
         # a step's buffers, (n, batch, width) per hidden layer: pre-activations, activations, gradient into the layer;
         # and each activation's rows of them, as views made once
         shape = (self.n, self.batch, first.width)
-        self.z_buf, self.a_buf, self.d_buf = ([torch.empty(shape) for _ in range(first.depth)] for _ in range(3))
+        self.z_buf, self.a_buf, self.d_buf = ([_aligned(shape) for _ in range(first.depth)] for _ in range(3))
         self.slab = lambda buffers: [[b[g[0]:g[1]] for g in self.groups] for b in buffers]  # noqa: E731
         self.z_rows, self.a_rows, self.d_rows = self.slab(self.z_buf), self.slab(self.a_buf), self.slab(self.d_buf)
         # the backward's own buffers: dL/dlogit (n, batch) and its (n, batch, 1) view and that view's transpose; the
         # gradient arriving at each hidden layer's output, each activation's rows a view; the transposes of
         # d_buf; the mini-batch's indices, one row per race; the logits, one (batch, 1) column per network
-        self.g_out = torch.empty(self.n, self.batch)
+        self.g_out = _aligned((self.n, self.batch))
         self.g_col = self.g_out.unsqueeze(-1)
-        self.g_row = self.g_col.transpose(1, 2)  # as autograd transposes it (the strides bmm is given)
-        self.up_buf = [torch.empty(shape) for _ in range(first.depth)]
+        self.g_row = self.g_col.transpose(1, 2)  # as autograd transposes it (the strides mm is given)
+        self.up_buf = [_aligned(shape) for _ in range(first.depth)]
         self.up_rows = self.slab(self.up_buf)
+        # per hidden layer, the activation's calls and its slope's, each (rule, its arguments): each group's rows,
+        # as the kernel is given them (_view), all views made once
+        self.act_calls, self.slope_calls = [], []
+        for layer in range(first.depth):
+            acts, slopes = [], []
+            for group, *rows in zip(self.groups, self.z_rows[layer], self.a_rows[layer], self.up_rows[layer],
+                                    self.d_rows[layer], strict=True):
+                for z, a, up, d in _rows(group, rows):
+                    acts.append((group[4], (z, a)))
+                    slopes.append((group[5], (up, z, a, d)))
+            self.act_calls.append(acts)
+            self.slope_calls.append(slopes)
         self.d_t = [d.transpose(1, 2) for d in self.d_buf]
+        # the mini-batch, gathered into buffers from the races' training sets flattened: row i of the stack reads
+        # race race_of[i]'s points, from offset[i]
+        self.points_buf, self.labels_buf = _aligned((self.n, self.batch, 2)), _aligned((self.n, self.batch))
+        self.flat_points, self.flat_labels = self.train_points.reshape(-1, 2), self.train_labels.reshape(-1)
+        self.offset = (race_of * self.n_train)[:, None]
+        # every matmul of a step, network by network (_mm), as (its arguments, out): the forward's addmm into z, each
+        # weight gradient's mm into a buffer of its own (copied into grad's strided view: mm writing into it would
+        # sum in another order), each upstream gradient's mm into up_buf; all views made once
+        acts = [self.points_buf, *self.a_buf]
+        self.forward_mms = [[((b[i, 0], a[i], w_t[i]), z[i]) for i in range(self.n)] for (_, b), w_t, a, z
+                            in zip(self.layers[:-1], self.hidden_t, acts[:-1], self.z_buf, strict=True)]
+        self.weight_grad_buf = [_aligned(w.shape) for w, _ in self.layers]
+        grads_in = [*self.d_buf, self.g_col]  # the gradient arriving at each layer's output
+        grads_t = [*self.d_t, self.g_row]
+        self.weight_mms = [[((g_t[i], a[i]), out[i]) for i in range(self.n)]
+                           for g_t, a, out in zip(grads_t, acts, self.weight_grad_buf, strict=True)]
+        self.up_mms = [[((g[i], w[i]), up[i]) for i in range(self.n)]
+                       for g, (w, _), up in zip(grads_in[1:], self.layers[1:], self.up_buf, strict=True)]
         self.index = torch.empty(len(configs), self.batch, dtype=torch.int64)
-        self.logit_buf = torch.empty(self.n, self.batch, 1)
+        self.logit_buf = _aligned((self.n, self.batch, 1))
         self.logits = self.logit_buf.squeeze(-1)
         self.grad = torch.zeros_like(self.theta)  # (n, P): this step's gradient, written in place by layer
         self.grads, offset = [], 0  # views into grad, as params into theta
         for p in self.params:
             size = p[0].numel()
             self.grads.append(self.grad[:, offset:offset + size].view(p.shape))
-            offset += size
+            offset += _round_up(size)
         self.adam = first.optimizer == "adam"
         rates = [configs[r].learning_rate for r, _ in self.rows]
         self.one_rate = len(set(rates)) == 1
@@ -411,10 +523,10 @@ class _Stack:
             out_t = [(b[i, 0], w[i].t()) for i in range(len(w))]
         zs, acts = [], [x]
         for (_, b), w_t in zip(layers[:-1], hidden_t, strict=True):
-            z = torch.baddbmm(b, acts[-1], w_t)  # (n, points, width)
+            z = _mm(acts[-1], w_t, b)  # (n, points, width)
             zs.append(z)
             acts.append(_by_group(groups, 2, z))
-        # one output: per network, as addmm's matrix-vector path (baddbmm sums otherwise)
+        # one output: per network, addmm's matrix-vector path
         logits = torch.stack([torch.addmm(b, a, w_t) for (b, w_t), a in zip(out_t, acts[-1], strict=True)])
         return zs, acts, logits.squeeze(-1)
 
@@ -423,32 +535,33 @@ class _Stack:
         same kernels, in the same order, as autograd and torch.optim run for one network alone."""
         for g, row in zip(self.batches, self.index, strict=True):
             torch.randint(0, self.n_train, (self.batch,), generator=g, out=row)
-        index = self.index[self.race_of]  # (n, batch): the twins of a race see one mini-batch
-        points, labels = self.train_points[self.race_rows, index], self.train_labels[self.race_rows, index]
-        zs, acts = self.z_buf, [points, *self.a_buf]
-        for layer, ((_, b), w_t) in enumerate(zip(self.layers[:-1], self.hidden_t, strict=True)):
-            torch.baddbmm(b, acts[layer], w_t, out=zs[layer])  # (n, batch, width)
-            for group, z, a in zip(self.groups, self.z_rows[layer], self.a_rows[layer], strict=True):
-                group[4](z, a)
-        # one output: per network, as addmm's matrix-vector path (baddbmm sums otherwise)
+        index = (self.index[self.race_of] + self.offset).view(-1)  # (n * batch,): the twins see one mini-batch
+        self.points_buf.copy_(torch.index_select(self.flat_points, 0, index).view(self.points_buf.shape))
+        self.labels_buf.copy_(torch.index_select(self.flat_labels, 0, index).view(self.labels_buf.shape))
+        acts, labels = [self.points_buf, *self.a_buf], self.labels_buf
+        for layer in range(self.depth):
+            for args, out in self.forward_mms[layer]:  # (n, batch, width)
+                torch.addmm(*args, out=out)
+            for rule, args in self.act_calls[layer]:
+                rule(*args)
+        # one output: per network, addmm's matrix-vector path
         for (b, w_t), a, out in zip(self.out_t, acts[-1], self.logit_buf, strict=True):
             torch.addmm(b, a, w_t, out=out)
         # d mean BCE / d logit: what autograd computes for binary_cross_entropy_with_logits (mean)
         torch.sigmoid(self.logits, out=self.g_out).sub_(labels).div_(self.batch)
-        grad, grad_t = self.g_col, self.g_row  # (n, batch, 1), (n, 1, batch)
+        grad = self.g_col  # (n, batch, 1)
         grads = self.grads  # views into self.grad, written in place: (n, P) in theta's order
         for layer in range(self.depth, -1, -1):
-            w, _ = self.layers[layer]
             torch.sum(grad, 1, out=grads[2 * layer + 1])  # bias (n, out)
-            # weight (n, out, in): bmm into a contiguous tensor, then copied (bmm writing into this strided view
-            # sums in another order: not autograd's numbers)
-            grads[2 * layer].copy_(torch.bmm(grad_t, acts[layer]))
+            for args, out in self.weight_mms[layer]:  # weight (n, out, in): into its buffer, then copied
+                torch.mm(*args, out=out)
+            grads[2 * layer].copy_(self.weight_grad_buf[layer])
             if layer:  # into the layer below, through its activation's slope
-                torch.bmm(grad, w, out=self.up_buf[layer - 1])
-                for group, up, d, z, a in zip(self.groups, self.up_rows[layer - 1], self.d_rows[layer - 1],
-                                              self.z_rows[layer - 1], self.a_rows[layer - 1], strict=True):
-                    group[5](up, z, a, d)
-                grad, grad_t = self.d_buf[layer - 1], self.d_t[layer - 1]
+                for args, out in self.up_mms[layer - 1]:
+                    torch.mm(*args, out=out)
+                for rule, args in self.slope_calls[layer - 1]:
+                    rule(*args)
+                grad = self.d_buf[layer - 1]
         self.update(self.grad)
 
     def update(self, grad: torch.Tensor) -> None:
@@ -472,14 +585,14 @@ class _Stack:
     @torch.inference_mode()
     def record(self, step: int) -> None:
         """Every network's losses, test accuracy and dead units on the whole training and test sets."""
-        zs, acts, logits = self.forward(self.eval_points)
-        n = self.n_train
-        loss = nn.functional.binary_cross_entropy_with_logits(logits, self.eval_labels, reduction="none")
-        train_loss, test_loss = loss[:, :n].mean(1).tolist(), loss[:, n:].mean(1).tolist()
-        right = (logits[:, n:] > 0) == (self.eval_labels[:, n:] > 0.5)
+        (train_points, train_labels), (test_points, test_labels) = self.evaluated
+        zs, acts, train_logits = self.forward(train_points)
+        test_logits = self.forward(test_points)[2]
+        train_loss, test_loss = _mean_loss(train_logits, train_labels), _mean_loss(test_logits, test_labels)
+        right = (test_logits > 0) == (test_labels > 0.5)
         accuracy = right.double().mean(1).tolist()
-        ones = torch.ones_like(zs[0][:, :n])
-        dead = torch.stack([(_by_group(self.groups, 3, ones, z[:, :n], a[:, :n]) == 0).all(dim=1).sum(-1)
+        ones = torch.ones_like(zs[0])
+        dead = torch.stack([(_by_group(self.groups, 3, ones, z, a) == 0).all(dim=1).sum(-1)
                             for z, a in zip(zs, acts[1:], strict=True)], dim=1).tolist()  # (n, depth)
         for i, h in enumerate(self.history):
             h["steps"].append(step)
@@ -493,7 +606,7 @@ class _Stack:
         """Race ``race``'s snapshot: its two records with their decision regions."""
         grid = self.grids[race]
         gx, gy = np.meshgrid(grid, grid)  # (G, G) each: row = y, column = x
-        points = torch.from_numpy(np.stack([gx.reshape(-1), gy.reshape(-1)], axis=-1))  # (G*G, 2)
+        points = torch.from_numpy(np.stack([gx.reshape(-1), gy.reshape(-1)], axis=-1)).clone()  # (G*G, 2), aligned
         rows = [self.row_of[(race, 0)], self.row_of[(race, 1)]]
         layers = [(w[rows], b[rows]) for w, b in self.layers]  # the grid through this race's two networks only
         groups = [[i, i + 1, *self.group_of(row)[2:]] for i, row in enumerate(rows)]
@@ -514,11 +627,24 @@ class _Stack:
                             time.perf_counter() - started)
 
 
+def _mean_loss(logits: torch.Tensor, labels: torch.Tensor) -> list[float]:
+    """Each network's mean binary cross-entropy, logits and labels (n, points): one call where each network's
+    points are a whole number of CHUNK (see _aligned), else network by network as each alone computes it."""
+    cross_entropy = nn.functional.binary_cross_entropy_with_logits
+    if logits.shape[1] % CHUNK == 0:
+        return cross_entropy(logits, labels, reduction="none").mean(1).tolist()
+    return [float(cross_entropy(logit, label)) for logit, label in zip(logits, labels, strict=True)]
+
+
 def _by_group(groups: list, which: int, *tensors: torch.Tensor) -> torch.Tensor:
-    """Apply each group's function (2: the activation, 3: its backward rule) to its rows of ``tensors``."""
-    if len(groups) == 1:
-        return groups[0][which](*tensors)
-    return torch.cat([group[which](*(t[group[0]:group[1]] for t in tensors)) for group in groups])
+    """Apply each group's function (which: 2, the activation, or 3, its backward rule) to its rows of ``tensors``
+    (networks, points, width; the first an ``_aligned`` one), through the rule that writes into a buffer (4 or
+    5), one call per group: an ``_aligned`` tensor, each network's block as its own tensor."""
+    out = _aligned(tuple(tensors[0].shape))
+    for group in groups:
+        for rows in _rows(group, [t[group[0]:group[1]] for t in (*tensors, out)]):
+            group[which + 2](*rows)
+    return out
 
 
 def stack_shape(config: RaceConfig) -> tuple:

@@ -3,7 +3,9 @@ and ``torch.optim`` (foreach), its curves recorded network by network.
 
 The reference that tests/test_training.py holds the stacked trainer (gelu_core.training) to, bit for bit, and
 the "before" of benchmarks/bench_training.py: the curves ({field: (2, records) array}) and, for the tests'
-checks by autograd, the two trained networks.
+checks by autograd, the two trained networks.  Where the race computes exact GELU with PyTorch's own kernel
+(``gelu_core.training.native_gelu``), so do these networks: ``nn.GELU`` on a transposed view (``OwnKernelGELU``),
+which is what ``torch.backends.mkldnn.enabled = False`` gives, without switching oneDNN off for the whole process.
 """
 
 from __future__ import annotations
@@ -12,9 +14,27 @@ import numpy as np
 import torch
 from torch import nn
 
-from gelu_core.training import RaceConfig, dead_units, make_dataset, one_thread, twin_networks
+from gelu_core.training import RaceConfig, dead_units, make_dataset, native_gelu, one_thread, twin_networks
 
 FIELDS = ("train_loss", "test_loss", "test_accuracy", "dead_units")
+
+
+class OwnKernelGELU(nn.GELU):
+    """Exact GELU through PyTorch's own vectorised kernel: the input (n, width) handed over transposed, not
+    contiguous, so that ``gelu`` and its backward do not call oneDNN; the memory is walked in the same order."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.gelu(x.mT, approximate=self.approximate).mT
+
+
+def race_networks(config: RaceConfig) -> tuple[nn.Module, nn.Module]:
+    """``twin_networks(config)``, each exact GELU on the kernel the race uses for it."""
+    nets = twin_networks(config)
+    if native_gelu(config):
+        for net in nets:
+            if isinstance(net.act, nn.GELU) and net.act.approximate == "none":
+                net.act = OwnKernelGELU()
+    return nets
 
 
 def reference_curves(config: RaceConfig) -> dict[str, np.ndarray]:
@@ -33,7 +53,7 @@ def reference_race(config: RaceConfig) -> tuple[dict[str, np.ndarray], tuple[nn.
         dataset = make_dataset(config.task, config.n_train, config.n_test, config.noise, config.seed)
         data = {key: torch.from_numpy(getattr(dataset, key)) for key in
                 ("train_points", "train_labels", "test_points", "test_labels")}
-        nets = twin_networks(config)
+        nets = race_networks(config)
         optimizer = torch.optim.SGD if config.optimizer == "sgd" else torch.optim.Adam
         optimizers = [optimizer(net.parameters(), lr=config.learning_rate, foreach=True) for net in nets]
         batches = torch.Generator(device="cpu").manual_seed(int(config.seed) + 1)

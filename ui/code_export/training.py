@@ -6,9 +6,9 @@ draws each set with), the network (``training.Network``, the page's ``RaceNet`` 
 its seeded weights) and the dead units (``training.dead_units``).  The training loop is the template's: the page
 trains both networks (and a class's races) stacked, its backward and Adam's update written out in one
 computation (``training._Stack``), which is no code for a notebook; the script trains each network with autograd
-and ``torch.optim.Adam``, what the stack is tested to match bit for bit (tests/test_training.py), and one torch
-thread.  The page also records curves every ten steps; recording changes nothing in training, so the script
-measures once, at the end.
+and ``torch.optim.Adam``, what the stack is tested to match bit for bit (tests/test_training.py), one torch
+thread, and (where the page's race does) exact GELU by PyTorch's own kernel, not oneDNN's.  The page also
+records curves every ten steps; recording changes nothing in training, so the script measures once, at the end.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ activations = {  # the modules the page trains; an activation owns no weights
 $modules
 }
 torch.set_num_threads(1)  # tensors of a few hundred numbers: one thread is fastest, and the page uses one
-
+$kernel
 # The points: the training set first, then the test set, from one generator
 rng = np.random.default_rng(config["seed"])
 train_points, train_labels = map(torch.from_numpy, split(config["task"], config["n_train"], config["noise"], rng))
@@ -67,6 +67,9 @@ for name, activation in activations.items():
 '''
 
 
+# where the page computes exact GELU with PyTorch's own kernel (gelu_core.training.native_gelu): the same kernel here
+KERNEL_LINE = "torch.backends.mkldnn.enabled = False  # exact GELU on PyTorch's own kernel, as the page's race"
+
 # the race's settings the script reads (the optimiser is the page's, Adam)
 FIELDS = ("task", "width", "depth", "learning_rate", "steps", "batch_size", "noise", "n_train", "n_test", "seed")
 
@@ -77,6 +80,7 @@ def script(values: Values) -> str:
     race = race_config(settings(TRAINING, values))  # as the page builds it
     listed, own = modules(race.activations, "label")
     first, second = (ACTIVATIONS[name].label for name in race.activations)
-    return fill(TEMPLATE, first=first, second=second, config=fields(race, FIELDS), modules=listed,
+    kernel = (KERNEL_LINE + "\n") if training.native_gelu(race) else ""
+    return fill(TEMPLATE, first=first, second=second, config=fields(race, FIELDS), modules=listed, kernel=kernel,
                 code=source(*own, names={"split": training._split, "Network": training.Network,
                                          "dead_units": training.dead_units}))

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from gelu_core import FeedForward, as_tokens, demo_input, run_lab  # noqa: E402
-from gelu_core.training import RaceConfig, _Stack, race, train, train_many, verdict  # noqa: E402
+from gelu_core.training import RaceConfig, _Stack, native_gelu, race, train, train_many, verdict  # noqa: E402
 from harness.memory import reset_peak, status_kib  # noqa: E402
 from harness.race_reference import reference_curves  # noqa: E402
 from ui.training import verdict_text  # noqa: E402
@@ -129,7 +129,6 @@ def bench_race(repeats: int) -> None:
         "after: race(), a snapshot every 100 steps": lambda: list(race(config, yield_every=100)),
         "after: the lane's way, a 51-frame film (every 20)": lambda: list(race(config, yield_every=20)),
         "after: 30 races stacked, train_many(), per race": lambda: train_many(many),
-        "lever, not taken: train(), oneDNN off": lambda: without_onednn(train, config),
     }
     cpu = {name: [] for name in functions}
     for _ in range(repeats):
@@ -152,17 +151,8 @@ def bench_race(repeats: int) -> None:
           f"({30 * before_ops / stacked30_ops:.0f}x fewer than 30 races one by one)")
     trained = train(config)
     print(f"  verdict: {verdict_text(trained, verdict(trained))}")
-    native = without_onednn(train, config)
-    print("  the lever not taken: with oneDNN off, float32 exact GELU runs PyTorch's own kernel (oneDNN's call costs "
-          "~12-24 us of set-up on these tensors), but its last bits differ, Adam amplifies them over 1000 steps, "
-          "and every float32 GELU in the process (lab, Frameworks) and every copied script would have to switch too;"
-          f" with it off the verdict reads: {verdict_text(native, verdict(native))}")
-
-
-def without_onednn(function, *args):
-    """``function(*args)`` with torch's oneDNN (mkldnn) path off, then the flag as it was."""
-    with torch.backends.mkldnn.flags(enabled=False):
-        return function(*args)
+    print(f"  exact GELU on PyTorch's own kernel, not oneDNN's: {native_gelu(config)} (gelu_core.training.native_gelu;"
+          " before and after alike); a network's matmuls one by one, as autograd's (the stack's _mm)")
 
 
 def one_thread_for_ops():
@@ -195,7 +185,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip-lab", action="store_true", help="only the race")
     args = parser.parse_args()
-    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs")
+    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, kernels for {torch.backends.cpu.get_cpu_capability()}")
     bench_race(args.repeats)
     if not args.skip_lab:
         bench_lab(args.repeats)

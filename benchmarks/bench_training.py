@@ -152,7 +152,7 @@ def bench_race(repeats: int) -> None:
     trained = train(config)
     print(f"  verdict: {verdict_text(trained, verdict(trained))}")
     print(f"  exact GELU on PyTorch's own kernel, not oneDNN's: {native_gelu(config)} (gelu_core.training.native_gelu;"
-          " before and after alike); a network's matmuls one by one, as autograd's (the stack's _mm)")
+          " before and after alike); a network's matmuls one by one, as autograd's (the stack's _addmm and its step)")
 
 
 def one_thread_for_ops():

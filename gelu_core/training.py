@@ -333,28 +333,23 @@ def _view(t: torch.Tensor, transposed: bool) -> torch.Tensor:
 
 def _rows(group: list, tensors: list[torch.Tensor]) -> list[tuple[torch.Tensor, ...]]:
     """A group's rows of (networks, points, width) ``_aligned`` tensors as its kernel is given them: all in one
-    call (through ``_view``), or, for an activation made of several kernels (group[7]: gelu_sigmoid, whose
+    call (through ``_view``), or, for an activation made of several kernels (group[5]: gelu_sigmoid, whose
     intermediate tensors are not aligned) where a network's block is not a whole number of CHUNK, network by
     network."""
-    if group[7] and math.prod(tensors[0].shape[1:]) % CHUNK:
-        return [tuple(_view(t[r:r + 1], group[6]) for t in tensors) for r in range(len(tensors[0]))]
-    return [tuple(_view(t, group[6]) for t in tensors)]
+    if group[5] and math.prod(tensors[0].shape[1:]) % CHUNK:
+        return [tuple(_view(t[r:r + 1], group[4]) for t in tensors) for r in range(len(tensors[0]))]
+    return [tuple(_view(t, group[4]) for t in tensors)]
 
 
-def _mm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None,
-        out: torch.Tensor | None = None) -> torch.Tensor:
-    """(bias +) a @ b for stacked networks, a (N, m, k), b (N, k, n), bias (N, 1, n), into ``out`` (contiguous
-    (N, m, n)) if given: network by network, as ``torch.addmm`` / ``torch.mm``, autograd's kernels for one network
-    alone.  Not one ``bmm``: torch 2.13's CPU bmm takes products under 400 multiply-adds to a loop of its own and
-    larger ones to MKL's batched gemm, and each sums in its own order on some CPUs (AVX-512), as does mm's gemv
-    for a matrix-vector product (tests/test_training.py)."""
-    if out is None:
-        out = _aligned((a.shape[0], a.shape[1], b.shape[-1]))
+def _addmm(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """bias + a @ b for stacked networks, bias (N, 1, n), a (N, m, k), b (N, k, n), into an ``_aligned`` (N, m, n):
+    network by network, as ``torch.addmm``, autograd's kernel for one network alone (as every matmul of the
+    training step, precomputed there).  Not one ``baddbmm``: torch 2.13's CPU bmm takes products under 400
+    multiply-adds to a loop of its own and larger ones to MKL's batched gemm, and each sums in its own order on
+    some CPUs (AVX-512), as does mm's gemv for a matrix-vector product (tests/test_training.py)."""
+    out = _aligned((a.shape[0], a.shape[1], b.shape[-1]))
     for i in range(a.shape[0]):
-        if bias is None:
-            torch.mm(a[i], b[i], out=out[i])
-        else:
-            torch.addmm(bias[i, 0], a[i], b[i], out=out[i])
+        torch.addmm(bias[i, 0], a[i], b[i], out=out[i])
     return out
 
 
@@ -380,7 +375,7 @@ class _Stack:
     Tiny networks cost per operation, not per number, so the networks share every operation they can: all
     weights in one tensor (theta, (networks, P)), each activation and its own backward kernel one call on its
     networks' rows (the networks ordered by activation, so one call however many races are stacked), one Adam
-    or SGD update for all (the foreach kernels torch.optim runs).  The matmuls stay each network's own (``_mm``:
+    or SGD update for all (the foreach kernels torch.optim runs).  The matmuls stay each network's own (``_addmm``:
     bmm sums in other orders on some CPUs).  A training step writes into buffers made once (``_aligned``: each
     network's block laid out as a tensor of its own), reads weights through views made once, and runs in
     inference mode (no autograd bookkeeping per operation): 65 torch operations per step for one race, from
@@ -403,14 +398,15 @@ class _Stack:
         self.row_of = {rk: i for i, rk in enumerate(self.rows)}
         names = [configs[r].activations[k] for r, k in self.rows]
         native = native_gelu(first)
-        # per activation: start, stop, forward, backward rule, both into buffers, whether it runs PyTorch's own
-        # kernel on transposed views (exact GELU: native_gelu), and whether it is several kernels (_rows)
+        # per activation: start, stop, the activation and its backward rule, each into a buffer (_into_rules),
+        # whether it runs PyTorch's own kernel on transposed views (exact GELU: native_gelu), and whether it is
+        # several kernels (_rows)
         self.groups = []
         for i, name in enumerate(names):
             if not self.groups or names[self.groups[-1][0]] != name:
                 module = activation_module(name)
                 slope = _slope_rule(name, module)
-                self.groups.append([i, i + 1, module.forward, slope, *_into_rules(name, module, slope),
+                self.groups.append([i, i + 1, *_into_rules(name, module, slope),
                                     native and _exact_gelu(module), getattr(slope, "composite", False)])
             else:
                 self.groups[-1][1] = i + 1
@@ -418,8 +414,6 @@ class _Stack:
         self.datasets = [make_dataset(c.task, c.n_train, c.n_test, c.noise, c.seed) for c in configs]
         race_of = torch.tensor([r for r, _ in self.rows])
         self.race_of = race_of
-        self.train_points = torch.from_numpy(np.stack([d.train_points for d in self.datasets]))  # (races, n, 2)
-        self.train_labels = torch.from_numpy(np.stack([d.train_labels for d in self.datasets]))  # (races, n)
         # what record() evaluates, per network: (points (n, points, 2), labels (n, points)) of the training set and of
         # the test set, each forwarded on its own, as a network alone is
         def stacked(part: str, what: str) -> torch.Tensor:
@@ -466,17 +460,18 @@ class _Stack:
             for group, *rows in zip(self.groups, self.z_rows[layer], self.a_rows[layer], self.up_rows[layer],
                                     self.d_rows[layer], strict=True):
                 for z, a, up, d in _rows(group, rows):
-                    acts.append((group[4], (z, a)))
-                    slopes.append((group[5], (up, z, a, d)))
+                    acts.append((group[2], (z, a)))
+                    slopes.append((group[3], (up, z, a, d)))
             self.act_calls.append(acts)
             self.slope_calls.append(slopes)
         self.d_t = [d.transpose(1, 2) for d in self.d_buf]
         # the mini-batch, gathered into buffers from the races' training sets flattened: row i of the stack reads
         # race race_of[i]'s points, from offset[i]
         self.points_buf, self.labels_buf = _aligned((self.n, self.batch, 2)), _aligned((self.n, self.batch))
-        self.flat_points, self.flat_labels = self.train_points.reshape(-1, 2), self.train_labels.reshape(-1)
+        self.flat_points = torch.from_numpy(np.concatenate([d.train_points for d in self.datasets]))  # (races*n, 2)
+        self.flat_labels = torch.from_numpy(np.concatenate([d.train_labels for d in self.datasets]))  # (races*n,)
         self.offset = (race_of * self.n_train)[:, None]
-        # every matmul of a step, network by network (_mm), as (its arguments, out): the forward's addmm into z, each
+        # every matmul of a step, network by network (_addmm), as (its arguments, out): the forward's addmm into z, each
         # weight gradient's mm into a buffer of its own (copied into grad's strided view: mm writing into it would
         # sum in another order), each upstream gradient's mm into up_buf; all views made once
         acts = [self.points_buf, *self.a_buf]
@@ -523,7 +518,7 @@ class _Stack:
             out_t = [(b[i, 0], w[i].t()) for i in range(len(w))]
         zs, acts = [], [x]
         for (_, b), w_t in zip(layers[:-1], hidden_t, strict=True):
-            z = _mm(acts[-1], w_t, b)  # (n, points, width)
+            z = _addmm(b, acts[-1], w_t)  # (n, points, width)
             zs.append(z)
             acts.append(_by_group(groups, 2, z))
         # one output: per network, addmm's matrix-vector path
@@ -637,13 +632,13 @@ def _mean_loss(logits: torch.Tensor, labels: torch.Tensor) -> list[float]:
 
 
 def _by_group(groups: list, which: int, *tensors: torch.Tensor) -> torch.Tensor:
-    """Apply each group's function (which: 2, the activation, or 3, its backward rule) to its rows of ``tensors``
-    (networks, points, width; the first an ``_aligned`` one), through the rule that writes into a buffer (4 or
-    5), one call per group: an ``_aligned`` tensor, each network's block as its own tensor."""
+    """Apply each group's rule (which: 2, the activation, or 3, its backward rule; each writes into a buffer) to
+    its rows of ``tensors`` (networks, points, width; the first an ``_aligned`` one), one call per group (_rows),
+    into an ``_aligned`` tensor, each network's block as its own tensor."""
     out = _aligned(tuple(tensors[0].shape))
     for group in groups:
         for rows in _rows(group, [t[group[0]:group[1]] for t in (*tensors, out)]):
-            group[which + 2](*rows)
+            group[which](*rows)
     return out
 
 

@@ -14,7 +14,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from gelu_core.training import RaceConfig, dead_units, make_dataset, native_gelu, one_thread, twin_networks
+from gelu_core.training import (
+    RaceConfig,
+    _exact_gelu,
+    dead_units,
+    make_dataset,
+    native_gelu,
+    one_thread,
+    twin_networks,
+)
 
 FIELDS = ("train_loss", "test_loss", "test_accuracy", "dead_units")
 
@@ -32,7 +40,7 @@ def race_networks(config: RaceConfig) -> tuple[nn.Module, nn.Module]:
     nets = twin_networks(config)
     if native_gelu(config):
         for net in nets:
-            if isinstance(net.act, nn.GELU) and net.act.approximate == "none":
+            if _exact_gelu(net.act):
                 net.act = OwnKernelGELU()
     return nets
 

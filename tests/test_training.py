@@ -349,6 +349,7 @@ REFERENCE_CASES = [
     dict(SMALL, width=1, depth=1),
     # elementwise kernels whose vectors and tails round differently, on blocks that are not whole vectors
     dict(SMALL, activations=("gelu_sigmoid", "silu"), width=5, batch_size=7),
+    dict(SMALL, activations=("gelu_sigmoid", "gelu_sigmoid"), width=5, batch_size=7),  # several kernels, 2 networks
     dict(SMALL, activations=("softplus", "gelu"), width=3, n_train=98, n_test=62),
 ]
 
@@ -399,30 +400,20 @@ def test_races_stacked_give_each_race_alone_bit_for_bit(shape):
 ])
 def test_stacked_training_is_autograd_bit_for_bit_whichever_kernels_the_cpu_picks(kernels):
     """The stack sums and rounds as autograd does by construction, not by the luck of one CPU: a bmm sums in its
-    own order on some CPUs and an elementwise kernel's tail rounds otherwise than its vectors.  Reference:
-    harness/race_reference.py in a fresh process whose PyTorch and MKL take other kernels (environment above);
-    tolerance 0."""
+    own order on some CPUs and an elementwise kernel's tail rounds otherwise than its vectors.  The two tests
+    above (reference: harness/race_reference.py, and each race alone; tolerance 0), every case, in a fresh
+    process whose PyTorch and MKL take other kernels (environment above)."""
     import os
     import subprocess
     import sys
 
-    cases = [REFERENCE_CASES[i] for i in (0, 4, 6, 7, 9, 11, 12)]  # relu-gelu, elu-softplus, 32x6, odd shapes
-    code = f"""if True:
-        import numpy as np
-        from gelu_core.training import RaceConfig, train
-        from harness.race_reference import FIELDS, reference_curves
-        for changes in {cases!r}:
-            config = RaceConfig(**changes)
-            want, got = reference_curves(config), train(config)
-            for field in FIELDS:
-                mine = np.stack([getattr(run, field) for run in got.runs])
-                assert np.array_equal(mine, want[field].reshape(mine.shape)), (changes, field)
-        print("bit for bit")
-    """
+    tests = [f"{__file__}::{test.__name__}" for test in (test_stacked_training_is_autograd_and_torch_optim_bit_for_bit,
+                                                        test_races_stacked_give_each_race_alone_bit_for_bit)]
     env = {**os.environ, **dict(pair.split("=") for pair in kernels.split())}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *tests],
+                          env=env, capture_output=True, text=True, timeout=300,
                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    assert done.returncode == 0 and "bit for bit" in done.stdout, done.stderr[-3000:]
+    assert done.returncode == 0 and f"{len(REFERENCE_CASES) + 2} passed" in done.stdout, done.stdout[-3000:]
 
 
 def test_races_of_other_shapes_are_trained_apart():

@@ -4,8 +4,9 @@ app.py holds an ``st.App`` (Streamlit's ASGI application) built from the two thi
 
 * ``lifespan``: at start-up, the heavy imports begin in the background (``hosting.warm``), Streamlit's
   old ``pages/``-folder mode is switched off for the process, so even the first deep link on a fresh server
-  runs through app.py, the janitor starts giving back what departed sessions held (``hosting.janitor``), and
-  every connection the server accepts sends small writes at once (``hosting.nodelay``);
+  runs through app.py, the janitor starts giving back what departed sessions held and the collector the runs'
+  garbage, once a second (``hosting.janitor``), and every connection the server accepts sends small writes at
+  once (``hosting.nodelay``);
 * ``MIDDLEWARE``: the frontend's files gzipped, each once (``hosting.compress``), and guards in front of
   Streamlit's own routes (``hosting.guard``).
 
@@ -22,7 +23,7 @@ from starlette.middleware import Middleware
 from hosting import nodelay, warm
 from hosting.compress import Compress
 from hosting.guard import Guard
-from hosting.janitor import Janitor, tune_allocator
+from hosting.janitor import Collector, Janitor, tune_allocator
 
 MIDDLEWARE = [Middleware(Compress), Middleware(Guard)]
 
@@ -38,8 +39,10 @@ async def lifespan(app):
     nodelay.install()
     tune_allocator()
     warm.start()
-    sweeping = asyncio.get_running_loop().create_task(Janitor().run())
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(Janitor().run()), loop.create_task(Collector().run())]
     try:
         yield
     finally:
-        sweeping.cancel()
+        for task in tasks:
+            task.cancel()

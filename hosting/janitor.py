@@ -8,6 +8,13 @@ sessions still have a websocket; a session gone for longer than ``GRACE`` second
 files dropped, and the app's shared results (``hosting.runs.SharedRuns``) drop the entries that only
 departed sessions used.  A student who comes back later starts a fresh session and re-uploads.
 
+Garbage in cycles (a run's page module and its functions, and whatever its globals held) is collected by
+``Collector``, at most once a ``COLLECT_PERIOD`` after script runs have ended, instead of by Streamlit after
+every run (``runner.postScriptGC = false`` in .streamlit/config.toml).  A full collection walks every object
+the sessions hold and holds the GIL meanwhile; after each of a class's runs it was a fifth of the script
+threads' time while thirty races trained (README, "A bigger class").  Once a second, a run's cycles wait at
+most about a second.
+
 Freed memory then goes back to the system: glibc's malloc keeps freed blocks for reuse (and after a large
 block is freed it raises its mmap threshold, so later arrays of a few MB come from its heaps, not from
 mmap); ``release_memory`` runs a collection and ``malloc_trim``.  Elsewhere than glibc it only collects.
@@ -30,6 +37,7 @@ import time
 from hosting.runs import SharedRuns
 
 PERIOD = 5.0
+COLLECT_PERIOD = 1.0  # seconds between the Collector's looks
 GRACE = float(os.environ.get("GELU_SESSION_GRACE_S", "30"))  # seconds; a tab's reload reconnects well within
 
 
@@ -59,6 +67,32 @@ def release_memory() -> None:
     trim = getattr(LIBC, "malloc_trim", None)
     if trim is not None:
         trim(0)
+
+
+class Collector:
+    """A full garbage collection once a period after script runs have ended (``hosting.warm.finished_runs``),
+    and once more on the look after (a run's page module is let go just after its count is taken)."""
+
+    def __init__(self, runs=None):
+        from hosting import warm
+
+        self.runs = runs or warm.finished_runs
+        self.seen = self.runs()
+        self.again = False
+
+    def tick(self) -> bool:
+        """One look: True where it collected."""
+        now = self.runs()
+        due = now != self.seen or self.again
+        self.again, self.seen = now != self.seen, now
+        if due:
+            gc.collect()
+        return due
+
+    async def run(self, period: float | None = None) -> None:
+        while True:
+            await asyncio.sleep(COLLECT_PERIOD if period is None else period)
+            self.tick()
 
 
 class Janitor:

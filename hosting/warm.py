@@ -18,9 +18,10 @@ set, lowered by a cgroup CPU quota), not one per core it sees, waiting for work 
 ``start()`` runs in the background at start-up (``hosting.lifespan``); without a server (AppTest, a script)
 the first ``warm()`` imports ``PAGES``.
 
-After each part and group, ``gc.freeze()``: Streamlit collects garbage after every script run, holding the
-GIL, and the imported modules' objects (which live as long as the process) would be walked every time; frozen,
-a collection only looks at what the runs made.  The cost measured: README, "Speed".
+After each part and group, ``gc.freeze()``: a full collection holds the GIL, and the imported modules' objects
+(which live as long as the process) would be walked every time; frozen, a collection only looks at what the
+runs made (``hosting.janitor.Collector`` collects once a second after runs, not Streamlit after every run).
+The cost measured: README, "Speed".
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ _done = threading.Event()
 _runs = threading.Condition()  # guards the two below
 _running = 0  # script runs under way
 _quiet_since = time.monotonic()  # when the last one ended (or PAGES were done)
+_finished = 0  # script runs ended so far (hosting.janitor.Collector collects their garbage)
 seconds: dict[str, float] = {}  # how long each import took, for the start-up line and bench_startup.py
 
 
@@ -131,7 +133,7 @@ def warm() -> None:
 def script_run() -> Iterator[None]:
     """Around every script run (app.py): ``warm()`` first, and the run counted, so that ``LATER`` waits for quiet;
     at its end ``warm_all`` looks again (the run may have imported a group itself)."""
-    global _running, _quiet_since
+    global _running, _quiet_since, _finished
     warm()
     with _runs:
         _running += 1
@@ -140,8 +142,14 @@ def script_run() -> Iterator[None]:
     finally:
         with _runs:
             _running -= 1
+            _finished += 1
             _quiet_since = time.monotonic()
             _runs.notify_all()
+
+
+def finished_runs() -> int:
+    """How many script runs have ended in this process."""
+    return _finished
 
 
 def _wanted(groups) -> tuple[str, ...] | None:

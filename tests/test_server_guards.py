@@ -467,3 +467,73 @@ def test_the_labs_chunk_temporaries_come_from_the_heap_and_a_runs_tensors_from_m
 
     assert mapped_by((_CHUNK,), torch.float64) == 0
     assert mapped_by((8, 1024, 768), torch.float32) == 1
+
+
+class Cycle:
+    """An object in a reference cycle: only a garbage collection frees it (reference counting cannot)."""
+
+    def __init__(self):
+        self.me = self
+
+
+@pytest.fixture
+def no_automatic_gc():
+    import gc
+
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def test_the_collector_collects_after_runs_end_and_once_more_then_rests(no_automatic_gc):
+    """Reference: a weakref to a cycle made in the test (dead exactly when a collection has run)."""
+    import weakref
+
+    from hosting.janitor import Collector
+
+    ended = [0]
+    collector = Collector(runs=lambda: ended[0])
+    assert collector.tick() is False  # no run has ended: nothing walked
+    cycle = Cycle()
+    ref = weakref.ref(cycle)
+    del cycle
+    assert ref() is not None  # garbage, not yet collected
+    ended[0] += 2  # two runs end
+    assert collector.tick() is True and ref() is None
+    assert collector.tick() is True  # once more: a run's module is let go just after its count
+    assert collector.tick() is False and collector.tick() is False
+
+
+def test_the_server_collects_the_runs_garbage_itself_streamlit_does_not(monkeypatch, no_automatic_gc):
+    """Reference: .streamlit/config.toml (runner.postScriptGC off) and the server's own start-up (hosting.lifespan)
+    run with a short period: a cycle is freed once a script run has ended (hosting.warm's count), not before."""
+    import asyncio
+    import tomllib
+    import weakref
+    from pathlib import Path
+
+    import hosting
+    from hosting import janitor, warm
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["runner"]["postScriptGC"] is False
+    monkeypatch.setattr(warm, "start", lambda: None)  # no background imports in the test process
+    monkeypatch.setattr(hosting.nodelay, "install", lambda: None)
+    monkeypatch.setattr(hosting, "tune_allocator", lambda: True)
+    monkeypatch.setattr(janitor, "COLLECT_PERIOD", 0.01)
+
+    async def serve():
+        async with hosting.lifespan(None):
+            await asyncio.sleep(0.05)
+            cycle = Cycle()
+            ref = weakref.ref(cycle)
+            del cycle
+            await asyncio.sleep(0.05)
+            before = ref() is not None  # no run ended: not collected
+            monkeypatch.setattr(warm, "_finished", warm.finished_runs() + 1)
+            await asyncio.sleep(0.05)
+            return before, ref() is None
+
+    assert asyncio.run(serve()) == (True, True)

@@ -442,29 +442,23 @@ class _Stack:
         # and each activation's rows of them, as views made once
         shape = (self.n, self.batch, first.width)
         self.z_buf, self.a_buf, self.d_buf = ([_aligned(shape) for _ in range(first.depth)] for _ in range(3))
-        self.slab = lambda buffers: [[b[g[0]:g[1]] for g in self.groups] for b in buffers]  # noqa: E731
-        self.z_rows, self.a_rows, self.d_rows = self.slab(self.z_buf), self.slab(self.a_buf), self.slab(self.d_buf)
-        # the backward's own buffers: dL/dlogit (n, batch) and its (n, batch, 1) view and that view's transpose; the
-        # gradient arriving at each hidden layer's output, each activation's rows a view; the transposes of
-        # d_buf; the mini-batch's indices, one row per race; the logits, one (batch, 1) column per network
+        # the backward's own buffers: dL/dlogit (n, batch) and its (n, batch, 1) view; the gradient arriving at
+        # each hidden layer's output; the mini-batch's indices, one row per race; the logits, one (batch, 1)
+        # column per network
         self.g_out = _aligned((self.n, self.batch))
         self.g_col = self.g_out.unsqueeze(-1)
-        self.g_row = self.g_col.transpose(1, 2)  # as autograd transposes it (the strides mm is given)
         self.up_buf = [_aligned(shape) for _ in range(first.depth)]
-        self.up_rows = self.slab(self.up_buf)
-        # per hidden layer, the activation's calls and its slope's, each (rule, its arguments): each group's rows,
-        # as the kernel is given them (_view), all views made once
+        # per hidden layer, the activation's calls and its slope's, each (rule, its arguments): each group's rows
+        # of the four buffers, as the kernel is given them (_view), all views made once
         self.act_calls, self.slope_calls = [], []
-        for layer in range(first.depth):
+        for buffers in zip(self.z_buf, self.a_buf, self.up_buf, self.d_buf, strict=True):
             acts, slopes = [], []
-            for group, *rows in zip(self.groups, self.z_rows[layer], self.a_rows[layer], self.up_rows[layer],
-                                    self.d_rows[layer], strict=True):
-                for z, a, up, d in _rows(group, rows):
+            for group in self.groups:
+                for z, a, up, d in _rows(group, [b[group[0]:group[1]] for b in buffers]):
                     acts.append((group[2], (z, a)))
                     slopes.append((group[3], (up, z, a, d)))
             self.act_calls.append(acts)
             self.slope_calls.append(slopes)
-        self.d_t = [d.transpose(1, 2) for d in self.d_buf]
         # the mini-batch, gathered into buffers from the races' training sets flattened: row i of the stack reads
         # race race_of[i]'s points, from offset[i]
         self.points_buf, self.labels_buf = _aligned((self.n, self.batch, 2)), _aligned((self.n, self.batch))
@@ -479,7 +473,8 @@ class _Stack:
                             in zip(self.layers[:-1], self.hidden_t, acts[:-1], self.z_buf, strict=True)]
         self.weight_grad_buf = [_aligned(w.shape) for w, _ in self.layers]
         grads_in = [*self.d_buf, self.g_col]  # the gradient arriving at each layer's output
-        grads_t = [*self.d_t, self.g_row]
+        # transposed as autograd transposes them (the strides mm is given)
+        grads_t = [*(d.transpose(1, 2) for d in self.d_buf), self.g_col.transpose(1, 2)]
         self.weight_mms = [[((g_t[i], a[i]), out[i]) for i in range(self.n)]
                            for g_t, a, out in zip(grads_t, acts, self.weight_grad_buf, strict=True)]
         self.up_mms = [[((g[i], w[i]), up[i]) for i in range(self.n)]

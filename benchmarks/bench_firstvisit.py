@@ -7,7 +7,9 @@
    events count every response: bytes on the wire (``encodedDataLength``: headers and body as sent), the
    bodies as the browser decoded them (what the same visit would move uncompressed), requests, and how many
    of the frontend's files came gzipped and with a one-year ``immutable`` Cache-Control (cacheable by their
-   hashed names).  Target: at most 3.5 MB on the wire for every page.
+   hashed names).  The page's websocket (its first run's messages) is on the wire too: the visit goes through
+   a counting proxy on loopback (``harness.wire``), since Chromium reports a websocket's messages only
+   decoded.  Target: at most 3.5 MB on the wire for every page, the websocket included.
 2. ``--students`` fresh contexts open the home page at the same moment, each throttled (CDP
    ``Network.emulateNetworkConditions``) to its share of a ``--link-mbit`` link, 20 ms latency: seconds from
    the start to each page drawn (the app idle, its chart drawn), p50 / p95 / max (inf: not drawn within
@@ -22,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -31,8 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harness import browser as driver  # noqa: E402
+from harness.wire import Wire  # noqa: E402
 
 TARGET_BYTES = 3.5e6
+MOVES = 5  # keyboard steps of each page's first control, after the first visit
 LATENCY_MS = 20
 DRAWN_JS = (
     "() => window.__geluRuns > 0 && !!document.querySelector(\"" + driver.IDLE.replace('"', '\\"') + "\")"
@@ -43,7 +49,7 @@ CLASS_DRAWN_JS = DRAWN_JS + " && !!document.querySelector(\"[data-testid='stPlot
 
 def watch(page):
     """Start counting the page's responses through CDP: returns the dict the events fill."""
-    seen = {"wire": {}, "decoded": {}, "encoding": {}, "url": {}, "cache": {}}
+    seen = {"wire": {}, "decoded": {}, "encoding": {}, "url": {}, "cache": {}, "ws_decoded": 0}
     cdp = page.context.new_cdp_session(page)
     cdp.send("Network.enable")
 
@@ -59,21 +65,31 @@ def watch(page):
     cdp.on("Network.responseReceived", response)
     cdp.on("Network.dataReceived", data)
     cdp.on("Network.loadingFinished", lambda e: seen["wire"].__setitem__(e["requestId"], e["encodedDataLength"]))
+
+    def frame(event):  # a websocket message as the page decoded it; a binary one comes base64-encoded
+        payload = event["response"]["payloadData"]
+        seen["ws_decoded"] += len(base64.b64decode(payload)) if event["response"]["opcode"] == 2 else len(payload)
+
+    cdp.on("Network.webSocketFrameReceived", frame)
     return seen
 
 
-def page_weight(browser, base_url: str, path: str) -> dict:
+def page_weight(browser, wire: Wire, path: str) -> dict:
+    """One first visit to ``path`` through ``wire``: HTTP responses as Chromium counted them, the websocket's
+    bytes as they crossed the socket (compressed, where the two sides agreed to) and as the page decoded them;
+    then the websocket's bytes of each of ``MOVES`` keyboard steps of the page's first control."""
     page = driver.new_page(browser)
     seen = watch(page)
-    driver.open_app(page, f"{base_url}/{path}")
+    wire.reset()
+    driver.open_app(page, f"{wire.base_url}/{path}")
     page.wait_for_timeout(1000)  # chunks a drawn page still fetches (fonts, lazy elements)
-    page.context.close()
     static = [r for r, u in seen["url"].items() if "/static/" in u and seen["decoded"].get(r, 0) >= 1024]
     largest = max(seen["wire"], key=seen["wire"].get)
-    return dict(
+    visit = dict(
         requests=len(seen["wire"]),
-        wire=sum(seen["wire"].values()),
-        decoded=sum(seen["decoded"].values()),
+        ws=wire.counts["ws"],
+        wire=sum(seen["wire"].values()) + wire.counts["ws"],
+        decoded=sum(seen["decoded"].values()) + seen["ws_decoded"],
         static=len(static),
         gzipped=sum(1 for r in static if seen["encoding"].get(r) == "gzip"),
         fonts=sum(1 for r in static if seen["url"][r].endswith(".woff2")),
@@ -81,6 +97,15 @@ def page_weight(browser, base_url: str, path: str) -> dict:
             seen["cache"].get(r, "").replace(" ", "").split(","))),
         largest=(seen["url"][largest].rsplit("/", 1)[-1], seen["wire"][largest]),
     )
+    per_move = []
+    control = driver.first_control(page)
+    for _ in range(MOVES if control else 0):
+        before = wire.counts["ws"]
+        driver.move(page, control)
+        page.wait_for_timeout(200)  # the run's messages are in by its end; room for any that trail it
+        per_move.append(wire.counts["ws"] - before)
+    page.context.close()
+    return {**visit, "move": statistics.median(per_move) if per_move else None}
 
 
 async def class_arrives(base_url: str, students: int, link_mbit: float, limit_s: float) -> list[float]:
@@ -135,20 +160,30 @@ def main() -> None:
         driver.wait_ready(server.base_url)
         with sync_playwright() as pw:
             browser = driver.launch(pw)
-            print(f"{'page':<16}{'requests':>9}{'on the wire':>13}{'uncompressed':>14}{'gzipped':>12}{'cached':>9}  "
-                  "largest")
-            worst = 0
-            for path in paths:
-                w = page_weight(browser, server.base_url, "" if path == "home" else path)
+            print(f"{'page':<16}{'requests':>9}{'on the wire':>13}{'websocket':>11}{'uncompressed':>14}{'gzipped':>12}"
+                  f"{'cached':>9}  largest")
+            worst, moves = 0, {}
+            with Wire(server.port) as wire:
+                weights = {path: page_weight(browser, wire, "" if path == "home" else path) for path in paths}
+            for path, w in weights.items():
                 worst = max(worst, w["wire"])
-                print(f"{path:<16}{w['requests']:>9}{w['wire'] / 1e6:>10.2f} MB{w['decoded'] / 1e6:>11.2f} MB"
+                moves[path] = w["move"]
+                print(f"{path:<16}{w['requests']:>9}{w['wire'] / 1e6:>10.2f} MB{w['ws'] / 1e6:>8.2f} MB"
+                      f"{w['decoded'] / 1e6:>11.2f} MB"
                       f"{w['gzipped']:>6}/{w['static'] - w['fonts']:<5}{w['cached']:>5}/{w['static']:<3}  "
                       f"{w['largest'][0]} "
                       f"{w['largest'][1] / 1e6:.2f} MB")
             browser.close()
-        print("(gzipped: the frontend's files of 1 KB or more that came gzipped / all of them but the .woff2 fonts, "
-              "compressed already; cached: those files that came with a one-year immutable Cache-Control, their names "
-              "carrying their content's hash / all of them)")
+        print("(on the wire: every HTTP response, headers and body as sent, and the websocket's bytes from the "
+              "server as they crossed the socket, counted by a proxy on loopback (harness/wire.py); uncompressed: the "
+              "same decoded; gzipped: the frontend's files of 1 KB or more that came gzipped / all of them but the "
+              ".woff2 fonts, compressed already; cached: those files that came with a one-year immutable "
+              "Cache-Control, their names carrying their content's hash / all of them)")
+        print(f"\nA lesson's moves on the link: the websocket's bytes of one keyboard step of each page's first "
+              f"control (median of {MOVES}), and what 30 students each moving once a second ask of it")
+        for path, b in moves.items():
+            if b is not None:
+                print(f"  {path:<16}{b / 1e3:>7.1f} KB a move   30 a second: {b * 30 * 8 / 1e6:5.1f} Mbit/s")
         print(f"heaviest page {worst / 1e6:.2f} MB = {worst / TARGET_BYTES:.2f} of the {TARGET_BYTES / 1e6} MB "
               f"target: {'met' if worst <= TARGET_BYTES else 'MISSED'}")
         for students in (n for n in args.students if n):

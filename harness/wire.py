@@ -1,0 +1,87 @@
+"""What crosses the wire: a TCP proxy on loopback that counts the bytes of every connection through it.
+
+A browser or a websocket client pointed at ``Wire(port).base_url`` reaches the server on ``port`` as before;
+``counts`` holds the bytes the server sent (``"http"`` and ``"ws"``) and received (``"http_up"``,
+``"ws_up"``), as they crossed the socket: headers, bodies and websocket frames, compressed where the two sides
+agreed to compress.  A connection is counted as ``ws`` when its first request asks for a websocket upgrade.
+Chromium's own network events give no such figure for a websocket (only each message, decoded), which is why
+this exists.  Used by benchmarks/bench_firstvisit.py and the hosting tests; nothing here leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+
+from harness.browser import free_port
+
+CHUNK = 1 << 16
+
+
+class Wire:
+    """Context manager: a counting proxy to 127.0.0.1:``target_port``, served from a thread of its own."""
+
+    def __init__(self, target_port: int):
+        self.target_port, self.port = target_port, free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.counts: collections.Counter[str] = collections.Counter()
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="wire", daemon=True)
+        self._open: set[asyncio.StreamWriter] = set()
+
+    def reset(self) -> None:
+        self.counts.clear()
+
+    def __enter__(self) -> Wire:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("the counting proxy did not start")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._main())
+        self._loop.close()
+
+    async def _main(self) -> None:
+        self._stop = asyncio.Event()
+        server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
+        self._ready.set()
+        await self._stop.wait()
+        server.close()
+        for writer in list(self._open):  # connections still open: closed here, so each pump ends on its own
+            writer.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        await asyncio.wait(tasks, timeout=5) if tasks else None
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        except OSError:
+            writer.close()
+            return
+        self._open.update((writer, upstream_writer))
+        first = await reader.read(CHUNK)
+        kind = "ws" if b"upgrade: websocket" in first.lower() else "http"
+        self.counts[f"{kind}_up"] += len(first)
+        upstream_writer.write(first)
+        await asyncio.gather(self._pump(reader, upstream_writer, f"{kind}_up"),
+                             self._pump(upstream_reader, writer, kind))  # fmt: skip
+        self._open.difference_update((writer, upstream_writer))
+
+    async def _pump(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, key: str) -> None:
+        try:
+            while data := await source.read(CHUNK):
+                self.counts[key] += len(data)
+                sink.write(data)
+                await sink.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            sink.close()  # the other direction's read then ends too

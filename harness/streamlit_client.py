@@ -285,8 +285,10 @@ class Session:
     Use `async with Session(...) as s:` so the websocket is always closed.
     """
 
-    def __init__(self, base_url: str, path: str = "", query: str = "", *, timeout_s: float = TIMEOUT_S):
+    def __init__(self, base_url: str, path: str = "", query: str = "", *, timeout_s: float = TIMEOUT_S,
+                 compression: str | None = "deflate"):  # fmt: skip
         self.base_url = base_url.rstrip("/")
+        self.compression = compression  # offered to the server as a browser offers it (None: not offered)
         self.path, self.query_string, self.timeout_s = path.strip("/"), query.lstrip("?"), timeout_s
         self.cookies: dict[str, str] = {}
         self.ws = None
@@ -329,7 +331,7 @@ class Session:
         token = self.cookies.get("_streamlit_xsrf", "PLACEHOLDER_AUTH_TOKEN")
         self.ws = await asyncio.wait_for(
             connect(self.ws_url, subprotocols=["streamlit", token], additional_headers=headers, max_size=None,
-                    open_timeout=self.timeout_s),
+                    open_timeout=self.timeout_s, compression=self.compression),
             self.timeout_s,
         )  # fmt: skip
         self._reader = asyncio.create_task(self._read(), name=f"streamlit-client-{self.path or 'home'}")

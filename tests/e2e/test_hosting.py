@@ -15,6 +15,8 @@
 - the agent API (Streamlit's HTTP/MCP interface for driving an app without a browser) is off.
 - the frontend's files reach the browser gzipped (hosting/compress.py), decoding to Streamlit's own files, still
   cached for a year by their hashed names, and the lab still loads.
+- enableWebsocketCompression = true: the server agrees to permessage-deflate when the client offers it, as
+  browsers do; a page's messages then cross the wire at most half as large, and read the same.
 
 And the app's own guards (hosting/guard.py), on the real app: /_stcore/metrics is not served, no websocket
 message carries the server's path of app.py, a script's path typed as a URL (/pages/ffn.py) lands on its
@@ -257,3 +259,26 @@ def test_the_frontend_arrives_gzipped_and_the_app_still_loads(new_tab, server):
     status, headers, body = request(f"{server.base_url}/ffn", headers={"Accept-Encoding": "gzip"})
     assert status == 200 and headers["Content-Encoding"] == "gzip"
     assert gzip.decompress(body) == (Path(get_static_dir()) / "index.html").read_bytes()
+
+
+def test_the_websocket_is_compressed_and_reads_the_same(server):
+    """Reference: the same page and move through a client that offers no compression (websockets'
+    ``compression=None``), its bytes counted on the wire by a proxy on loopback (harness.wire): the compressing
+    session's server-sent bytes at most half of those, every text of the page the same, no trouble."""
+    from harness.streamlit_client import Session, run_sync, texts
+    from harness.wire import Wire
+
+    async def visit(compression):
+        with Wire(server.port) as wire:
+            async with Session(wire.base_url, "approximations", timeout_s=90, compression=compression) as s:
+                await s.run()
+                await s.move()
+                return (texts(s.elements), s.troubles, s.ws.response.headers.get("Sec-WebSocket-Extensions"),
+                        wire.counts["ws"])  # fmt: skip
+
+    plain_texts, plain_troubles, plain_extension, plain_bytes = run_sync(visit(None))
+    texts_seen, troubles, extension, compressed_bytes = run_sync(visit("deflate"))
+    assert plain_extension is None and extension and extension.startswith("permessage-deflate"), extension
+    assert texts_seen == plain_texts and len(texts_seen) > 10
+    assert troubles == plain_troubles == []
+    assert plain_bytes > 200_000 and compressed_bytes <= plain_bytes / 2, (compressed_bytes, plain_bytes)

@@ -10,10 +10,13 @@
    hashed names).  The page's websocket (its first run's messages) is on the wire too: the visit goes through
    a counting proxy on loopback (``harness.wire``), since Chromium reports a websocket's messages only
    decoded.  Target: at most 3.5 MB on the wire for every page, the websocket included.
-2. ``--students`` fresh contexts open the home page at the same moment, each throttled (CDP
-   ``Network.emulateNetworkConditions``) to its share of a ``--link-mbit`` link, 20 ms latency: seconds from
-   the start to each page drawn (the app idle, its chart drawn), p50 / p95 / max (inf: not drawn within
-   ``--limit-s``).  Every student's
+2. ``--students`` fresh contexts open the home page at the same moment, each throttled to its share of a
+   ``--link-mbit`` link, 20 ms latency: seconds from the start to each page drawn (the app idle, its chart
+   drawn), p50 / p95 / max (inf: not drawn within ``--limit-s``).  Each context reaches the server through a
+   shaping proxy of its own on loopback (``harness.wire.Wire`` with a rate; ``--shaping loopback``, the
+   default), or throttled by Chromium (CDP ``Network.emulateNetworkConditions``, ``--shaping chromium``):
+   with thirty contexts on a busy 2-core machine Chromium's throttle left some visits' requests unsent for
+   minutes (no socket open to the server, nothing pending on its side), and they were never drawn.  Every student's
    browser runs on this machine's cores, and the server beside them: a school's thirty laptops would each
    have their own.
 
@@ -35,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harness import browser as driver  # noqa: E402
+from harness.balancer import cpu_seconds, tree_cpu_seconds  # noqa: E402
 from harness.wire import Wire  # noqa: E402
 
 TARGET_BYTES = 3.5e6
@@ -108,38 +112,55 @@ def page_weight(browser, wire: Wire, path: str) -> dict:
     return {**visit, "move": statistics.median(per_move) if per_move else None}
 
 
-async def class_arrives(base_url: str, students: int, link_mbit: float, limit_s: float) -> list[float]:
+async def class_arrives(base_url: str, students: int, link_mbit: float, limit_s: float,
+                        shaping: str = "loopback") -> list[float]:
     """Seconds from one start to each of ``students`` throttled first visits drawn (home page); inf for a visit
-    not drawn within ``limit_s``."""
+    not drawn within ``limit_s``.  ``shaping``: "loopback", each context through a ``harness.wire.Wire`` of its
+    own at its share of the link; "chromium", Chromium's emulated network conditions per context (CDP)."""
+    from contextlib import ExitStack
+
     from playwright.async_api import async_playwright
 
     share = link_mbit * 1e6 / 8 / students  # bytes per second each
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=driver.CHROMIUM, args=driver.LAUNCH_ARGS)
-        pages = []
-        for _ in range(students):
-            context = await browser.new_context(viewport=driver.DESKTOP)
-            context.set_default_timeout(600_000)
-            await context.add_init_script(driver.RUN_COUNTER_JS)
-            page = await context.new_page()
-            cdp = await context.new_cdp_session(page)
-            await cdp.send("Network.enable")
-            await cdp.send("Network.emulateNetworkConditions", {
-                "offline": False, "latency": LATENCY_MS, "downloadThroughput": share, "uploadThroughput": share})
-            pages.append(page)
-        start = time.perf_counter()
+    port = int(base_url.rsplit(":", 1)[1])
+    with ExitStack() as links:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=driver.CHROMIUM, args=driver.LAUNCH_ARGS)
+            pages = []
+            for _ in range(students):
+                context = await browser.new_context(viewport=driver.DESKTOP)
+                context.set_default_timeout(600_000)
+                await context.add_init_script(driver.RUN_COUNTER_JS)
+                page = await context.new_page()
+                if shaping == "loopback":
+                    url = links.enter_context(Wire(port, rate=share, latency_s=LATENCY_MS / 1000)).base_url
+                else:
+                    url = base_url
+                    cdp = await context.new_cdp_session(page)
+                    await cdp.send("Network.enable")
+                    await cdp.send("Network.emulateNetworkConditions", {
+                        "offline": False, "latency": LATENCY_MS, "downloadThroughput": share,
+                        "uploadThroughput": share})  # fmt: skip
+                pages.append((page, url))
+            start = time.perf_counter()
 
-        async def visit(page) -> float:
-            try:
-                await page.goto(base_url, wait_until="commit", timeout=limit_s * 1000)
-                await page.wait_for_function(CLASS_DRAWN_JS, polling=100, timeout=limit_s * 1000)
-            except Exception:  # Playwright's TimeoutError: not drawn in time
-                return float("inf")
-            return time.perf_counter() - start
+            async def visit(page, url) -> float:
+                try:
+                    await page.goto(url, wait_until="commit", timeout=limit_s * 1000)
+                    await page.wait_for_function(CLASS_DRAWN_JS, polling=100, timeout=limit_s * 1000)
+                except Exception:  # Playwright's TimeoutError: not drawn in time
+                    return float("inf")
+                return time.perf_counter() - start
 
-        times = await asyncio.gather(*(visit(p) for p in pages))
-        await browser.close()
+            times = await asyncio.gather(*(visit(p, u) for p, u in pages))
+            await browser.close()
     return sorted(times)
+
+
+def browser_cpu(server) -> float:
+    """CPU seconds of this process's children but the server: Playwright's driver and Chromium (a closed browser's
+    too, once reaped)."""
+    return tree_cpu_seconds(os.getpid(), exclude=server.proc.pid) - cpu_seconds(os.getpid())
 
 
 def pct(values: list[float], q: float) -> float:
@@ -152,6 +173,9 @@ def main() -> None:
     parser.add_argument("--link-mbit", type=float, default=30.0)
     parser.add_argument("--pages", nargs="*", default=None, help="url paths (default: every page of app.py)")
     parser.add_argument("--limit-s", type=float, default=240.0, help="seconds a throttled visit may take")
+    parser.add_argument("--shaping", choices=("loopback", "chromium"), default="loopback",
+                        help="each student's share of the link: a shaping proxy of its own on loopback "
+                        "(harness.wire), or Chromium's emulated network conditions")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -186,15 +210,26 @@ def main() -> None:
                 print(f"  {path:<16}{b / 1e3:>7.1f} KB a move   30 a second: {b * 30 * 8 / 1e6:5.1f} Mbit/s")
         print(f"heaviest page {worst / 1e6:.2f} MB = {worst / TARGET_BYTES:.2f} of the {TARGET_BYTES / 1e6} MB "
               f"target: {'met' if worst <= TARGET_BYTES else 'MISSED'}")
+        home = weights.get("home")
         for students in (n for n in args.students if n):
             load = os.getloadavg()[0]
-            times = asyncio.run(class_arrives(server.base_url, students, args.link_mbit, args.limit_s))
+            browsers_before, server_before = browser_cpu(server), cpu_seconds(server.proc.pid)
+            times = asyncio.run(class_arrives(server.base_url, students, args.link_mbit, args.limit_s,
+                                              args.shaping))
             drawn = sum(t != float("inf") for t in times)
             print(f"{students} first visits at once (home), each at 1/{students} of {args.link_mbit:g} "
-                  f"Mbit/s, {LATENCY_MS} ms: {drawn} drawn within {args.limit_s:g} s; p50 {pct(times, .5):.1f} s, "
+                  f"Mbit/s, {LATENCY_MS} ms, {args.shaping} shaping: {drawn} drawn within {args.limit_s:g} s; "
+                  f"p50 {pct(times, .5):.1f} s, "
                   f"p95 {pct(times, .95):.1f} s, max {times[-1]:.1f} s (server peak "
                   f"{server.rss_kib()['VmHWM'] / 1024:.0f} MB; load average {load:.1f} before, "
                   f"{os.getloadavg()[0]:.1f} after, {os.cpu_count()} cores)")
+            browsers, served = browser_cpu(server) - browsers_before, cpu_seconds(server.proc.pid) - server_before
+            link = f"{home['wire'] * students * 8 / (args.link_mbit * 1e6):.1f} s" if home else "(home not weighed)"
+            print(f"  floors: the link alone carries the {students} Home visits in {link}; the browsers took "
+                  f"{browsers:.1f} s of CPU and the server {served:.1f} s, on {os.cpu_count()} cores: no order of work "
+                  f"draws the last before {(browsers + served) / os.cpu_count():.1f} s here (a class's own laptops "
+                  "would share out the browsers' part)")
+
 
 if __name__ == "__main__":
     main()

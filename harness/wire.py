@@ -5,7 +5,15 @@ A browser or a websocket client pointed at ``Wire(port).base_url`` reaches the s
 ``"ws_up"``), as they crossed the socket: headers, bodies and websocket frames, compressed where the two sides
 agreed to compress.  A connection is counted as ``ws`` when its first request asks for a websocket upgrade.
 Chromium's own network events give no such figure for a websocket (only each message, decoded), which is why
-this exists.  Used by benchmarks/bench_firstvisit.py and the hosting tests; nothing here leaves 127.0.0.1.
+this exists.
+
+With ``rate`` (bytes per second) the proxy is also one student's share of a shaped link: everything it
+carries, in each direction, all its connections together, passes at most at that rate (a token bucket, in
+chunks of ``PACED_CHUNK``), and each new connection waits ``latency_s`` before it reaches the server, as a
+round trip would.  That is a shaped loopback: benchmarks/bench_firstvisit.py gives each student's browser
+context a ``Wire`` of its own instead of Chromium's emulated throttling, which held some of a class's
+requests unsent for minutes on a busy 2-core machine.  Used there and by the hosting tests; nothing here
+leaves 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -17,13 +25,17 @@ import threading
 from harness.browser import free_port
 
 CHUNK = 1 << 16
+PACED_CHUNK = 1 << 13  # with a rate: a student's share of 30 Mbit/s between 30 carries 8 KiB in 66 ms
 
 
 class Wire:
-    """Context manager: a counting proxy to 127.0.0.1:``target_port``, served from a thread of its own."""
+    """Context manager: a counting (and, with ``rate``, shaping) proxy to 127.0.0.1:``target_port``, served from a
+    thread of its own."""
 
-    def __init__(self, target_port: int):
+    def __init__(self, target_port: int, rate: float | None = None, latency_s: float = 0.0):
         self.target_port, self.port = target_port, free_port()
+        self.rate, self.latency_s = rate, latency_s
+        self._next = {"down": 0.0, "up": 0.0}  # when each direction's bucket may send again (loop time)
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.counts: collections.Counter[str] = collections.Counter()
         self._loop = asyncio.new_event_loop()
@@ -61,6 +73,8 @@ class Wire:
         await asyncio.wait(tasks, timeout=5) if tasks else None
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
         try:
             upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         except OSError:
@@ -75,9 +89,18 @@ class Wire:
                              self._pump(upstream_reader, writer, kind))  # fmt: skip
         self._open.difference_update((writer, upstream_writer))
 
+    async def _pace(self, direction: str, size: int) -> None:
+        """Wait until ``size`` more bytes fit the rate, in ``direction``, over all this proxy's connections."""
+        now = asyncio.get_running_loop().time()
+        self._next[direction] = max(self._next[direction], now) + size / self.rate
+        await asyncio.sleep(self._next[direction] - now)
+
     async def _pump(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, key: str) -> None:
+        direction = "up" if key.endswith("_up") else "down"
         try:
-            while data := await source.read(CHUNK):
+            while data := await source.read(PACED_CHUNK if self.rate else CHUNK):
+                if self.rate:
+                    await self._pace(direction, len(data))
                 self.counts[key] += len(data)
                 sink.write(data)
                 await sink.drain()

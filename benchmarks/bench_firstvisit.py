@@ -113,9 +113,10 @@ def page_weight(browser, wire: Wire, path: str) -> dict:
 
 
 async def class_arrives(base_url: str, students: int, link_mbit: float, limit_s: float,
-                        shaping: str = "loopback") -> list[float]:
-    """Seconds from one start to each of ``students`` throttled first visits drawn (home page); inf for a visit
-    not drawn within ``limit_s``.  ``shaping``: "loopback", each context through a ``harness.wire.Wire`` of its
+                        shaping: str = "loopback", exclude: int | None = None) -> tuple[list[float], float]:
+    """Seconds from one start to each of ``students`` throttled first visits drawn (home page), inf for a visit
+    not drawn within ``limit_s``; and the CPU seconds the browsers took (``browser_cpu``, leaving out the
+    server's pid ``exclude``).  ``shaping``: "loopback", each context through a ``harness.wire.Wire`` of its
     own at its share of the link; "chromium", Chromium's emulated network conditions per context (CDP)."""
     from contextlib import ExitStack
 
@@ -153,14 +154,15 @@ async def class_arrives(base_url: str, students: int, link_mbit: float, limit_s:
                 return time.perf_counter() - start
 
             times = await asyncio.gather(*(visit(p, u) for p, u in pages))
+            cpu = browser_cpu(exclude)  # before the close: a renderer's time is lost once it has gone
             await browser.close()
-    return sorted(times)
+    return sorted(times), cpu
 
 
-def browser_cpu(server) -> float:
-    """CPU seconds of this process's children but the server: Playwright's driver and Chromium (a closed browser's
-    too, once reaped)."""
-    return tree_cpu_seconds(os.getpid(), exclude=server.proc.pid) - cpu_seconds(os.getpid())
+def browser_cpu(exclude: int | None) -> float:
+    """CPU seconds so far of this process's children but the server (pid ``exclude``): Playwright's driver and
+    every live Chromium process."""
+    return tree_cpu_seconds(os.getpid(), exclude=exclude) - cpu_seconds(os.getpid())
 
 
 def pct(values: list[float], q: float) -> float:
@@ -213,9 +215,9 @@ def main() -> None:
         home = weights.get("home")
         for students in (n for n in args.students if n):
             load = os.getloadavg()[0]
-            browsers_before, server_before = browser_cpu(server), cpu_seconds(server.proc.pid)
-            times = asyncio.run(class_arrives(server.base_url, students, args.link_mbit, args.limit_s,
-                                              args.shaping))
+            browsers_before, server_before = browser_cpu(server.proc.pid), cpu_seconds(server.proc.pid)
+            times, browsers_after = asyncio.run(class_arrives(server.base_url, students, args.link_mbit,
+                                                              args.limit_s, args.shaping, server.proc.pid))
             drawn = sum(t != float("inf") for t in times)
             print(f"{students} first visits at once (home), each at 1/{students} of {args.link_mbit:g} "
                   f"Mbit/s, {LATENCY_MS} ms, {args.shaping} shaping: {drawn} drawn within {args.limit_s:g} s; "
@@ -223,11 +225,11 @@ def main() -> None:
                   f"p95 {pct(times, .95):.1f} s, max {times[-1]:.1f} s (server peak "
                   f"{server.rss_kib()['VmHWM'] / 1024:.0f} MB; load average {load:.1f} before, "
                   f"{os.getloadavg()[0]:.1f} after, {os.cpu_count()} cores)")
-            browsers, served = browser_cpu(server) - browsers_before, cpu_seconds(server.proc.pid) - server_before
+            browsers, served = browsers_after - browsers_before, cpu_seconds(server.proc.pid) - server_before
             link = f"{home['wire'] * students * 8 / (args.link_mbit * 1e6):.1f} s" if home else "(home not weighed)"
             print(f"  floors: the link alone carries the {students} Home visits in {link}; the browsers took "
-                  f"{browsers:.1f} s of CPU and the server {served:.1f} s, on {os.cpu_count()} cores: no order of work "
-                  f"draws the last before {(browsers + served) / os.cpu_count():.1f} s here (a class's own laptops "
+                  f"{browsers:.1f} s of CPU and the server {served:.1f} s by the last one drawn: "
+                  f"{(browsers + served) / os.cpu_count():.1f} s of all {os.cpu_count()} cores (a class's own laptops "
                   "would share out the browsers' part)")
 
 

@@ -190,21 +190,18 @@ def upload_wait(students: int, how: str = "lab") -> None:
                   f"ratio {alone / core:.2f} (target <= {UPLOAD_RATIO:g}: "
                   f"{'met' if alone <= UPLOAD_RATIO * core else 'MISSED'})")
 
-            from harness.balancer import cpu_seconds, tree_cpu_seconds
-
-            def browser_cpu() -> float:  # this process's children but the server: Playwright's driver and Chromium
-                return tree_cpu_seconds(os.getpid(), exclude=server.proc.pid) - cpu_seconds(os.getpid())
+            from harness.balancer import children_cpu_seconds, cpu_seconds
 
             pages = [driver.new_page(browser) for _ in range(students)]
             for p in pages:
                 arrive(p, server.base_url, how)
             counts = [driver.runs(p) for p in pages]
-            cpu, load, drawing = cpu_seconds(server.proc.pid), os.getloadavg()[0], browser_cpu()
+            cpu, load, drawing = cpu_seconds(server.proc.pid), os.getloadavg()[0], children_cpu_seconds(server.proc.pid)
             start = time.time()
             for p, path in zip(pages, paths[1:], strict=True):
                 choose(p, path)
             done = sorted(drawn_at(p, n, timeout_ms) - start for p, n in zip(pages, counts, strict=True))
-            cpu, drawing = cpu_seconds(server.proc.pid) - cpu, browser_cpu() - drawing
+            cpu, drawing = cpu_seconds(server.proc.pid) - cpu, children_cpu_seconds(server.proc.pid) - drawing
             errors = sum(p.locator(driver.ERROR_BOX).count() + p.locator(driver.EXCEPTION).count() for p in pages)
             browser.close()
         peak = server.rss_kib()["VmHWM"] / 1024

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harness import browser as driver  # noqa: E402
-from harness.balancer import cpu_seconds, tree_cpu_seconds  # noqa: E402
+from harness.balancer import children_cpu_seconds, cpu_seconds  # noqa: E402
 from harness.wire import Wire  # noqa: E402
 
 TARGET_BYTES = 3.5e6
@@ -112,18 +112,17 @@ def page_weight(browser, wire: Wire, path: str) -> dict:
     return {**visit, "move": statistics.median(per_move) if per_move else None}
 
 
-async def class_arrives(base_url: str, students: int, link_mbit: float, limit_s: float,
-                        shaping: str = "loopback", exclude: int | None = None) -> tuple[list[float], float]:
+async def class_arrives(server: driver.Server, students: int, link_mbit: float, limit_s: float,
+                        shaping: str = "loopback") -> tuple[list[float], float]:
     """Seconds from one start to each of ``students`` throttled first visits drawn (home page), inf for a visit
-    not drawn within ``limit_s``; and the CPU seconds the browsers took (``browser_cpu``, leaving out the
-    server's pid ``exclude``).  ``shaping``: "loopback", each context through a ``harness.wire.Wire`` of its
-    own at its share of the link; "chromium", Chromium's emulated network conditions per context (CDP)."""
+    not drawn within ``limit_s``; and the CPU seconds the browsers had taken by then (the server's left out).
+    ``shaping``: "loopback", each context through a ``harness.wire.Wire`` of its own at its share of the link;
+    "chromium", Chromium's emulated network conditions per context (CDP)."""
     from contextlib import ExitStack
 
     from playwright.async_api import async_playwright
 
     share = link_mbit * 1e6 / 8 / students  # bytes per second each
-    port = int(base_url.rsplit(":", 1)[1])
     with ExitStack() as links:
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=driver.CHROMIUM, args=driver.LAUNCH_ARGS)
@@ -134,9 +133,9 @@ async def class_arrives(base_url: str, students: int, link_mbit: float, limit_s:
                 await context.add_init_script(driver.RUN_COUNTER_JS)
                 page = await context.new_page()
                 if shaping == "loopback":
-                    url = links.enter_context(Wire(port, rate=share, latency_s=LATENCY_MS / 1000)).base_url
+                    url = links.enter_context(Wire(server.port, rate=share, latency_s=LATENCY_MS / 1000)).base_url
                 else:
-                    url = base_url
+                    url = server.base_url
                     cdp = await context.new_cdp_session(page)
                     await cdp.send("Network.enable")
                     await cdp.send("Network.emulateNetworkConditions", {
@@ -154,15 +153,10 @@ async def class_arrives(base_url: str, students: int, link_mbit: float, limit_s:
                 return time.perf_counter() - start
 
             times = await asyncio.gather(*(visit(p, u) for p, u in pages))
-            cpu = browser_cpu(exclude)  # before the close: a renderer's time is lost once it has gone
+            cpu = children_cpu_seconds(exclude=server.proc.pid)  # before the close (children_cpu_seconds)
             await browser.close()
     return sorted(times), cpu
 
-
-def browser_cpu(exclude: int | None) -> float:
-    """CPU seconds so far of this process's children but the server (pid ``exclude``): Playwright's driver and
-    every live Chromium process."""
-    return tree_cpu_seconds(os.getpid(), exclude=exclude) - cpu_seconds(os.getpid())
 
 
 def pct(values: list[float], q: float) -> float:
@@ -215,9 +209,9 @@ def main() -> None:
         home = weights.get("home")
         for students in (n for n in args.students if n):
             load = os.getloadavg()[0]
-            browsers_before, server_before = browser_cpu(server.proc.pid), cpu_seconds(server.proc.pid)
-            times, browsers_after = asyncio.run(class_arrives(server.base_url, students, args.link_mbit,
-                                                              args.limit_s, args.shaping, server.proc.pid))
+            browsers_before, server_before = children_cpu_seconds(server.proc.pid), cpu_seconds(server.proc.pid)
+            times, browsers_after = asyncio.run(class_arrives(server, students, args.link_mbit, args.limit_s,
+                                                              args.shaping))
             drawn = sum(t != float("inf") for t in times)
             print(f"{students} first visits at once (home), each at 1/{students} of {args.link_mbit:g} "
                   f"Mbit/s, {LATENCY_MS} ms, {args.shaping} shaping: {drawn} drawn within {args.limit_s:g} s; "

@@ -143,12 +143,20 @@ def descends(pid: int, root: int, table: dict[int, tuple[int, list[str]]], exclu
 
 
 def tree_cpu_seconds(root: int, exclude: int | None = None) -> float:
-    """User + system CPU time of ``root`` and every live descendant so far (each with its reaped children's, so a
-    renderer Chromium has closed still counts), leaving out the subtree of ``exclude`` (a server we started)."""
+    """User + system CPU time of ``root`` and every live descendant so far (each with its reaped children's; a
+    closed browser's renderers were not reaped that way, see ``children_cpu_seconds``), leaving out the subtree of
+    ``exclude`` (a server we started)."""
     table = processes()
     ticks = sum(sum(int(f) for f in fields[11:15]) for pid, (_, fields) in table.items()
                 if descends(pid, root, table, exclude))
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds(exclude: int | None = None) -> float:
+    """User + system CPU time so far of this process's descendants (a benchmark's Playwright driver and Chromium),
+    leaving out the subtree of ``exclude`` (the server it started).  Read it while the browser is open: Chromium's
+    renderers are not reaped into a parent's total, so a closed browser's renderers no longer count."""
+    return tree_cpu_seconds(os.getpid(), exclude=exclude) - cpu_seconds(os.getpid())
 
 
 # --- the balancer ----------------------------------------------------------------------------------

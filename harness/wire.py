@@ -70,7 +70,8 @@ class Wire:
         for writer in list(self._open):  # connections still open: closed here, so each pump ends on its own
             writer.close()
         tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        await asyncio.wait(tasks, timeout=5) if tasks else None
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.latency_s:

@@ -250,13 +250,17 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
 
 
-def new_context(browser, *, color_scheme: str = "light", viewport: dict | None = None):
+def new_context(browser, *, color_scheme: str = "light", viewport: dict | None = None, touch: bool = False,
+                scripts: tuple[str, ...] = ()):
     """A fresh context (own cookies and cache) whose pages count finished script runs and may write and read the
-    clipboard (the share box's Copy buttons); each page of it is its own Streamlit session."""
-    context = browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme,
+    clipboard (the share box's Copy buttons); each page of it is its own Streamlit session.  ``touch``: its pages
+    take touch; ``scripts``: more init scripts (harness.drag.FRAMES_JS records frames)."""
+    context = browser.new_context(viewport=viewport or DESKTOP, color_scheme=color_scheme, has_touch=touch,
                                   permissions=["clipboard-read", "clipboard-write"])
     context.set_default_timeout(TIMEOUT_MS)
     context.add_init_script(RUN_COUNTER_JS)
+    for script in scripts:
+        context.add_init_script(script)
     return context
 
 
@@ -266,7 +270,7 @@ def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = No
     return new_context(browser, color_scheme=color_scheme, viewport=viewport).new_page()
 
 
-# Kept contexts, one per (browser, colour scheme, touch, frames): tests that each want a page of their own take it
+# Kept contexts, one per (browser, colour scheme, touch, init scripts): tests that each want a page of their own take it
 # from one of these (``kept_page``) rather than a fresh context.  A page is still its own Streamlit session (a session
 # is a websocket, one per page); what its pages share is cookies and Chromium's cache, so the frontend's files are
 # fetched and compiled once: a page load here cost 3.4 to 4.3 CPU-s against 3.8 to 5.8 in a fresh context (the
@@ -276,19 +280,14 @@ _KEPT: dict[tuple, object] = {}
 
 
 def kept_page(browser, *, color_scheme: str = "light", viewport: dict | None = None, touch: bool = False,
-              frames: bool = False):
+              scripts: tuple[str, ...] = ()):
     """A new page (its own Streamlit session) in this browser's kept context for ``color_scheme`` (with touch, and
-    harness.drag's frame recorder where asked), at ``viewport``.  Close it with ``page.close()``: closing its context
-    would close every other page kept in it."""
-    key = (id(browser), color_scheme, touch, frames)
+    ``scripts``, e.g. harness.drag's frame recorder, where asked), at ``viewport``.  Close it with
+    ``page.close()``: closing its context would close every other page kept in it."""
+    key = (id(browser), color_scheme, touch, scripts)
     context = _KEPT.get(key)
     if context is None:
-        if frames or touch:
-            from harness import drag
-
-            context = drag.new_context(browser, color_scheme=color_scheme, touch=touch, frames=frames)
-        else:
-            context = new_context(browser, color_scheme=color_scheme)
+        context = new_context(browser, color_scheme=color_scheme, touch=touch, scripts=scripts)
         context.on("close", lambda _context, key=key: _KEPT.pop(key, None))
         _KEPT[key] = context
     page = context.new_page()

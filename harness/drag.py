@@ -15,6 +15,8 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+from harness import browser as driver
+
 FRAMES_JS = r"""
 window.__drag = { on: false, events: [], frames: [] };
 (() => {
@@ -174,15 +176,8 @@ def new_context(browser, *, color_scheme: str = "light", viewport: dict | None =
                 frames: bool = True):
     """harness.browser.new_context's context (its pages count script runs) whose pages also record frames (unless
     ``frames=False``), and take touch."""
-    from harness import browser as driver
-
-    context = browser.new_context(viewport=viewport or driver.DESKTOP, color_scheme=color_scheme, has_touch=touch,
-                                  permissions=["clipboard-read", "clipboard-write"])
-    context.set_default_timeout(driver.TIMEOUT_MS)
-    context.add_init_script(driver.RUN_COUNTER_JS)
-    if frames:
-        context.add_init_script(FRAMES_JS)
-    return context
+    return driver.new_context(browser, color_scheme=color_scheme, viewport=viewport, touch=touch,
+                              scripts=(FRAMES_JS,) if frames else ())
 
 
 def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = None, touch: bool = False):

@@ -241,7 +241,7 @@ def opened(browser, server):
     pages = []
 
     def _open(live: Live):
-        page = driver.kept_page(browser, touch=True, frames=True)
+        page = driver.kept_page(browser, touch=True, scripts=(hand.FRAMES_JS,))
         pages.append(page)
         recorder = hand.Recorder(page)
         driver.open_app(page, f"{server.base_url}/{live.path}")
@@ -283,7 +283,7 @@ def test_a_mouse_drag_shows_gelu_core_numbers_at_every_position_without_the_serv
     value = parse_qs(urlsplit(page.url).query)[live.url_key or live.control]
     assert float(value[0]) == last["thumb"]
 
-    other = driver.kept_page(browser, frames=True)  # the share link, in a fresh session
+    other = driver.kept_page(browser, scripts=(hand.FRAMES_JS,))  # the share link, in a fresh session
     try:
         driver.open_app(other, page.url)
         reopened = read(other, live)
@@ -552,7 +552,7 @@ def test_a_range_drag_moves_the_three_charts_view_without_the_server(opened, bro
         before_sent = recorder.sent
     assert len(seen) >= 20 and any(lo == -12.0 for lo, _ in seen)
     assert [float(v) for v in parse_qs(urlsplit(page.url).query)["approximations_range"]] == last["thumbs"]
-    other = driver.kept_page(browser, frames=True)  # the share link, in a fresh session
+    other = driver.kept_page(browser, scripts=(hand.FRAMES_JS,))  # the share link, in a fresh session
     try:
         driver.open_app(other, page.url)
         assert read_range(other) == last
@@ -810,7 +810,7 @@ def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, bro
     assert len(views) >= 12, views  # the view and label did follow: the layer set them
     assert page.evaluate("window.__geluUpdates") == []
     assert parse_qs(urlsplit(page.url).query)["home_x2"] == ["-4"]
-    other = driver.kept_page(browser, frames=True)
+    other = driver.kept_page(browser, scripts=(hand.FRAMES_JS,))
     try:
         driver.open_app(other, page.url)
         reopened = read_home_settled(other, 1)

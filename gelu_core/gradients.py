@@ -44,6 +44,10 @@ _K_LOW = math.floor(BINS_PER_DECADE * math.log10(2.0**-149))  # -449
 _K_HIGH = math.floor(BINS_PER_DECADE * math.log10(2.0**128)) + 1  # 386
 
 
+class LabInputError(ValueError):
+    """An input the lab cannot run, with a message fit to show as it is (gelu_core.lab raises it too)."""
+
+
 @dataclass(frozen=True)
 class LogHistogram:
     """Counts of |values| in log-spaced bins: ``counts[i]`` counts ``edges[i] <= |v| < edges[i + 1]``; exact 0s
@@ -272,8 +276,6 @@ class Backward:
         results = {}
         for name, tally in self.tallies.items():
             if not (math.isfinite(tally.loss) and math.isfinite(tally.abs_sum)):
-                from gelu_core.lab import LabInputError  # here: the lab imports this module
-
                 raise LabInputError("The loss overflowed float32 for this input: it is too large. Scale it down.")
             results[name] = GradientResult(
                 name=name,

@@ -29,7 +29,7 @@ import torch
 from gelu_core import budget
 from gelu_core.activations import get_activation
 from gelu_core.ffn import FeedForward, activation_module, parameter_count
-from gelu_core.gradients import Backward, GradientLabResult, _total
+from gelu_core.gradients import Backward, GradientLabResult, LabInputError, _total
 
 MAX_D_MODEL, MAX_HIDDEN = budget.MAX_D_MODEL, budget.MAX_HIDDEN  # GPT-2 XL's block: the widest the lab runs
 # Values of one run, from the process's memory budget (gelu_core.budget; GELU_MEMORY_BUDGET_MB changes them):
@@ -41,10 +41,6 @@ HIST_BINS = 60  # bars per histogram: enough to see the shape, light to send
 _CHUNK = 1 << 20  # values per row chunk: (341, 3072) float32 temporaries of 4 MB; histc exact below 2**24 a call
 
 _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
-
-
-class LabInputError(ValueError):
-    """An input the lab cannot run, with a message fit to show as it is."""
 
 
 class WidthMismatch(LabInputError):
@@ -68,7 +64,7 @@ def check_run_size(batch: int, tokens: int, d_model: int, hidden: int | None = N
     >>> check_run_size(8, 1024, 131072, 1)
     Traceback (most recent call last):
     ...
-    gelu_core.lab.LabInputError: ...d_model = 131,072; ...d_model = 1,600...
+    gelu_core.gradients.LabInputError: ...d_model = 131,072; ...d_model = 1,600...
     """
     if d_model > MAX_D_MODEL:
         raise LabInputError(

@@ -10,40 +10,29 @@ their memory.  So:
   lane only while it computes, and every run's size is capped before it starts
   (``gelu_core.lab.check_run_size``), so no run holds it without bound.
 * ``SharedRuns``: results by key (the run's whole identity: weights, input, activations; an uploaded file by
-  the hash of its bytes).  A key already computed is returned at once; a key being computed is waited for,
-  not computed again; at most ``max_entries`` results are kept (least recently used first out), so memory is
-  bounded.  A failure is handed to everyone who waited for that key, and not kept.  Each result remembers
-  who asked for it (``owner``, a session id); ``SharedRuns.forget_owners`` drops, in every instance, the
-  results that only departed owners used (the server's janitor calls it when students leave).
-* ``memo``: a function's results by its arguments, in a ``SharedRuns`` (the pages' figures, tables and
-  landmarks).  ``SharedRuns.within`` and ``memo`` take their bound from the memory budget: the largest entry
-  (``entry_bytes``) and a share of ``gelu_core.budget.CACHE_BYTES``.  This is the app's one cache: the pages
-  use no ``st.cache_*`` and no ``functools.lru_cache``, and what they keep is shared by every session of the
-  process (tests/test_memo.py).
+  the hash of its bytes), computed once and bounded as ``gelu_core.shared.SharedResults`` keeps them, each
+  remembering who asked for it (``owner``, a session id); ``SharedRuns.forget_owners`` drops, in every
+  instance, the results that only departed owners used (the server's janitor calls it when students leave).
 """
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
-import weakref
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Hashable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from gelu_core import budget
+from gelu_core.shared import SharedResults, Waiting
 
 
 def _usable_cpus() -> int:
     from hosting.warm import usable_cpus  # no torch: warm imports it only when asked
 
     return usable_cpus()
-
-
-Waiting = Callable[[str, float], None]  # (what is running, seconds waited so far)
 
 
 class Busy(RuntimeError):
@@ -119,14 +108,6 @@ class RunSlot:
                 self._turn.notify_all()
 
 
-@dataclass
-class _Pending:
-    done: threading.Event
-    what: str
-    result: Any = None
-    error: BaseException | None = None
-
-
 # The lab's forward and backward runs (hosting.lab_runs; races train apart, in hosting.races, so neither waits
 # for the other): two at a time per server process at most, one per core it may use.  A run alone gets every
 # core (torch threads); two at once get one each, which on two cores finishes both sooner than one after the
@@ -136,32 +117,19 @@ class _Pending:
 RUN_SLOT = RunSlot(lanes=min(budget.RUN_LANES, _usable_cpus()), cores=_usable_cpus())  # the budget holds RUN_LANES
 
 
-class SharedRuns:
-    """Results by key: each computed once, however many ask for it at the same time; at most ``max_entries`` kept."""
-
-    _instances: weakref.WeakSet[SharedRuns] = weakref.WeakSet()
+class SharedRuns(SharedResults):
+    """``SharedResults`` that remember who asked for each result (``owner``, a session id): the janitor drops the
+    results that only departed owners used (``forget_owners``), in every instance."""
 
     def __init__(self, max_entries: int, entry_bytes: int | None = None):
-        if max_entries < 1:
-            raise ValueError("max_entries must be at least 1")
-        self.max_entries = max_entries
-        self.entry_bytes = entry_bytes  # the largest entry, when the bound came from the budget (``within``)
-        self._results: OrderedDict[Hashable, Any] = OrderedDict()
+        super().__init__(max_entries, entry_bytes)
         self._owners: dict[Hashable, set[str]] = {}
-        self._pending: dict[Hashable, _Pending] = {}
-        self._guard = threading.Lock()
-        SharedRuns._instances.add(self)
-
-    @classmethod
-    def within(cls, entry_bytes: int, share: float) -> SharedRuns:
-        """As many entries of at most ``entry_bytes`` as ``share`` of the budget's cache bytes holds (at least 1)."""
-        return cls(budget.cache_entries(entry_bytes, share), entry_bytes)
 
     @classmethod
     def forget_owners(cls, gone: set[str]) -> int:
         """Drop, in every instance, the results whose owners have all gone; how many were dropped."""
         dropped = 0
-        for shared in list(cls._instances):
+        for shared in cls.every():
             with shared._guard:
                 for key in list(shared._results):
                     owners = shared._owners.get(key)
@@ -173,99 +141,21 @@ class SharedRuns:
                         owners -= gone
         return dropped
 
-    def _own(self, key: Hashable, owner: str | None) -> None:
-        if owner is not None:
-            self._owners.setdefault(key, set()).add(owner)
-
-    def __len__(self) -> int:
-        return len(self._results)
-
-    def get(self, key: Hashable, compute: Callable[[], Any], *, what: str = "the same run",
-            on_wait: Waiting | None = None, poll: float = 0.25, owner: str | None = None) -> Any:
-        """The result for ``key``: kept, being computed by someone else (waited for), or computed now.
-
-        If the one computing it is interrupted (stopped, not failed: an exception that is no ``Exception``, such
-        as a page's rerun), a waiter takes over and computes it itself.
-        """
-        while True:
-            with self._guard:
-                if key in self._results:
-                    self._results.move_to_end(key)
-                    self._own(key, owner)
-                    return self._results[key]
-                pending = self._pending.get(key)
-                mine = pending is None
-                if mine:
-                    pending = self._pending[key] = _Pending(threading.Event(), what)
-            if mine:
-                return self._compute(key, compute, pending, owner)
-            start = time.monotonic()
-            while not pending.done.wait(poll):
-                if on_wait is not None:
-                    on_wait(f"{pending.what} (the same run as yours: it will be shared)", time.monotonic() - start)
-            if pending.error is None:
-                with self._guard:
-                    if key in self._results:
-                        self._own(key, owner)
-                return pending.result
-            if isinstance(pending.error, Exception):
-                raise pending.error
-            # interrupted, not failed: try again (and compute it here if nobody else has started)
-
-    def _compute(self, key: Hashable, compute: Callable[[], Any], pending: _Pending, owner: str | None) -> Any:
-        try:
-            pending.result = compute()
-        except BaseException as err:
-            pending.error = err
-            raise
-        else:
-            self.put(key, pending.result, owner=owner)
-            return pending.result
-        finally:
-            with self._guard:
-                self._pending.pop(key, None)
-            pending.done.set()
-
-    def peek(self, key: Hashable, default: Any = None) -> Any:
-        """The result kept for ``key`` (counted as used: the last to be dropped), or ``default``; never computes
-        nor waits."""
-        with self._guard:
-            if key not in self._results:
-                return default
-            self._results.move_to_end(key)
-            return self._results[key]
+    def get(self, key: Hashable, compute: Callable[[], Any], *, owner: str | None = None, **how) -> Any:
+        """``SharedResults.get``, remembering ``owner`` as one who used the result."""
+        result = super().get(key, compute, **how)
+        self._own(key, owner)
+        return result
 
     def put(self, key: Hashable, result: Any, *, owner: str | None = None) -> None:
-        """Keep ``result`` for ``key``, dropping the least recently used beyond ``max_entries``."""
-        with self._guard:
-            self._results[key] = result
-            self._results.move_to_end(key)
-            self._own(key, owner)
-            while len(self._results) > self.max_entries:
-                oldest, _ = self._results.popitem(last=False)
-                self._owners.pop(oldest, None)
+        super().put(key, result)
+        self._own(key, owner)
 
-    def clear(self) -> None:
-        with self._guard:
-            self._results.clear()
-            self._owners.clear()
+    def _own(self, key: Hashable, owner: str | None) -> None:
+        if owner is not None:
+            with self._guard:
+                if key in self._results:
+                    self._owners.setdefault(key, set()).add(owner)
 
-
-def memo(entry_bytes: int, share: float = 0.005):
-    """Decorator: keep a function's results by its (hashable) arguments in a ``SharedRuns.within(entry_bytes,
-    share)``, shared by every session and thread (one computes, the others wait for it).  ``entry_bytes`` is
-    the largest result it keeps (tests/test_memo.py measures each); the function's ``.runs`` is its cache."""
-
-    def wrap(function: Callable) -> Callable:
-        runs = SharedRuns.within(entry_bytes, share)
-        what = function.__qualname__
-
-        @functools.wraps(function)
-        def call(*args, **kwargs):
-            key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
-            return runs.get(key, lambda: function(*args, **kwargs), what=what)
-
-        call.runs = runs
-        return call
-
-    return wrap
+    def _dropped(self, key: Hashable) -> None:
+        self._owners.pop(key, None)

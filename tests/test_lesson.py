@@ -109,19 +109,21 @@ def test_predict_then_reveal(page):
 
 def test_an_answer_is_computed_once_per_process_and_the_race_is_the_pages():
     """The choice stays on the page, so every later rerun reveals the answer again: it must not be computed
-    again (the race's answer is a whole race, about 2 s), and the race is the page's own default race, trained
-    in the server's race lane.  References: a counter around a question's truth; the lane's kept races."""
+    again (the race's answer is a whole race), and the race is the page's own default race, as the server's race
+    lane trains it for the page.  References: a counter around a question's truth; the lane's default race and
+    its verdict sentence (ui.training.verdict_text), which the reveal must quote."""
     from gelu_core import training
+    from hosting.races import LANE
+    from ui.training import verdict_text
 
     calls = []
     question = lesson.Question("A question only this test asks?", ("a", "b"),
                                lambda: (calls.append(1), ("a", "because"))[1])
     assert question.reveal("a") == (True, "because") and question.reveal("b") == (False, "because")
     assert question.reveal("a") == (True, "because") and len(calls) == 1
-    PAGES["training"].question.reveal("GELU")
-    from hosting.races import LANE
-
-    assert LANE._kept.peek(training.RaceConfig()) is not None
+    _, why = PAGES["training"].question.reveal("GELU")
+    race = LANE.train(training.RaceConfig())
+    assert verdict_text(race, training.verdict(race)) in why
 
 
 def test_the_sources_are_named():

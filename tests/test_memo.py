@@ -1,5 +1,5 @@
-"""The app's one cache (hosting.runs: SharedRuns and its memo decorator): bounded by the budget, shared by every
-session, and the only one the app's code uses.
+"""The app's one cache (gelu_core.shared: SharedResults and its memo decorator; hosting.runs.SharedRuns builds on
+it): bounded by the budget, shared by every session, and the only one the app's code uses.
 
 References: len() of each cache and tracemalloc's count of the bytes still held (measured in the test, after a
 garbage collection) against the bound the cache declares; the app's sources read in the test (no
@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 from gelu_core import budget
-from hosting import runs as runs_module
-from hosting.runs import SharedRuns, memo
+from gelu_core import shared as shared_module
+from gelu_core.shared import SharedResults, memo
 from tests.conftest import metrics, open_page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +59,7 @@ def held_by(call, *files: str) -> int:
         after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
-    mine = [tracemalloc.Filter(True, f, all_frames=True) for f in (*files, __file__, runs_module.__file__)]
+    mine = [tracemalloc.Filter(True, f, all_frames=True) for f in (*files, __file__, shared_module.__file__)]
     return sum(d.size_diff for d in after.filter_traces(mine).compare_to(before.filter_traces(mine), "filename"))
 
 
@@ -84,12 +84,13 @@ def test_a_memo_fills_past_its_bound_and_stays_within_it():
 
 
 def test_within_takes_its_bound_from_the_budget():
-    assert SharedRuns.within(budget.LOADED_BYTES, 0.25).max_entries == budget.cache_entries(budget.LOADED_BYTES, 0.25)
-    assert SharedRuns.within(10 * budget.CACHE_BYTES, 0.01).max_entries == 1  # never below one
+    loaded = budget.LOADED_BYTES
+    assert SharedResults.within(loaded, 0.25).max_entries == budget.cache_entries(loaded, 0.25)
+    assert SharedResults.within(10 * budget.CACHE_BYTES, 0.01).max_entries == 1  # never below one
 
 
 def test_no_other_cache_in_the_app():
-    """app.py, pages/, ui/ and hosting/ keep results only through hosting.runs."""
+    """app.py, pages/, ui/ and hosting/ keep results only through gelu_core.shared."""
     sources = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").rglob("*.py")),
                *sorted((ROOT / "hosting").glob("*.py"))]
     pattern = re.compile(r"@(functools\.)?(lru_cache|cache)\b|st\.cache_(data|resource)\b")
@@ -109,7 +110,7 @@ def _memos() -> dict[str, object]:
     for info in pkgutil.walk_packages(ui.__path__, "ui."):
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
-            if isinstance(getattr(value, "runs", None), SharedRuns) and value.__module__ == module.__name__:
+            if isinstance(getattr(value, "runs", None), SharedResults) and value.__module__ == module.__name__:
                 found[f"{info.name}.{name}"] = value
     return found
 
@@ -177,8 +178,8 @@ def test_every_cache_at_its_bound_fits_the_budget():
     script = (
         "import json, pkgutil, importlib, ui, hosting.lab_runs, hosting.races\n"
         "for m in pkgutil.iter_modules(ui.__path__): importlib.import_module('ui.' + m.name)\n"
-        "from hosting.runs import SharedRuns\nfrom gelu_core import budget\n"
-        "caches = list(SharedRuns._instances)\n"
+        "from gelu_core.shared import SharedResults\nfrom gelu_core import budget\n"
+        "caches = SharedResults.every()\n"
         "print(json.dumps([sum(s.max_entries * (s.entry_bytes or 0) for s in caches), budget.CACHE_BYTES,"
         " sum(s.entry_bytes is None for s in caches), len(caches)]))\n"
     )

@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 
 from gelu_core import APPROXIMATE, gelu
 from gelu_core.analysis import approximation_error
-from hosting.runs import memo
+from gelu_core.shared import memo
 from ui.format import count, fixed, percent, power_of_ten, sci, sig
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core.analysis import Point, gelu_grad_extremes, gelu_minimum
-from hosting.runs import memo
+from gelu_core.shared import memo
 from ui.format import fixed, readable
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 

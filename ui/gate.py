@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import gelu_core
 from gelu_core import normal_pdf
 from gelu_core.analysis import gaussian_gate, gelu_minimum
-from hosting.runs import memo
+from gelu_core.shared import memo
 from ui.format import fixed, percent
 from ui.theme import COLORS, NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure, rgba
 

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
-from hosting.runs import memo
+from gelu_core.shared import memo
 from ui.format import fixed, readable
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 

@@ -1,11 +1,11 @@
 """The guided lesson's predict-then-reveal questions, one per page (the order and the goals: ui.pages).
 
-Streamlit-free.  Each question's answer is computed by gelu_core when it is revealed, never written down:
-``Question.reveal()`` returns the right choice and a sentence with the numbers.  An answer is computed once per
-process and shared (``ANSWERS``): the choice stays on the page, so every later rerun reveals it again, and the
-race's and the lab's answers are whole runs (the race's is the page's default race, trained once for
-everyone in the server's race lane, ``hosting.races``).  The frame draws the goal
-above each page and the question, Previous and Next below it (``ui.frame.lesson_top`` / ``lesson_footer``).
+Pure: no Streamlit, no server.  Each question's answer is computed by gelu_core when it is revealed, never
+written down: ``Question.reveal()`` returns the right choice and a sentence with the numbers.  An answer is
+computed once per process and shared (``ANSWERS``): the choice stays on the page, so every later rerun reveals it
+again, and the race's and the lab's answers are whole runs (the race's is the page's default race, trained as
+PyTorch alone trains it, the same numbers the race lane gives the page).  The frame draws the goal above each page
+and the question, Previous and Next below it (``draw.frame.lesson_top`` / ``lesson_footer``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import gelu_core
-from hosting.runs import SharedRuns
+from gelu_core.shared import SharedResults
 from ui.format import fixed, percent, sci
 
 
@@ -70,8 +70,7 @@ def _steps():
 
 
 def _ffn():
-    from gelu_core.lab import as_tokens, demo_input  # torch: only when the answer is asked for
-    from hosting.lab_runs import run_lab
+    from gelu_core.lab import as_tokens, demo_input, run_lab  # torch: only when the answer is asked for
 
     block = gelu_core.FeedForward(768, seed=0)
     r = run_lab(block, as_tokens(demo_input(768, 0), 768), "gelu_tanh", "relu")
@@ -82,11 +81,10 @@ def _ffn():
 
 
 def _training():
-    from gelu_core.training import RaceConfig, verdict
-    from hosting.races import LANE
+    from gelu_core.training import RaceConfig, train, verdict
     from ui.training import verdict_text
 
-    race = LANE.train(RaceConfig())
+    race = train(RaceConfig())
     result = verdict(race)
     right = {"relu": "ReLU", None: "they do about as well"}.get(result.leader, "GELU")
     return right, f"On the default race (spiral, seed 0): {verdict_text(race, result)}"
@@ -101,7 +99,7 @@ def _approximations():
     return right, f"The tanh form is at most {sci(worst)} away from exact GELU, anywhere on the number line."
 
 
-ANSWERS = SharedRuns.within(entry_bytes=16 * 1024, share=0.005)  # question text -> (right choice, why)
+ANSWERS = SharedResults.within(entry_bytes=16 * 1024, share=0.005)  # question text -> (right choice, why)
 
 # one question per page (ui.pages names each page's), beside the function that answers it
 HOME_QUESTION = Question(

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core.analysis import approximation_difference
-from hosting.runs import memo
+from gelu_core.shared import memo
 from ui.controls import STEPS_PICK_LIMIT
 from ui.format import full, readable, sci, six
 from ui.theme import NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure

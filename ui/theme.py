@@ -16,7 +16,7 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 
-from hosting.runs import memo
+from gelu_core.shared import memo
 
 COLORS: dict[str, str] = {
     "relu": "#D55E00",  # vermillion

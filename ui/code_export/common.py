@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from string import Template
 from typing import Any
 
-from hosting.runs import memo
+from gelu_core.shared import memo
 from ui.controls import PageControls
 from ui.format import full as number  # noqa: F401  a float as a literal that reads back the same
 

@@ -26,7 +26,7 @@ ICON = Path(__file__).parent / "assets" / "icon.png"
 def main() -> None:
     """One student's script run: the frame around the page they asked for."""
     # here, not at the top: the server imports this file at start-up, before it listens
-    from ui import class_poll, frame
+    from draw import class_poll, frame
     from ui.pages import PAGES
 
     st.set_page_config(page_title="GELU Explorer", page_icon=str(ICON), layout="wide")

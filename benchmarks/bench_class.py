@@ -18,11 +18,11 @@ and current memory (VmHWM/VmRSS from /proc), and the CPU each side used.  Scenar
   one-slider app    the same class on a bare one-slider Streamlit app: Streamlit's own floor (ratio)
   haproxy xR        R replicas behind deploy/haproxy.cfg (harness/balancer.py), for every R in --replicas
 
---poll (the class poll, ui/class_poll.py): a teacher starts a class ("Start a class", as a click sends it) and
+--poll (the class poll, draw/class_poll.py): a teacher starts a class ("Start a class", as a click sends it) and
 keeps the presenter view open; --students students (default 30) on one process (the memory store), then
 --poll-replicated (default 60 and 300) through HAProxy x2 with one Debian redis-server (GELU_CLASS_STORE), all
 open Home and then answer its question at a random moment within --poll-window (5 s).  The teacher's tab asks
-for a run every ui.class_poll.REFRESH_S, as its st.fragment(run_every=...) makes the browser do (here a
+for a run every draw.class_poll.REFRESH_S, as its st.fragment(run_every=...) makes the browser do (here a
 whole-page run: a browser reruns only the fragment, which costs less), and reads the count it shows.  Printed:
 vote -> teacher-view latency p50/p95 (the j-th vote stored until the first teacher run showing at least j
 answers), lost votes (cast minus shown, target 0, and minus the store's own tally through Redis), the servers'
@@ -403,7 +403,7 @@ async def poll_class(base_url: str, n: int, args) -> dict:
     """A teacher starts a class and watches; n students open Home, then answer within args.poll_window."""
     import re
 
-    from ui.class_poll import REFRESH_S
+    from draw.class_poll import REFRESH_S
 
     rng = random.Random(args.seed)
     teacher = Session(base_url, "", timeout_s=args.timeout)

@@ -210,9 +210,10 @@ def main() -> None:
     chosen = args.pages or list(pages)
     from playwright.sync_api import sync_playwright
 
-    from ui.live import CSS, JS
+    from draw.assets import text
 
-    print(f"live layer's script and style: {(len(JS) + len(CSS)) / 1024:.1f} KB (sent once per page)")
+    sent = text("plotly_private.js", "live.js", "live.css")
+    print(f"live layer's script and style: {len(sent) / 1024:.1f} KB (sent once per page)")
     print("event -> drawn in ms (median, p95) over the events that moved the thumb; never: moves not shown before "
           "the release;\nfps and the longest frame (ms) during the gesture; ws sent/recv: websocket frames during it; "
           "settled: release -> rerun drawn (ms);\nruns: reruns after the release; url: the value the address holds; "

@@ -270,7 +270,7 @@ def _into_rules(name: str, module: nn.Module, slope: Callable) -> tuple[Callable
                 lambda g, z, a, out: aten.threshold_backward.grad_input(g, a, 0, grad_input=out))
     if isinstance(module, nn.GELU):
         approximate = module.approximate
-        return (lambda z, out: torch._C._nn.gelu(z, approximate=approximate, out=out),
+        return (lambda z, out: aten.gelu.out(z, approximate=approximate, out=out),
                 lambda g, z, a, out: aten.gelu_backward.grad_input(g, z, approximate=approximate, grad_input=out))
     return lambda z, out: out.copy_(module(z)), lambda g, z, a, out: out.copy_(slope(g, z, a))
 

@@ -6,7 +6,7 @@ app.py holds an ``st.App`` (Streamlit's ASGI application) built from the two thi
   old ``pages/``-folder mode is switched off for the process, so even the first deep link on a fresh server
   runs through app.py, the janitor starts giving back what departed sessions held and the collector the runs'
   garbage, once a second (``hosting.janitor``), and every connection the server accepts sends small writes at
-  once (``hosting.nodelay``);
+  once (``hosting.internals.install_nodelay``);
 * ``MIDDLEWARE``: the frontend's files gzipped, each once (``hosting.compress``), and guards in front of
   Streamlit's own routes (``hosting.guard``).
 
@@ -20,7 +20,7 @@ import contextlib
 
 from starlette.middleware import Middleware
 
-from hosting import nodelay, warm
+from hosting import internals, warm
 from hosting.compress import Compress
 from hosting.guard import Guard
 from hosting.janitor import Collector, Janitor, tune_allocator
@@ -31,12 +31,10 @@ MIDDLEWARE = [Middleware(Compress), Middleware(Guard)]
 @contextlib.asynccontextmanager
 async def lifespan(app):
     """Start-up: begin the heavy imports; leave the pages/ folder's legacy mode before any session starts."""
-    from streamlit.runtime.pages_manager import PagesManager
-
     # A folder named pages/ beside app.py makes Streamlit run deep links without app.py until some session
-    # has called st.navigation (see ui/frame.py); app.py always calls it, so say so from the start.
-    PagesManager.uses_pages_directory = False
-    nodelay.install()
+    # has called st.navigation (see draw/frame.py); app.py always calls it, so say so from the start.
+    internals.leave_pages_directory_mode()
+    internals.install_nodelay()
     tune_allocator()
     warm.start()
     loop = asyncio.get_running_loop()

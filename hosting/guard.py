@@ -27,6 +27,8 @@ from pathlib import Path
 
 from starlette.responses import PlainTextResponse, RedirectResponse
 
+from hosting import internals
+
 APP_FILE = Path(__file__).resolve().parents[1] / "app.py"
 PAGES_DIR = APP_FILE.parent / "pages"
 HIDDEN_PATHS = ("/_stcore/metrics",)
@@ -40,9 +42,9 @@ _NAMES = re.compile(rb'\b(?:file)?name="([^"\r\n]*)"')  # Streamlit's uploader s
 
 def upload_limit_bytes() -> int:
     """Bytes one upload may have: Streamlit's ``server.maxUploadSize`` (MiB)."""
-    from streamlit import config
+    import streamlit as st
 
-    return int(config.get_option("server.maxUploadSize")) * 2**20
+    return int(st.get_option("server.maxUploadSize")) * 2**20
 
 
 def held_by(session_id: str) -> tuple[int, int]:
@@ -51,8 +53,7 @@ def held_by(session_id: str) -> tuple[int, int]:
 
     if not Runtime.exists():
         return 0, 0
-    storage = getattr(Runtime.instance().uploaded_file_mgr, "file_storage", {})
-    files = list(storage.get(session_id, {}).values())
+    files = list(internals.uploads_by_session(Runtime.instance()).get(session_id, {}).values())
     return len(files), sum(len(f.data) for f in files)
 
 

@@ -28,28 +28,17 @@ and 1.5 s of system CPU, against ~240,000 and 0.4 s at 16 MiB (README, "Speed").
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import gc
 import os
 import time
 
+from hosting import internals
+from hosting.internals import release_memory
 from hosting.runs import SharedRuns
 
 PERIOD = 5.0
 COLLECT_PERIOD = 1.0  # seconds between the Collector's looks
 GRACE = float(os.environ.get("GELU_SESSION_GRACE_S", "30"))  # seconds; a tab's reload reconnects well within
-
-
-def _libc():
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-    except OSError:
-        return None
-
-
-LIBC = _libc()
-M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
 MMAP_THRESHOLD = 16 << 20  # twice the lab's largest row-chunk temporary (gelu_core.lab._CHUNK float64s: 8 MiB)
 
 
@@ -57,16 +46,7 @@ def tune_allocator(mmap_threshold: int = MMAP_THRESHOLD) -> bool:
     """Blocks of ``mmap_threshold`` bytes and more always come from mmap, and go back to the system when freed
     (a fixed threshold also stops glibc from raising it); smaller ones come from the heap, whose free top glibc
     still gives back at once (its trim threshold stays at 128 KiB).  True where glibc took it."""
-    mallopt = getattr(LIBC, "mallopt", None)
-    return bool(mallopt and mallopt(M_MMAP_THRESHOLD, mmap_threshold))
-
-
-def release_memory() -> None:
-    """Collect cycles, and hand freed heap pages back to the system (glibc)."""
-    gc.collect()
-    trim = getattr(LIBC, "malloc_trim", None)
-    if trim is not None:
-        trim(0)
+    return internals.set_mmap_threshold(mmap_threshold)
 
 
 class Collector:
@@ -106,14 +86,14 @@ class Janitor:
     def sweep(self, runtime, now: float | None = None) -> list[str]:
         """One pass: the ids of the sessions whose files and shared results were given back."""
         now = time.monotonic() if now is None else now
-        active = {info.session.id for info in runtime._session_mgr.list_active_sessions()}  # noqa: SLF001
+        active = internals.active_session_ids(runtime)
         for session_id in active:
             self.last_seen[session_id] = now
-        storage = getattr(runtime.uploaded_file_mgr, "file_storage", {})
+        storage = internals.uploads_by_session(runtime)
         known = set(self.last_seen) | set(storage)
         gone = [s for s in known if s not in active and now - self.last_seen.setdefault(s, now) >= self.grace]
         for session_id in gone:
-            runtime._session_mgr.close_session(session_id)  # noqa: SLF001  its state, downloads, last run
+            internals.close_session(runtime, session_id)
             runtime.uploaded_file_mgr.remove_session_files(session_id)
             self.last_seen.pop(session_id, None)
         if gone:

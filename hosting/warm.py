@@ -45,7 +45,7 @@ PAGES = (
     "plotly.graph_objects",
     "plotly.io",
     "ui.theme",
-    "ui.frame",  # app.py's own (gelu_core, the lesson, the code export): imported here, not by racing first runs
+    "draw.frame",  # app.py's own (gelu_core, the lesson, the code export): imported here, not by racing first runs
     "ui.controls",
 )
 LATER = (  # groups, each imported (and frozen) at once

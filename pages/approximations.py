@@ -3,6 +3,8 @@
 import numpy as np
 import streamlit as st
 
+from draw.frame import chart, require_app_frame
+from draw.live import follow
 from gelu_core import ACTIVATIONS, form_word
 from ui.approximations import (
     LIMITS,
@@ -23,8 +25,6 @@ from ui.approximations import (
 )
 from ui.controls import APPROXIMATIONS, DTYPES
 from ui.format import sci
-from ui.frame import chart, require_app_frame
-from ui.live import follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 

@@ -3,6 +3,8 @@
 import streamlit as st
 
 import gelu_core
+from draw.frame import chart, require_app_frame
+from draw.live import follow
 from ui.controls import CURVES, ordered_range
 from ui.curves import (
     OVERLAY_PARAMS,
@@ -15,8 +17,6 @@ from ui.curves import (
     values_tables,
 )
 from ui.format import fixed
-from ui.frame import chart, require_app_frame
-from ui.live import follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 

@@ -3,6 +3,8 @@
 import streamlit as st
 
 import gelu_core
+from draw.frame import chart, require_app_frame
+from draw.live import follow
 from ui.controls import DERIVATIVE
 from ui.derivative import (
     READOUT,
@@ -18,8 +20,6 @@ from ui.derivative import (
     slopes_figure,
 )
 from ui.format import fixed
-from ui.frame import chart, require_app_frame
-from ui.live import follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 

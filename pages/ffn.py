@@ -5,6 +5,7 @@ import hashlib
 import streamlit as st
 
 import gelu_core
+from draw.frame import chart, require_app_frame, session_owner
 from gelu_core import tensor_io
 from gelu_core.budget import MAX_D_MODEL
 from hosting.runs import Busy
@@ -12,7 +13,6 @@ from ui import ffn as view
 from ui import gradients as backward_view
 from ui.controls import DEMO_SHAPES, FFN
 from ui.format import count, shape, share, sig
-from ui.frame import chart, require_app_frame, session_owner
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 

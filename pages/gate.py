@@ -3,9 +3,10 @@
 import streamlit as st
 
 import gelu_core
+from draw.frame import chart, require_app_frame
+from draw.live import follow
 from ui.controls import GATE
 from ui.format import fixed, percent
-from ui.frame import chart, require_app_frame
 from ui.gate import (
     READOUT,
     bell_figure,
@@ -17,7 +18,6 @@ from ui.gate import (
     generalised_figure,
     readout_texts,
 )
-from ui.live import follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 

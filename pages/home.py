@@ -2,10 +2,10 @@
 
 import streamlit as st
 
+from draw.frame import chart, csv_button, page_link, require_app_frame
+from draw.live import follow
 from ui.controls import HOME
-from ui.frame import chart, csv_button, page_link, require_app_frame
 from ui.home import PROSE, five_inputs_table, input_live_table, on_screen, overview_figure, prose
-from ui.live import follow
 from ui.pages import PAGES
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
+from draw.frame import chart, csv_button, require_app_frame
+from draw.live import follow
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
 from ui.controls import STEPS, STEPS_PICK_LIMIT
 from ui.format import full
-from ui.frame import chart, csv_button, require_app_frame
-from ui.live import follow
 from ui.steps import (
     READOUT,
     chart_range,

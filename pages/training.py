@@ -2,12 +2,13 @@
 
 import streamlit as st
 
+from draw.frame import chart, require_app_frame
+from draw.race_player import play
 from gelu_core import training
 from hosting.races import LANE
-from ui import race_player
 from ui import training as view
 from ui.controls import TRAINING
-from ui.frame import chart, require_app_frame
+from ui.race_player import film_table
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -112,8 +113,8 @@ else:
     status.empty()
     regions, loss = draw(snapshot)
     with player_slot:
-        race_player.play(race_player.film_table(snapshot, job.film, regions, loss, regions_key="chart_training-regions",
-                                                loss_key="chart_training-loss"), key="training_player")
+        play(film_table(snapshot, job.film, regions, loss, regions_key="chart_training-regions",
+                        loss_key="chart_training-loss"), key="training_player")
     stop_slot.empty()
 
 if snapshot is not None and snapshot.done and snapshot.config == config:

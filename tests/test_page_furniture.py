@@ -10,8 +10,8 @@ import json
 
 import pytest
 
+from draw.frame import chart_config
 from tests.conftest import open_page
-from ui.frame import chart_config
 
 # each page at a view that draws all it can: every tab's content, the optional tables
 VIEWS = [

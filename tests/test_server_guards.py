@@ -446,9 +446,9 @@ def test_the_labs_chunk_temporaries_come_from_the_heap_and_a_runs_tensors_from_m
     import torch
 
     from gelu_core.lab import _CHUNK
-    from hosting import janitor
+    from hosting import internals, janitor
 
-    info = getattr(janitor.LIBC, "mallinfo2", None)
+    info = getattr(internals.LIBC, "mallinfo2", None)
     if info is None or not janitor.tune_allocator():
         pytest.skip("not glibc's malloc")
 
@@ -520,7 +520,7 @@ def test_the_server_collects_the_runs_garbage_itself_streamlit_does_not(monkeypa
     config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
     assert config["runner"]["postScriptGC"] is False
     monkeypatch.setattr(warm, "start", lambda: None)  # no background imports in the test process
-    monkeypatch.setattr(hosting.nodelay, "install", lambda: None)
+    monkeypatch.setattr(hosting.internals, "install_nodelay", lambda: None)
     monkeypatch.setattr(hosting, "tune_allocator", lambda: True)
     monkeypatch.setattr(janitor, "COLLECT_PERIOD", 0.01)
 

@@ -29,8 +29,8 @@ from ui.theme import COLORS, DASHES, NEUTRAL
 MIN_CONTRAST = 3.0
 MIN_DELTA_E = 15.0
 MIN_DELTA_E_CVD = 12.0  # ReLU against each GELU form under simulated protanopia, deuteranopia, tritanopia
-MIN_TEXT_CONTRAST = 4.5  # WCAG AA for body text: the captions, after ui.frame's style
-CAPTION_SHARE = 0.72  # ui.frame._A11Y_STYLE: a caption is 72 % text colour, 28 % background
+MIN_TEXT_CONTRAST = 4.5  # WCAG AA for body text: the captions, after draw/a11y.css
+CAPTION_SHARE = 0.72  # draw/a11y.css: a caption is 72 % text colour, 28 % background
 THEMES = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["theme"]
 BACKGROUNDS = {name: THEMES[name]["backgroundColor"] for name in ("light", "dark")}  # #ffffff, #0e1117
 
@@ -210,7 +210,7 @@ def test_the_lessons_lines_keep_3_to_1_under_colour_vision_deficiency(name, them
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("surface", ["backgroundColor", "secondaryBackgroundColor"])
 def test_captions_reach_aa_contrast_on_every_surface(theme, surface):
-    """A caption is CAPTION_SHARE of the text colour mixed with the page's background (ui.frame's style), and is
+    """A caption is CAPTION_SHARE of the text colour mixed with the page's background (draw/a11y.css), and is
     read on the page and on the sidebar; Streamlit's own (60 % opacity) is 4.21:1 on white, under AA."""
     text, page_bg, bg = THEMES[theme]["textColor"], THEMES[theme]["backgroundColor"], THEMES[theme][surface]
     assert contrast(mix(text, page_bg, CAPTION_SHARE), bg) >= MIN_TEXT_CONTRAST
@@ -219,9 +219,9 @@ def test_captions_reach_aa_contrast_on_every_surface(theme, surface):
 
 
 def test_the_caption_share_is_the_one_the_style_uses():
-    from ui.frame import _A11Y_STYLE
+    from draw.assets import text
 
-    assert f"currentColor {round(CAPTION_SHARE * 100)}%" in _A11Y_STYLE
+    assert f"currentColor {round(CAPTION_SHARE * 100)}%" in text("a11y.css")
 
 
 # ----------------------------------------------------------------- the figures, as drawn together

@@ -1,2 +1,2 @@
-"""What the pages show: Streamlit-free figure builders, controls, formats, the lesson's words and the code
-export, plus one module that draws with Streamlit, ``ui.frame`` (the furniture every page shares)."""
+"""What the pages show, pure (no Streamlit, no server): the table of pages, every control, the lesson's questions and
+words, the figures and tables, the live layer's tables, number formats and the code for each view."""

@@ -1,4 +1,4 @@
-"""The class poll, drawn with Streamlit (like ui/frame.py): a teacher starts a class, the students' answers to each
+"""The class poll, drawn with Streamlit: a teacher starts a class, the students' answers to each
 page's predict-then-reveal question are tallied, and the teacher's view shows them live.
 
 * ``sidebar()``: "Start a class" makes a class code and two links: the students' (``class=<code>`` and the
@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from hosting import classpoll
+from hosting import classpoll, internals
 from hosting.classpoll import ClassesFull, StoreUnavailable
 from ui.theme import COLORS
 
@@ -57,8 +57,6 @@ def is_teacher() -> bool:
 
 def check_link() -> None:
     """Take a link's class code (and teacher key) into the session, or drop them with a note saying why."""
-    from ui.frame import _drop_url_values
-
     codes, keys = st.query_params.get_all(CLASS), st.query_params.get_all(TEACHER)
     if not codes and not keys:
         here = joined()
@@ -87,11 +85,11 @@ def check_link() -> None:
                     icon=":material/cloud_off:")
             return
     if take is None:
-        _drop_url_values([CLASS, TEACHER])
+        internals.drop_url_values([CLASS, TEACHER])
         st.session_state.pop(_STATE, None)
     else:
         if not take[1] and keys:
-            _drop_url_values([TEACHER])
+            internals.drop_url_values([TEACHER])
         if (joined() or ("",))[0] != code:
             st.session_state.pop(_VOTED, None)
         st.session_state[_STATE] = take

@@ -1,0 +1,157 @@
+"""Every reliance of the app's Python on a library's private internals, in this one file.
+
+Each is here because no public API does the job in the version named beside it (``CHECKED``);
+tests/test_internals.py fails, naming the one that moved, when an upgrade changes it.  Public APIs are used
+everywhere else (``st.query_params``, ``st.context``, ``st.get_option``, ``st.App``'s lifespan).  The browser's
+counterpart is draw/plotly_private.js.
+
+* Streamlit: a bound widget is seeded from the URL the session was opened with (``QueryParams._initial_query_params``)
+  and nothing public retracts a value before the widget reads it (``drop_url_values``, ``rename_url_values``); the
+  session a run belongs to (``session_id``); the legacy ``pages/``-folder mode that a folder named ``pages`` beside
+  app.py switches on (``leave_pages_directory_mode``); the sessions still connected and closing a departed one
+  (``Runtime._session_mgr``), and the uploads each session holds (``uploaded_file_mgr.file_storage``).
+* asyncio: TCP_NODELAY on accepted connections (``base_events._set_nodelay``, ``install_nodelay``).
+* glibc: the allocator's mmap threshold and giving freed heap pages back (``mallopt``, ``malloc_trim``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import socket
+from collections.abc import Iterable, Mapping
+
+CHECKED = {"streamlit": "1.67.0", "python": "3.11", "glibc": "2.36"}  # the versions each use below was read in
+
+
+# ------------------------------------------------------------------ Streamlit: the URL a widget is seeded from
+
+def _query_params():
+    """The running script's query parameters as Streamlit holds them (a context manager), or None outside a run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return None if ctx is None else ctx.session_state.query_params()
+
+
+def drop_url_values(keys: Iterable[str]) -> None:
+    """Remove parameters from the session's URL (and the browser's address bar) before any widget reads them."""
+    params = _query_params()
+    if params is None:
+        return
+    with params as query:
+        for key in keys:
+            query.remove_param(key)  # also tells the browser to drop it from the address bar
+            query._initial_query_params.pop(key, None)
+
+
+def rename_url_values(renamed: Mapping[str, str]) -> None:
+    """An old link's parameters under their new names, before any widget reads them; where a link holds both names,
+    the new one's values stand."""
+    params = _query_params()
+    if params is None:
+        return
+    with params as query:
+        for old, new in renamed.items():
+            if not query.has_param(old):
+                continue
+            if not query.has_param(new):
+                values = query.get_all(old)
+                query.set_with_no_forward_msg(new, values)
+                query._initial_query_params[new] = values
+            query.remove_param(old)  # tells the browser the address with the new key
+            query._initial_query_params.pop(old, None)
+
+
+def session_id() -> str | None:
+    """The id of the session whose script is running on this thread; None outside a script run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx else None
+
+
+# ------------------------------------------------------------------ Streamlit: the pages/ folder's legacy mode
+
+def in_pages_directory_mode() -> bool:
+    """True while Streamlit would run a deep link's page on its own (no app.py, no frame)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    return bool(PagesManager.uses_pages_directory)
+
+
+def leave_pages_directory_mode() -> None:
+    """Every page runs through app.py's st.navigation: the legacy mode off for the whole process."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+
+
+# ------------------------------------------------------------------ Streamlit: sessions and their uploads
+
+def active_session_ids(runtime) -> set[str]:
+    """The ids of the sessions that still have a websocket."""
+    return {info.session.id for info in runtime._session_mgr.list_active_sessions()}
+
+
+def close_session(runtime, session_id: str) -> None:
+    """Close a session now: its state, its downloads, its last run."""
+    runtime._session_mgr.close_session(session_id)
+
+
+def uploads_by_session(runtime) -> Mapping[str, Mapping[str, object]]:
+    """session id -> file id -> uploaded file (``.data``: its bytes), as Streamlit holds them in memory."""
+    return getattr(runtime.uploaded_file_mgr, "file_storage", {})
+
+
+# ------------------------------------------------------------------ asyncio: small writes leave at once
+
+def _set_nodelay(sock: socket.socket) -> None:
+    if sock.family in {socket.AF_INET, socket.AF_INET6} and sock.type == socket.SOCK_STREAM:
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:  # a socket that is already closed
+            pass
+
+
+def install_nodelay() -> None:
+    """Every TCP connection asyncio wraps from now on gets TCP_NODELAY, whatever protocol number it reports.
+
+    asyncio turns Nagle's algorithm off for each TCP connection it wraps, but only when the socket says its protocol
+    is TCP.  Streamlit binds its listening socket as ``socket.socket(family)``, protocol 0, so every accepted
+    connection says 0 and keeps Nagle on: a response written in two pieces (headers, then body) then waits for the
+    browser's delayed ACK, about 40 ms.  Runs at start-up, before the first connection is accepted.
+    """
+    from asyncio import base_events
+
+    base_events._set_nodelay = _set_nodelay
+
+
+# ------------------------------------------------------------------ glibc: the allocator
+
+def _libc():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
+LIBC = _libc()
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
+
+
+def set_mmap_threshold(size: int) -> bool:
+    """glibc serves blocks of ``size`` bytes and more from mmap, and stops raising that threshold; True where glibc
+    took it (elsewhere nothing changes)."""
+    mallopt = getattr(LIBC, "mallopt", None)
+    return bool(mallopt and mallopt(M_MMAP_THRESHOLD, size))
+
+
+def release_memory() -> None:
+    """Collect cycles, and hand freed heap pages back to the system (glibc's malloc_trim; elsewhere it only
+    collects)."""
+    gc.collect()
+    trim = getattr(LIBC, "malloc_trim", None)
+    if trim is not None:
+        trim(0)

@@ -30,7 +30,7 @@ import contextlib
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -331,14 +331,26 @@ def _view(t: torch.Tensor, transposed: bool) -> torch.Tensor:
     return t.mT if transposed else t
 
 
-def _rows(group: list, tensors: list[torch.Tensor]) -> list[tuple[torch.Tensor, ...]]:
+@dataclass(frozen=True)
+class _Group:
+    """One activation's slab of the stack: its rows, and its forward and backward kernels, each into a buffer."""
+
+    start: int  # the stack's first row with this activation
+    stop: int  # one past its last
+    act: Callable  # (z, out) -> out = act(z) (_into_rules)
+    slope: Callable  # (g, z, a, out) -> out = the gradient g passed back through act (_into_rules)
+    transposed: bool  # given transposed views: exact GELU on PyTorch's own kernel (native_gelu, _view)
+    composite: bool  # several kernels (gelu_sigmoid): given a network at a time where a block is not whole (_rows)
+
+
+def _rows(group: _Group, tensors: list[torch.Tensor]) -> list[tuple[torch.Tensor, ...]]:
     """A group's rows of (networks, points, width) ``_aligned`` tensors as its kernel is given them: all in one
-    call (through ``_view``), or, for an activation made of several kernels (group[5]: gelu_sigmoid, whose
+    call (through ``_view``), or, for an activation made of several kernels (``composite``: gelu_sigmoid, whose
     intermediate tensors are not aligned) where a network's block is not a whole number of CHUNK, network by
     network."""
-    if group[5] and math.prod(tensors[0].shape[1:]) % CHUNK:
-        return [tuple(_view(t[r:r + 1], group[4]) for t in tensors) for r in range(len(tensors[0]))]
-    return [tuple(_view(t, group[4]) for t in tensors)]
+    if group.composite and math.prod(tensors[0].shape[1:]) % CHUNK:
+        return [tuple(_view(t[r:r + 1], group.transposed) for t in tensors) for r in range(len(tensors[0]))]
+    return [tuple(_view(t, group.transposed) for t in tensors)]
 
 
 def _addmm(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -398,18 +410,14 @@ class _Stack:
         self.row_of = {rk: i for i, rk in enumerate(self.rows)}
         names = [configs[r].activations[k] for r, k in self.rows]
         native = native_gelu(first)
-        # per activation: start, stop, the activation and its backward rule, each into a buffer (_into_rules),
-        # whether it runs PyTorch's own kernel on transposed views (exact GELU: native_gelu), and whether it is
-        # several kernels (_rows)
-        self.groups = []
-        for i, name in enumerate(names):
-            if not self.groups or names[self.groups[-1][0]] != name:
-                module = activation_module(name)
-                slope = _slope_rule(name, module)
-                self.groups.append([i, i + 1, *_into_rules(name, module, slope),
-                                    native and _exact_gelu(module), getattr(slope, "composite", False)])
-            else:
-                self.groups[-1][1] = i + 1
+        self.groups = []  # one per activation, in row order
+        for name in dict.fromkeys(names):
+            module = activation_module(name)
+            slope = _slope_rule(name, module)
+            start = names.index(name)
+            self.groups.append(_Group(start, start + names.count(name), *_into_rules(name, module, slope),
+                                      transposed=native and _exact_gelu(module),
+                                      composite=getattr(slope, "composite", False)))
         self.names = names
         self.datasets = [make_dataset(c.task, c.n_train, c.n_test, c.noise, c.seed) for c in configs]
         race_of = torch.tensor([r for r, _ in self.rows])
@@ -454,9 +462,9 @@ class _Stack:
         for buffers in zip(self.z_buf, self.a_buf, self.up_buf, self.d_buf, strict=True):
             acts, slopes = [], []
             for group in self.groups:
-                for z, a, up, d in _rows(group, [b[group[0]:group[1]] for b in buffers]):
-                    acts.append((group[2], (z, a)))
-                    slopes.append((group[3], (up, z, a, d)))
+                for z, a, up, d in _rows(group, [b[group.start:group.stop] for b in buffers]):
+                    acts.append((group.act, (z, a)))
+                    slopes.append((group.slope, (up, z, a, d)))
             self.act_calls.append(acts)
             self.slope_calls.append(slopes)
         # the mini-batch, gathered into buffers from the races' training sets flattened: row i of the stack reads
@@ -498,8 +506,8 @@ class _Stack:
         self.history = [dict(steps=[], train_loss=[], test_loss=[], test_accuracy=[], dead=[])
                         for _ in range(self.n)]
 
-    def group_of(self, row: int) -> list:
-        return next(g for g in self.groups if g[0] <= row < g[1])
+    def group_of(self, row: int) -> _Group:
+        return next(g for g in self.groups if g.start <= row < g.stop)
 
     def forward(self, x: torch.Tensor, layers=None, groups=None):
         """x (n, points, 2) -> the pre-activations and activations of each hidden layer, and the logits (n, points).
@@ -515,7 +523,7 @@ class _Stack:
         for (_, b), w_t in zip(layers[:-1], hidden_t, strict=True):
             z = _addmm(b, acts[-1], w_t)  # (n, points, width)
             zs.append(z)
-            acts.append(_by_group(groups, 2, z))
+            acts.append(_by_group(groups, "act", z))
         # one output: per network, addmm's matrix-vector path
         logits = torch.stack([torch.addmm(b, a, w_t) for (b, w_t), a in zip(out_t, acts[-1], strict=True)])
         return zs, acts, logits.squeeze(-1)
@@ -582,7 +590,7 @@ class _Stack:
         right = (test_logits > 0) == (test_labels > 0.5)
         accuracy = right.double().mean(1).tolist()
         ones = torch.ones_like(zs[0])
-        dead = torch.stack([(_by_group(self.groups, 3, ones, z, a) == 0).all(dim=1).sum(-1)
+        dead = torch.stack([(_by_group(self.groups, "slope", ones, z, a) == 0).all(dim=1).sum(-1)
                             for z, a in zip(zs, acts[1:], strict=True)], dim=1).tolist()  # (n, depth)
         for i, h in enumerate(self.history):
             h["steps"].append(step)
@@ -599,7 +607,7 @@ class _Stack:
         points = torch.from_numpy(np.stack([gx.reshape(-1), gy.reshape(-1)], axis=-1)).clone()  # (G*G, 2), aligned
         rows = [self.row_of[(race, 0)], self.row_of[(race, 1)]]
         layers = [(w[rows], b[rows]) for w, b in self.layers]  # the grid through this race's two networks only
-        groups = [[i, i + 1, *self.group_of(row)[2:]] for i, row in enumerate(rows)]
+        groups = [replace(self.group_of(row), start=i, stop=i + 1) for i, row in enumerate(rows)]
         _, _, logits = self.forward(points.expand(2, -1, -1), layers, groups)
         records = []
         for row, logit in zip(rows, logits, strict=True):
@@ -626,14 +634,14 @@ def _mean_loss(logits: torch.Tensor, labels: torch.Tensor) -> list[float]:
     return [float(cross_entropy(logit, label)) for logit, label in zip(logits, labels, strict=True)]
 
 
-def _by_group(groups: list, which: int, *tensors: torch.Tensor) -> torch.Tensor:
-    """Apply each group's rule (which: 2, the activation, or 3, its backward rule; each writes into a buffer) to
-    its rows of ``tensors`` (networks, points, width; the first an ``_aligned`` one), one call per group (_rows),
-    into an ``_aligned`` tensor, each network's block as its own tensor."""
+def _by_group(groups: list[_Group], which: str, *tensors: torch.Tensor) -> torch.Tensor:
+    """Apply each group's kernel (which: "act", the activation, or "slope", its backward; each writes into a
+    buffer) to its rows of ``tensors`` (networks, points, width; the first an ``_aligned`` one), one call per group
+    (_rows), into an ``_aligned`` tensor, each network's block as its own tensor."""
     out = _aligned(tuple(tensors[0].shape))
     for group in groups:
-        for rows in _rows(group, [t[group[0]:group[1]] for t in (*tensors, out)]):
-            group[which](*rows)
+        for rows in _rows(group, [t[group.start:group.stop] for t in (*tensors, out)]):
+            getattr(group, which)(*rows)
     return out
 
 

@@ -19,9 +19,12 @@ unit of layer 2 or deeper can come back if the layers below it change; a dead un
 and stays dead under plain SGD.)
 
 ``race(config)`` is a generator of snapshots for a page that trains live and can stop; ``train(config)`` runs
-to the end; ``races(configs)`` and ``train_many(configs)`` train several races of one shape as one stack.
-Who trains a class's races, and when, is the server's business (``hosting.races``).  ``verdict(snapshot)``
-reads the two runs' final test accuracy against a stated margin.
+to the end; ``races(configs)`` and ``train_many(configs)`` train several races of one shape as one stack
+(``_Stack``: the forward, the backward and Adam written out by hand).  ``autograd_race(config)`` is the same
+race written plainly, each network an ``nn.Module`` trained by autograd and torch.optim: the readable version
+beside the stack, whose curves the stack matches bit for bit (tests/test_training.py).  Who trains a class's
+races, and when, is the server's business (``hosting.races``).  ``verdict(snapshot)`` reads the two runs' final
+test accuracy against a stated margin.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -260,6 +264,84 @@ class RaceSnapshot:
     def done(self) -> bool:
         return self.step >= self.config.steps
 
+
+# ---------------------------------------------------------------- the race by autograd: the readable one
+
+CURVES = ("train_loss", "test_loss", "test_accuracy", "dead_units")  # the RunRecord fields autograd_race records
+
+
+class OwnKernelGELU(nn.GELU):
+    """Exact GELU through PyTorch's own vectorised kernel, the one the race uses (``native_gelu``).
+
+    The input is handed over transposed, not contiguous, so that ``gelu`` and its backward do not call oneDNN,
+    and its memory is walked in the same order: what ``torch.backends.mkldnn.enabled = False`` gives, without
+    switching oneDNN off for the whole process."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.gelu(x.mT, approximate=self.approximate).mT  # (n, width) -> (width, n) view -> (n, width)
+
+
+def race_networks(config: RaceConfig) -> tuple[RaceNet, RaceNet]:
+    """``twin_networks(config)``, each exact GELU on the kernel the race uses for it (``OwnKernelGELU``)."""
+    nets = twin_networks(config)
+    if native_gelu(config):
+        for net in nets:
+            if _exact_gelu(net.act):
+                net.act = OwnKernelGELU()
+    return nets
+
+
+class AutogradRace(NamedTuple):
+    """A race trained by autograd and torch.optim: both networks' curves and the two trained networks."""
+
+    curves: dict[str, np.ndarray]  # CURVES field -> (2, records), dead_units (2, records, depth)
+    networks: tuple[RaceNet, RaceNet]  # after config.steps steps
+
+
+def autograd_race(config: RaceConfig) -> AutogradRace:
+    """The race written plainly: each network its own ``nn.Module``, trained by ``loss.backward()`` and
+    ``torch.optim`` (foreach), its curves recorded network by network.
+
+    ``_Stack`` below computes the same, bit for bit, for every network of several races at once, written out by
+    hand (tests/test_training.py, tolerance 0); the comments here name the part of it that does each line.  The
+    race itself trains stacked: a network this small costs per operation, and the stack runs fewer."""
+    with one_thread():
+        dataset = make_dataset(config.task, config.n_train, config.n_test, config.noise, config.seed)
+        data = {key: torch.from_numpy(getattr(dataset, key)) for key in
+                ("train_points", "train_labels", "test_points", "test_labels")}  # (n, 2) points, (n,) labels
+        nets = race_networks(config)  # _Stack: theta, every network's weights as one (networks, P) tensor
+        optimizer = torch.optim.SGD if config.optimizer == "sgd" else torch.optim.Adam
+        optimizers = [optimizer(net.parameters(), lr=config.learning_rate, foreach=True) for net in nets]
+        batches = torch.Generator(device="cpu").manual_seed(int(config.seed) + 1)  # _Stack.batches: one per race
+        curves = {field: [[], []] for field in CURVES}
+        cross_entropy = nn.functional.binary_cross_entropy_with_logits
+
+        def record():  # _Stack.record
+            for i, net in enumerate(nets):
+                with torch.no_grad():  # logits (n_train,) and (n_test,)
+                    train_logits, test_logits = net(data["train_points"]), net(data["test_points"])
+                curves["train_loss"][i].append(float(cross_entropy(train_logits, data["train_labels"])))
+                curves["test_loss"][i].append(float(cross_entropy(test_logits, data["test_labels"])))
+                right = (test_logits > 0) == (data["test_labels"] > 0.5)
+                curves["test_accuracy"][i].append(float(right.double().mean()))
+                curves["dead_units"][i].append(dead_units(net, data["train_points"]))  # _Stack: slope kernels on 1s
+
+        record()
+        for step in range(1, config.steps + 1):
+            # _Stack.step, in order: the mini-batch, the forward, the backward, the update
+            index = torch.randint(0, config.n_train, (config.batch_size,), generator=batches)  # (batch,)
+            points, labels = data["train_points"][index], data["train_labels"][index]  # (batch, 2), (batch,)
+            for net, opt in zip(nets, optimizers, strict=True):  # _Stack: all networks at once, a row each
+                loss = cross_entropy(net(points), labels)  # forward: the addmm and activation kernels per layer
+                opt.zero_grad(set_to_none=True)  # _Stack writes every gradient whole each step: nothing to zero
+                loss.backward()  # backward: the sigmoid, then per layer the sums, the mm's and the slope kernels
+                opt.step()  # _Stack.update: the same foreach formulas on theta
+            if step % config.record_every == 0 or step == config.steps:
+                record()
+    return AutogradRace({field: np.asarray(values) for field, values in curves.items()}, tuple(nets))
+
+
+# ---------------------------------------------------------------- the race stacked: autograd_race by hand
 
 def _into_rules(name: str, module: nn.Module, slope: Callable) -> tuple[Callable, Callable]:
     """(z, out) -> out = act(z) and (g, z, a, out) -> out = the slope rule's grad: the same kernels as ``module``

@@ -466,17 +466,18 @@ def _aligned(shape: tuple[int, ...]) -> torch.Tensor:
 class _Stack:
     """Several races of one shape trained in lockstep as one computation: both networks of every race.
 
+    ``autograd_race`` above, written by hand for many networks at once: ``step`` is its loop body (the forward,
+    ``loss.backward()`` and ``opt.step()``), ``update`` torch.optim's formulas, ``record`` its ``record``.
     Tiny networks cost per operation, not per number, so the networks share every operation they can: all
     weights in one tensor (theta, (networks, P)), each activation and its own backward kernel one call on its
-    networks' rows (the networks ordered by activation, so one call however many races are stacked), one Adam
-    or SGD update for all (the foreach kernels torch.optim runs).  The matmuls stay each network's own (``_addmm``:
-    bmm sums in other orders on some CPUs).  A training step writes into buffers made once (``_aligned``: each
-    network's block laid out as a tensor of its own), reads weights through views made once, and runs in
-    inference mode (no autograd bookkeeping per operation): 65 torch operations per step for one race, from
-    101, and 732 for 30 races.  Every network computes bit for bit what it computes alone, on every CPU: each
-    matmul is autograd's own call and each elementwise kernel walks each network's block as it walks a tensor
-    of its own (tests/test_training.py checks it against autograd and torch.optim, with the kernels of other
-    CPUs too).
+    networks' rows (a ``_Group``: the networks ordered by activation, so one call however many races are
+    stacked), one Adam or SGD update for all (the foreach kernels torch.optim runs).  The matmuls stay each
+    network's own (``_addmm``: bmm sums in other orders on some CPUs).  A training step writes into buffers made
+    once (``_aligned``: each network's block laid out as a tensor of its own), reads weights through views made
+    once, and runs in inference mode (no autograd bookkeeping per operation; benchmarks/bench_training.py counts
+    the operations).  Every network computes bit for bit what it computes alone, on every CPU: each matmul is
+    autograd's own call and each elementwise kernel walks each network's block as it walks a tensor of its own
+    (tests/test_training.py holds it to ``autograd_race``, with the kernels of other CPUs too).
     """
 
     def __init__(self, configs: list[RaceConfig]):
@@ -611,60 +612,69 @@ class _Stack:
         return zs, acts, logits.squeeze(-1)
 
     def step(self) -> None:
-        """One Adam (or SGD) step of every network, each writing into the buffers and views made once: the
-        same kernels, in the same order, as autograd and torch.optim run for one network alone."""
+        """One Adam (or SGD) step of every network: ``autograd_race``'s loop body, by hand.
+
+        The same kernels, in the same order, as autograd and torch.optim run for one network alone (the comments
+        give autograd_race's line each part does), each writing into the buffers and views made once."""
+        # index = torch.randint(...); points, labels = train_points[index], train_labels[index]
         for g, row in zip(self.batches, self.index, strict=True):
-            torch.randint(0, self.n_train, (self.batch,), generator=g, out=row)
+            torch.randint(0, self.n_train, (self.batch,), generator=g, out=row)  # (batch,) per race
         index = (self.index[self.race_of] + self.offset).view(-1)  # (n * batch,): the twins see one mini-batch
         self.points_buf.copy_(torch.index_select(self.flat_points, 0, index).view(self.points_buf.shape))
         self.labels_buf.copy_(torch.index_select(self.flat_labels, 0, index).view(self.labels_buf.shape))
-        acts, labels = [self.points_buf, *self.a_buf], self.labels_buf
+        acts, labels = [self.points_buf, *self.a_buf], self.labels_buf  # (n, batch, 2) and (n, batch, width) each
+        # net(points), as Network.forward: x = act(layer(x)) per hidden layer, then out(x)
         for layer in range(self.depth):
-            for args, out in self.forward_mms[layer]:  # (n, batch, width)
+            for args, out in self.forward_mms[layer]:  # z = layer(x): (batch, in) @ (in, width) + bias, per network
                 torch.addmm(*args, out=out)
-            for rule, args in self.act_calls[layer]:
+            for rule, args in self.act_calls[layer]:  # a = act(z): (n, batch, width), a call per group
                 rule(*args)
-        # one output: per network, addmm's matrix-vector path
+        # out(x): per network, addmm's matrix-vector path, (batch, width) @ (width, 1) + bias -> (batch, 1)
         for (b, w_t), a, out in zip(self.out_t, acts[-1], self.logit_buf, strict=True):
             torch.addmm(b, a, w_t, out=out)
-        # d mean BCE / d logit: what autograd computes for binary_cross_entropy_with_logits (mean)
-        torch.sigmoid(self.logits, out=self.g_out).sub_(labels).div_(self.batch)
-        grad = self.g_col  # (n, batch, 1)
+        # loss.backward(), from the loss cross_entropy(logits, labels) (mean over the batch) to each weight:
+        # d loss / d logit = (sigmoid(logit) - label) / batch, as autograd computes it
+        torch.sigmoid(self.logits, out=self.g_out).sub_(labels).div_(self.batch)  # (n, batch)
+        grad = self.g_col  # (n, batch, 1): the gradient arriving at the output layer's output
         grads = self.grads  # views into self.grad, written in place: (n, P) in theta's order
-        for layer in range(self.depth, -1, -1):
-            torch.sum(grad, 1, out=grads[2 * layer + 1])  # bias (n, out)
-            for args, out in self.weight_mms[layer]:  # weight (n, out, in): into its buffer, then copied
-                torch.mm(*args, out=out)
-            grads[2 * layer].copy_(self.weight_grad_buf[layer])
+        for layer in range(self.depth, -1, -1):  # each Linear, last to first
+            torch.sum(grad, 1, out=grads[2 * layer + 1])  # bias.grad = grad summed over the batch: (n, out)
+            for args, out in self.weight_mms[layer]:  # weight.grad = grad.T @ x: (out, batch) @ (batch, in)
+                torch.mm(*args, out=out)  # into its buffer, then copied: mm into grad's view sums otherwise
+            grads[2 * layer].copy_(self.weight_grad_buf[layer])  # (n, out, in)
             if layer:  # into the layer below, through its activation's slope
-                for args, out in self.up_mms[layer - 1]:
+                for args, out in self.up_mms[layer - 1]:  # grad @ weight: (batch, out) @ (out, in) -> (batch, in)
                     torch.mm(*args, out=out)
-                for rule, args in self.slope_calls[layer - 1]:
+                for rule, args in self.slope_calls[layer - 1]:  # times act'(z): the activation's backward kernel
                     rule(*args)
-                grad = self.d_buf[layer - 1]
-        self.update(self.grad)
+                grad = self.d_buf[layer - 1]  # (n, batch, width)
+        self.update(self.grad)  # opt.step()
 
     def update(self, grad: torch.Tensor) -> None:
         """torch.optim's update (Adam with its defaults, or plain SGD; the foreach formulas) on every network's
         weights at once: one elementwise kernel per formula on theta (n, P)."""
-        if not self.adam:
-            self.theta.add_(grad, alpha=-self.rate) if self.one_rate else self.theta.sub_(grad * self.rate.float())
+        if not self.adam:  # SGD: theta -= lr * grad
+            if self.one_rate:
+                self.theta.add_(grad, alpha=-self.rate)
+            else:
+                self.theta.sub_(grad * self.rate.float())
             return
-        beta1, beta2, eps = 0.9, 0.999, 1e-8
+        beta1, beta2, eps = 0.9, 0.999, 1e-8  # torch.optim.Adam's defaults
         self.t += 1
-        self.exp_avg.lerp_(grad, 1 - beta1)
-        self.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        self.exp_avg.lerp_(grad, 1 - beta1)  # m = beta1 * m + (1 - beta1) * grad
+        self.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)  # v = beta2 * v + (1 - beta2) * grad²
         bias_correction1, bias_correction2 = 1 - beta1 ** float(self.t), 1 - beta2 ** float(self.t)
-        denom = self.exp_avg_sq.sqrt().div_(bias_correction2 ** 0.5).add_(eps)
+        denom = self.exp_avg_sq.sqrt().div_(bias_correction2 ** 0.5).add_(eps)  # sqrt(v) / sqrt(1 - beta2^t) + eps
         step_size = (self.rate / bias_correction1) * -1
-        if self.one_rate:
+        if self.one_rate:  # theta -= lr / (1 - beta1^t) * m / denom
             self.theta.addcdiv_(self.exp_avg, denom, value=step_size)
         else:  # per network: the same products, in addcdiv's order (value * exp_avg / denom)
             self.theta.add_(step_size.float() * self.exp_avg / denom)
 
     @torch.inference_mode()
     def record(self, step: int) -> None:
-        """Every network's losses, test accuracy and dead units on the whole training and test sets."""
+        """Every network's losses, test accuracy and dead units on the whole training and test sets:
+        ``autograd_race``'s ``record``, every network at once."""
         (train_points, train_labels), (test_points, test_labels) = self.evaluated
         zs, acts, train_logits = self.forward(train_points)
         test_logits = self.forward(test_points)[2]

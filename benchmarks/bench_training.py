@@ -2,7 +2,7 @@
 
 1. The default race (gelu_core.training.RaceConfig()), before and after in one run, interleaved: CPU seconds
    and torch operations per training step of the race as it was computed before stacking
-   (harness/race_reference.py: each network an nn.Module, autograd, torch.optim) against the stacked trainer
+   (gelu_core.training.autograd_race: each network an nn.Module, autograd, torch.optim) against the stacked trainer
    (gelu_core.training.train: target <= 0.3 s of CPU), ``race`` yielding a snapshot every 100 steps and every 20
    (the lane's way: the film the page plays, hosting.races.film_every), and 30 different default races trained
    as one stack (``train_many``), per race.
@@ -33,9 +33,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from gelu_core import FeedForward, as_tokens, demo_input, run_lab  # noqa: E402
-from gelu_core.training import RaceConfig, _Stack, native_gelu, race, train, train_many, verdict  # noqa: E402
+from gelu_core.training import (  # noqa: E402
+    RaceConfig,
+    _Stack,
+    autograd_race,
+    native_gelu,
+    race,
+    train,
+    train_many,
+    verdict,
+)
 from harness.memory import reset_peak, status_kib  # noqa: E402
-from harness.race_reference import reference_curves  # noqa: E402
 from ui.training import verdict_text  # noqa: E402
 
 TARGET_CPU_SECONDS = 0.3  # one default race's CPU time, start to finish
@@ -122,9 +130,9 @@ def bench_race(repeats: int) -> None:
     print("  (both on one torch thread: see gelu_core.training.one_thread); CPU seconds (process time), "
           f"{repeats} interleaved repeats, medians")
     train(RaceConfig(steps=20))  # warm-up: first-call costs of torch's kernels
-    reference_curves(RaceConfig(steps=20))
+    autograd_race(RaceConfig(steps=20))
     functions = {
-        "before: autograd + torch.optim, net by net": lambda: reference_curves(config),
+        "before: autograd + torch.optim, net by net": lambda: autograd_race(config),
         "after: stacked, train()": lambda: train(config),
         "after: race(), a snapshot every 100 steps": lambda: list(race(config, yield_every=100)),
         "after: the lane's way, a 51-frame film (every 20)": lambda: list(race(config, yield_every=20)),

@@ -19,9 +19,12 @@ unit of layer 2 or deeper can come back if the layers below it change; a dead un
 and stays dead under plain SGD.)
 
 ``race(config)`` is a generator of snapshots for a page that trains live and can stop; ``train(config)`` runs
-to the end; ``races(configs)`` and ``train_many(configs)`` train several races of one shape as one stack.
-Who trains a class's races, and when, is the server's business (``hosting.races``).  ``verdict(snapshot)``
-reads the two runs' final test accuracy against a stated margin.
+to the end; ``races(configs)`` and ``train_many(configs)`` train several races of one shape as one stack
+(``_Stack``: the forward, the backward and Adam written out by hand).  ``autograd_race(config)`` is the same
+race written plainly, each network an ``nn.Module`` trained by autograd and torch.optim: the readable version
+beside the stack, whose curves the stack matches bit for bit (tests/test_training.py).  Who trains a class's
+races, and when, is the server's business (``hosting.races``).  ``verdict(snapshot)`` reads the two runs' final
+test accuracy against a stated margin.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ import contextlib
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -261,6 +265,84 @@ class RaceSnapshot:
         return self.step >= self.config.steps
 
 
+# ---------------------------------------------------------------- the race by autograd: the readable one
+
+CURVES = ("train_loss", "test_loss", "test_accuracy", "dead_units")  # the RunRecord fields autograd_race records
+
+
+class OwnKernelGELU(nn.GELU):
+    """Exact GELU through PyTorch's own vectorised kernel, the one the race uses (``native_gelu``).
+
+    The input is handed over transposed, not contiguous, so that ``gelu`` and its backward do not call oneDNN,
+    and its memory is walked in the same order: what ``torch.backends.mkldnn.enabled = False`` gives, without
+    switching oneDNN off for the whole process."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.gelu(x.mT, approximate=self.approximate).mT  # (n, width) -> (width, n) view -> (n, width)
+
+
+def race_networks(config: RaceConfig) -> tuple[RaceNet, RaceNet]:
+    """``twin_networks(config)``, each exact GELU on the kernel the race uses for it (``OwnKernelGELU``)."""
+    nets = twin_networks(config)
+    if native_gelu(config):
+        for net in nets:
+            if _exact_gelu(net.act):
+                net.act = OwnKernelGELU()
+    return nets
+
+
+class AutogradRace(NamedTuple):
+    """A race trained by autograd and torch.optim: both networks' curves and the two trained networks."""
+
+    curves: dict[str, np.ndarray]  # CURVES field -> (2, records), dead_units (2, records, depth)
+    networks: tuple[RaceNet, RaceNet]  # after config.steps steps
+
+
+def autograd_race(config: RaceConfig) -> AutogradRace:
+    """The race written plainly: each network its own ``nn.Module``, trained by ``loss.backward()`` and
+    ``torch.optim`` (foreach), its curves recorded network by network.
+
+    ``_Stack`` below computes the same, bit for bit, for every network of several races at once, written out by
+    hand (tests/test_training.py, tolerance 0); the comments here name the part of it that does each line.  The
+    race itself trains stacked: a network this small costs per operation, and the stack runs fewer."""
+    with one_thread():
+        dataset = make_dataset(config.task, config.n_train, config.n_test, config.noise, config.seed)
+        data = {key: torch.from_numpy(getattr(dataset, key)) for key in
+                ("train_points", "train_labels", "test_points", "test_labels")}  # (n, 2) points, (n,) labels
+        nets = race_networks(config)  # _Stack: theta, every network's weights as one (networks, P) tensor
+        optimizer = torch.optim.SGD if config.optimizer == "sgd" else torch.optim.Adam
+        optimizers = [optimizer(net.parameters(), lr=config.learning_rate, foreach=True) for net in nets]
+        batches = torch.Generator(device="cpu").manual_seed(int(config.seed) + 1)  # _Stack.batches: one per race
+        curves = {field: [[], []] for field in CURVES}
+        cross_entropy = nn.functional.binary_cross_entropy_with_logits
+
+        def record():  # _Stack.record
+            for i, net in enumerate(nets):
+                with torch.no_grad():  # logits (n_train,) and (n_test,)
+                    train_logits, test_logits = net(data["train_points"]), net(data["test_points"])
+                curves["train_loss"][i].append(float(cross_entropy(train_logits, data["train_labels"])))
+                curves["test_loss"][i].append(float(cross_entropy(test_logits, data["test_labels"])))
+                right = (test_logits > 0) == (data["test_labels"] > 0.5)
+                curves["test_accuracy"][i].append(float(right.double().mean()))
+                curves["dead_units"][i].append(dead_units(net, data["train_points"]))  # _Stack: slope kernels on 1s
+
+        record()
+        for step in range(1, config.steps + 1):
+            # _Stack.step, in order: the mini-batch, the forward, the backward, the update
+            index = torch.randint(0, config.n_train, (config.batch_size,), generator=batches)  # (batch,)
+            points, labels = data["train_points"][index], data["train_labels"][index]  # (batch, 2), (batch,)
+            for net, opt in zip(nets, optimizers, strict=True):  # _Stack: all networks at once, a row each
+                loss = cross_entropy(net(points), labels)  # forward: the addmm and activation kernels per layer
+                opt.zero_grad(set_to_none=True)  # _Stack writes every gradient whole each step: nothing to zero
+                loss.backward()  # backward: the sigmoid, then per layer the sums, the mm's and the slope kernels
+                opt.step()  # _Stack.update: the same foreach formulas on theta
+            if step % config.record_every == 0 or step == config.steps:
+                record()
+    return AutogradRace({field: np.asarray(values) for field, values in curves.items()}, tuple(nets))
+
+
+# ---------------------------------------------------------------- the race stacked: autograd_race by hand
+
 def _into_rules(name: str, module: nn.Module, slope: Callable) -> tuple[Callable, Callable]:
     """(z, out) -> out = act(z) and (g, z, a, out) -> out = the slope rule's grad: the same kernels as ``module``
     and ``slope``, written into a buffer the stack keeps (no new tensor, no concatenation afterwards)."""
@@ -331,14 +413,26 @@ def _view(t: torch.Tensor, transposed: bool) -> torch.Tensor:
     return t.mT if transposed else t
 
 
-def _rows(group: list, tensors: list[torch.Tensor]) -> list[tuple[torch.Tensor, ...]]:
+@dataclass(frozen=True)
+class _Group:
+    """One activation's slab of the stack: its rows, and its forward and backward kernels, each into a buffer."""
+
+    start: int  # the stack's first row with this activation
+    stop: int  # one past its last
+    act: Callable  # (z, out) -> out = act(z) (_into_rules)
+    slope: Callable  # (g, z, a, out) -> out = the gradient g passed back through act (_into_rules)
+    transposed: bool  # given transposed views: exact GELU on PyTorch's own kernel (native_gelu, _view)
+    composite: bool  # several kernels (gelu_sigmoid): given a network at a time where a block is not whole (_rows)
+
+
+def _rows(group: _Group, tensors: list[torch.Tensor]) -> list[tuple[torch.Tensor, ...]]:
     """A group's rows of (networks, points, width) ``_aligned`` tensors as its kernel is given them: all in one
-    call (through ``_view``), or, for an activation made of several kernels (group[5]: gelu_sigmoid, whose
+    call (through ``_view``), or, for an activation made of several kernels (``composite``: gelu_sigmoid, whose
     intermediate tensors are not aligned) where a network's block is not a whole number of CHUNK, network by
     network."""
-    if group[5] and math.prod(tensors[0].shape[1:]) % CHUNK:
-        return [tuple(_view(t[r:r + 1], group[4]) for t in tensors) for r in range(len(tensors[0]))]
-    return [tuple(_view(t, group[4]) for t in tensors)]
+    if group.composite and math.prod(tensors[0].shape[1:]) % CHUNK:
+        return [tuple(_view(t[r:r + 1], group.transposed) for t in tensors) for r in range(len(tensors[0]))]
+    return [tuple(_view(t, group.transposed) for t in tensors)]
 
 
 def _addmm(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -372,17 +466,18 @@ def _aligned(shape: tuple[int, ...]) -> torch.Tensor:
 class _Stack:
     """Several races of one shape trained in lockstep as one computation: both networks of every race.
 
+    ``autograd_race`` above, written by hand for many networks at once: ``step`` is its loop body (the forward,
+    ``loss.backward()`` and ``opt.step()``), ``update`` torch.optim's formulas, ``record`` its ``record``.
     Tiny networks cost per operation, not per number, so the networks share every operation they can: all
     weights in one tensor (theta, (networks, P)), each activation and its own backward kernel one call on its
-    networks' rows (the networks ordered by activation, so one call however many races are stacked), one Adam
-    or SGD update for all (the foreach kernels torch.optim runs).  The matmuls stay each network's own (``_addmm``:
-    bmm sums in other orders on some CPUs).  A training step writes into buffers made once (``_aligned``: each
-    network's block laid out as a tensor of its own), reads weights through views made once, and runs in
-    inference mode (no autograd bookkeeping per operation): 65 torch operations per step for one race, from
-    101, and 732 for 30 races.  Every network computes bit for bit what it computes alone, on every CPU: each
-    matmul is autograd's own call and each elementwise kernel walks each network's block as it walks a tensor
-    of its own (tests/test_training.py checks it against autograd and torch.optim, with the kernels of other
-    CPUs too).
+    networks' rows (a ``_Group``: the networks ordered by activation, so one call however many races are
+    stacked), one Adam or SGD update for all (the foreach kernels torch.optim runs).  The matmuls stay each
+    network's own (``_addmm``: bmm sums in other orders on some CPUs).  A training step writes into buffers made
+    once (``_aligned``: each network's block laid out as a tensor of its own), reads weights through views made
+    once, and runs in inference mode (no autograd bookkeeping per operation; benchmarks/bench_training.py counts
+    the operations).  Every network computes bit for bit what it computes alone, on every CPU: each matmul is
+    autograd's own call and each elementwise kernel walks each network's block as it walks a tensor of its own
+    (tests/test_training.py holds it to ``autograd_race``, with the kernels of other CPUs too).
     """
 
     def __init__(self, configs: list[RaceConfig]):
@@ -398,18 +493,14 @@ class _Stack:
         self.row_of = {rk: i for i, rk in enumerate(self.rows)}
         names = [configs[r].activations[k] for r, k in self.rows]
         native = native_gelu(first)
-        # per activation: start, stop, the activation and its backward rule, each into a buffer (_into_rules),
-        # whether it runs PyTorch's own kernel on transposed views (exact GELU: native_gelu), and whether it is
-        # several kernels (_rows)
-        self.groups = []
-        for i, name in enumerate(names):
-            if not self.groups or names[self.groups[-1][0]] != name:
-                module = activation_module(name)
-                slope = _slope_rule(name, module)
-                self.groups.append([i, i + 1, *_into_rules(name, module, slope),
-                                    native and _exact_gelu(module), getattr(slope, "composite", False)])
-            else:
-                self.groups[-1][1] = i + 1
+        self.groups = []  # one per activation, in row order
+        for name in dict.fromkeys(names):
+            module = activation_module(name)
+            slope = _slope_rule(name, module)
+            start = names.index(name)
+            self.groups.append(_Group(start, start + names.count(name), *_into_rules(name, module, slope),
+                                      transposed=native and _exact_gelu(module),
+                                      composite=getattr(slope, "composite", False)))
         self.names = names
         self.datasets = [make_dataset(c.task, c.n_train, c.n_test, c.noise, c.seed) for c in configs]
         race_of = torch.tensor([r for r, _ in self.rows])
@@ -454,9 +545,9 @@ class _Stack:
         for buffers in zip(self.z_buf, self.a_buf, self.up_buf, self.d_buf, strict=True):
             acts, slopes = [], []
             for group in self.groups:
-                for z, a, up, d in _rows(group, [b[group[0]:group[1]] for b in buffers]):
-                    acts.append((group[2], (z, a)))
-                    slopes.append((group[3], (up, z, a, d)))
+                for z, a, up, d in _rows(group, [b[group.start:group.stop] for b in buffers]):
+                    acts.append((group.act, (z, a)))
+                    slopes.append((group.slope, (up, z, a, d)))
             self.act_calls.append(acts)
             self.slope_calls.append(slopes)
         # the mini-batch, gathered into buffers from the races' training sets flattened: row i of the stack reads
@@ -498,8 +589,8 @@ class _Stack:
         self.history = [dict(steps=[], train_loss=[], test_loss=[], test_accuracy=[], dead=[])
                         for _ in range(self.n)]
 
-    def group_of(self, row: int) -> list:
-        return next(g for g in self.groups if g[0] <= row < g[1])
+    def group_of(self, row: int) -> _Group:
+        return next(g for g in self.groups if g.start <= row < g.stop)
 
     def forward(self, x: torch.Tensor, layers=None, groups=None):
         """x (n, points, 2) -> the pre-activations and activations of each hidden layer, and the logits (n, points).
@@ -515,66 +606,75 @@ class _Stack:
         for (_, b), w_t in zip(layers[:-1], hidden_t, strict=True):
             z = _addmm(b, acts[-1], w_t)  # (n, points, width)
             zs.append(z)
-            acts.append(_by_group(groups, 2, z))
+            acts.append(_by_group(groups, "act", z))
         # one output: per network, addmm's matrix-vector path
         logits = torch.stack([torch.addmm(b, a, w_t) for (b, w_t), a in zip(out_t, acts[-1], strict=True)])
         return zs, acts, logits.squeeze(-1)
 
     def step(self) -> None:
-        """One Adam (or SGD) step of every network, each writing into the buffers and views made once: the
-        same kernels, in the same order, as autograd and torch.optim run for one network alone."""
+        """One Adam (or SGD) step of every network: ``autograd_race``'s loop body, by hand.
+
+        The same kernels, in the same order, as autograd and torch.optim run for one network alone (the comments
+        give autograd_race's line each part does), each writing into the buffers and views made once."""
+        # index = torch.randint(...); points, labels = train_points[index], train_labels[index]
         for g, row in zip(self.batches, self.index, strict=True):
-            torch.randint(0, self.n_train, (self.batch,), generator=g, out=row)
+            torch.randint(0, self.n_train, (self.batch,), generator=g, out=row)  # (batch,) per race
         index = (self.index[self.race_of] + self.offset).view(-1)  # (n * batch,): the twins see one mini-batch
         self.points_buf.copy_(torch.index_select(self.flat_points, 0, index).view(self.points_buf.shape))
         self.labels_buf.copy_(torch.index_select(self.flat_labels, 0, index).view(self.labels_buf.shape))
-        acts, labels = [self.points_buf, *self.a_buf], self.labels_buf
+        acts, labels = [self.points_buf, *self.a_buf], self.labels_buf  # (n, batch, 2) and (n, batch, width) each
+        # net(points), as Network.forward: x = act(layer(x)) per hidden layer, then out(x)
         for layer in range(self.depth):
-            for args, out in self.forward_mms[layer]:  # (n, batch, width)
+            for args, out in self.forward_mms[layer]:  # z = layer(x): (batch, in) @ (in, width) + bias, per network
                 torch.addmm(*args, out=out)
-            for rule, args in self.act_calls[layer]:
+            for rule, args in self.act_calls[layer]:  # a = act(z): (n, batch, width), a call per group
                 rule(*args)
-        # one output: per network, addmm's matrix-vector path
+        # out(x): per network, addmm's matrix-vector path, (batch, width) @ (width, 1) + bias -> (batch, 1)
         for (b, w_t), a, out in zip(self.out_t, acts[-1], self.logit_buf, strict=True):
             torch.addmm(b, a, w_t, out=out)
-        # d mean BCE / d logit: what autograd computes for binary_cross_entropy_with_logits (mean)
-        torch.sigmoid(self.logits, out=self.g_out).sub_(labels).div_(self.batch)
-        grad = self.g_col  # (n, batch, 1)
+        # loss.backward(), from the loss cross_entropy(logits, labels) (mean over the batch) to each weight:
+        # d loss / d logit = (sigmoid(logit) - label) / batch, as autograd computes it
+        torch.sigmoid(self.logits, out=self.g_out).sub_(labels).div_(self.batch)  # (n, batch)
+        grad = self.g_col  # (n, batch, 1): the gradient arriving at the output layer's output
         grads = self.grads  # views into self.grad, written in place: (n, P) in theta's order
-        for layer in range(self.depth, -1, -1):
-            torch.sum(grad, 1, out=grads[2 * layer + 1])  # bias (n, out)
-            for args, out in self.weight_mms[layer]:  # weight (n, out, in): into its buffer, then copied
-                torch.mm(*args, out=out)
-            grads[2 * layer].copy_(self.weight_grad_buf[layer])
+        for layer in range(self.depth, -1, -1):  # each Linear, last to first
+            torch.sum(grad, 1, out=grads[2 * layer + 1])  # bias.grad = grad summed over the batch: (n, out)
+            for args, out in self.weight_mms[layer]:  # weight.grad = grad.T @ x: (out, batch) @ (batch, in)
+                torch.mm(*args, out=out)  # into its buffer, then copied: mm into grad's view sums otherwise
+            grads[2 * layer].copy_(self.weight_grad_buf[layer])  # (n, out, in)
             if layer:  # into the layer below, through its activation's slope
-                for args, out in self.up_mms[layer - 1]:
+                for args, out in self.up_mms[layer - 1]:  # grad @ weight: (batch, out) @ (out, in) -> (batch, in)
                     torch.mm(*args, out=out)
-                for rule, args in self.slope_calls[layer - 1]:
+                for rule, args in self.slope_calls[layer - 1]:  # times act'(z): the activation's backward kernel
                     rule(*args)
-                grad = self.d_buf[layer - 1]
-        self.update(self.grad)
+                grad = self.d_buf[layer - 1]  # (n, batch, width)
+        self.update(self.grad)  # opt.step()
 
     def update(self, grad: torch.Tensor) -> None:
         """torch.optim's update (Adam with its defaults, or plain SGD; the foreach formulas) on every network's
         weights at once: one elementwise kernel per formula on theta (n, P)."""
-        if not self.adam:
-            self.theta.add_(grad, alpha=-self.rate) if self.one_rate else self.theta.sub_(grad * self.rate.float())
+        if not self.adam:  # SGD: theta -= lr * grad
+            if self.one_rate:
+                self.theta.add_(grad, alpha=-self.rate)
+            else:
+                self.theta.sub_(grad * self.rate.float())
             return
-        beta1, beta2, eps = 0.9, 0.999, 1e-8
+        beta1, beta2, eps = 0.9, 0.999, 1e-8  # torch.optim.Adam's defaults
         self.t += 1
-        self.exp_avg.lerp_(grad, 1 - beta1)
-        self.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        self.exp_avg.lerp_(grad, 1 - beta1)  # m = beta1 * m + (1 - beta1) * grad
+        self.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)  # v = beta2 * v + (1 - beta2) * grad²
         bias_correction1, bias_correction2 = 1 - beta1 ** float(self.t), 1 - beta2 ** float(self.t)
-        denom = self.exp_avg_sq.sqrt().div_(bias_correction2 ** 0.5).add_(eps)
+        denom = self.exp_avg_sq.sqrt().div_(bias_correction2 ** 0.5).add_(eps)  # sqrt(v) / sqrt(1 - beta2^t) + eps
         step_size = (self.rate / bias_correction1) * -1
-        if self.one_rate:
+        if self.one_rate:  # theta -= lr / (1 - beta1^t) * m / denom
             self.theta.addcdiv_(self.exp_avg, denom, value=step_size)
         else:  # per network: the same products, in addcdiv's order (value * exp_avg / denom)
             self.theta.add_(step_size.float() * self.exp_avg / denom)
 
     @torch.inference_mode()
     def record(self, step: int) -> None:
-        """Every network's losses, test accuracy and dead units on the whole training and test sets."""
+        """Every network's losses, test accuracy and dead units on the whole training and test sets:
+        ``autograd_race``'s ``record``, every network at once."""
         (train_points, train_labels), (test_points, test_labels) = self.evaluated
         zs, acts, train_logits = self.forward(train_points)
         test_logits = self.forward(test_points)[2]
@@ -582,7 +682,7 @@ class _Stack:
         right = (test_logits > 0) == (test_labels > 0.5)
         accuracy = right.double().mean(1).tolist()
         ones = torch.ones_like(zs[0])
-        dead = torch.stack([(_by_group(self.groups, 3, ones, z, a) == 0).all(dim=1).sum(-1)
+        dead = torch.stack([(_by_group(self.groups, "slope", ones, z, a) == 0).all(dim=1).sum(-1)
                             for z, a in zip(zs, acts[1:], strict=True)], dim=1).tolist()  # (n, depth)
         for i, h in enumerate(self.history):
             h["steps"].append(step)
@@ -599,7 +699,7 @@ class _Stack:
         points = torch.from_numpy(np.stack([gx.reshape(-1), gy.reshape(-1)], axis=-1)).clone()  # (G*G, 2), aligned
         rows = [self.row_of[(race, 0)], self.row_of[(race, 1)]]
         layers = [(w[rows], b[rows]) for w, b in self.layers]  # the grid through this race's two networks only
-        groups = [[i, i + 1, *self.group_of(row)[2:]] for i, row in enumerate(rows)]
+        groups = [replace(self.group_of(row), start=i, stop=i + 1) for i, row in enumerate(rows)]
         _, _, logits = self.forward(points.expand(2, -1, -1), layers, groups)
         records = []
         for row, logit in zip(rows, logits, strict=True):
@@ -626,14 +726,14 @@ def _mean_loss(logits: torch.Tensor, labels: torch.Tensor) -> list[float]:
     return [float(cross_entropy(logit, label)) for logit, label in zip(logits, labels, strict=True)]
 
 
-def _by_group(groups: list, which: int, *tensors: torch.Tensor) -> torch.Tensor:
-    """Apply each group's rule (which: 2, the activation, or 3, its backward rule; each writes into a buffer) to
-    its rows of ``tensors`` (networks, points, width; the first an ``_aligned`` one), one call per group (_rows),
-    into an ``_aligned`` tensor, each network's block as its own tensor."""
+def _by_group(groups: list[_Group], which: str, *tensors: torch.Tensor) -> torch.Tensor:
+    """Apply each group's kernel (which: "act", the activation, or "slope", its backward; each writes into a
+    buffer) to its rows of ``tensors`` (networks, points, width; the first an ``_aligned`` one), one call per group
+    (_rows), into an ``_aligned`` tensor, each network's block as its own tensor."""
     out = _aligned(tuple(tensors[0].shape))
     for group in groups:
-        for rows in _rows(group, [t[group[0]:group[1]] for t in (*tensors, out)]):
-            group[which](*rows)
+        for rows in _rows(group, [t[group.start:group.stop] for t in (*tensors, out)]):
+            getattr(group, which)(*rows)
     return out
 
 

@@ -8,8 +8,8 @@ References and tolerances, per test:
   network's weights), exact integer counts; and the lesson itself: a dead unit's incoming weights get exactly 0
   gradient from the training loss (torch autograd);
 - curves: bit-identical for the same seed (numpy.array_equal, tolerance 0); the stacked trainer bit-identical
-  (tolerance 0) to each network trained alone by autograd and torch.optim (harness/race_reference.py, the
-  computation as it was before stacking), and several races stacked to each race trained alone;
+  (tolerance 0) to each network trained alone by autograd and torch.optim (gelu_core.training.autograd_race, the
+  readable version of the same race), and several races stacked to each race trained alone;
 - learning: on the gauss and circle tasks the training loss falls by at least a factor 5 (the initial loss is
   about log 2 = 0.69; a network that learns the task ends far below 0.14);
 - the decision grid: P(class 1) at grid cell [row, column] equals sigmoid(net((x[column], y[row]))), computed in
@@ -37,6 +37,7 @@ from gelu_core.training import (
     RaceConfig,
     RaceSnapshot,
     RunRecord,
+    autograd_race,
     dead_units,
     make_dataset,
     race,
@@ -44,7 +45,6 @@ from gelu_core.training import (
     twin_networks,
     verdict,
 )
-from harness.race_reference import reference_networks
 from tests.conftest import functional
 
 SMALL = dict(width=6, depth=2, steps=120, n_train=100, n_test=60, record_every=10)  # a race of a fraction of a second
@@ -127,7 +127,7 @@ def test_dead_unit_counts_match_a_direct_autograd_check():
     snapshot = train(dying_config())
     points = torch.from_numpy(snapshot.dataset.train_points)
     relu_run, gelu_run = snapshot.runs
-    relu_net, gelu_net = reference_networks(dying_config())  # the same race, trained by autograd
+    relu_net, gelu_net = autograd_race(dying_config()).networks  # the same race, trained by autograd
     for run, net in ((relu_run, relu_net), (gelu_run, gelu_net)):
         counts, _ = direct_dead(net, points)
         assert run.dead_units[-1].tolist() == counts == dead_units(net, points)
@@ -142,7 +142,7 @@ def test_dead_unit_counts_match_a_direct_autograd_check():
 def test_dead_units_get_exactly_zero_gradient():
     """The lesson: the weights into a dead unit get no gradient at all from the whole training set's loss."""
     snapshot = train(dying_config())
-    net = reference_networks(dying_config())[0]  # the same race's ReLU network, trained by autograd
+    net = autograd_race(dying_config()).networks[0]  # the same race's ReLU network, trained by autograd
     points = torch.from_numpy(snapshot.dataset.train_points)
     labels = torch.from_numpy(snapshot.dataset.train_labels)
     loss = torch.nn.functional.binary_cross_entropy_with_logits(net(points), labels)
@@ -186,7 +186,7 @@ def test_pytorch_float32_gelu_passes_no_gradient_far_left(name, kernel, edge, bi
     counts as dead; the edge is the kernel's: oneDNN's, or PyTorch's own that the race uses.  Reference: the true
     slope in float64 is not 0 there; tolerance 0.01 on the edge.  If a torch upgrade moves an edge, this test
     says so."""
-    from harness.race_reference import OwnKernelGELU, race_networks
+    from gelu_core.training import OwnKernelGELU, race_networks
 
     act = OwnKernelGELU() if kernel == "own" and name == "gelu" else functional(name)
     z = torch.linspace(-20.0, -4.0, 16001).reshape(-1, 1).expand(-1, 2).contiguous().requires_grad_()  # (n, 2)
@@ -245,7 +245,7 @@ def test_grid_probability_is_the_network_at_each_grid_point():
     snapshot = train(RaceConfig(**SMALL))
     grid = snapshot.grid
     assert grid.shape == (GRID_POINTS,) and grid[0] == -snapshot.dataset.extent and grid[-1] == snapshot.dataset.extent
-    for run, net in zip(snapshot.runs, reference_networks(RaceConfig(**SMALL)), strict=True):
+    for run, net in zip(snapshot.runs, autograd_race(RaceConfig(**SMALL)).networks, strict=True):
         for row, column in ((0, 59), (12, 3), (59, 0), (30, 30)):
             point = torch.tensor([[grid[column], grid[row]]])  # (x, y): column is x, row is y
             with torch.no_grad():
@@ -362,14 +362,14 @@ def _case_id(changes: dict) -> str:
 
 @pytest.mark.parametrize("changes", REFERENCE_CASES, ids=_case_id)
 def test_stacked_training_is_autograd_and_torch_optim_bit_for_bit(changes):
-    """Reference: harness/race_reference.py, each network its own nn.Module trained by loss.backward() and
-    torch.optim (foreach), as the race was computed before stacking.  Tolerance 0."""
-    from harness.race_reference import FIELDS, reference_curves
+    """Reference: gelu_core.training.autograd_race, each network its own nn.Module trained by loss.backward() and
+    torch.optim (foreach), the readable version of the stack.  Tolerance 0."""
+    from gelu_core.training import CURVES
 
     config = RaceConfig(**changes)
-    want = reference_curves(config)
+    want = autograd_race(config).curves
     got = train(config)
-    for field in FIELDS:
+    for field in CURVES:
         mine = np.stack([getattr(run, field) for run in got.runs])
         assert np.array_equal(mine, want[field].reshape(mine.shape)), field
 
@@ -401,7 +401,7 @@ def test_races_stacked_give_each_race_alone_bit_for_bit(shape):
 def test_stacked_training_is_autograd_bit_for_bit_whichever_kernels_the_cpu_picks(kernels):
     """The stack sums and rounds as autograd does by construction, not by the luck of one CPU: a bmm sums in its
     own order on some CPUs and an elementwise kernel's tail rounds otherwise than its vectors.  The two tests
-    above (reference: harness/race_reference.py, and each race alone; tolerance 0), every case, in a fresh
+    above (reference: gelu_core.training.autograd_race, and each race alone; tolerance 0), every case, in a fresh
     process whose PyTorch and MKL take other kernels (environment above)."""
     import os
     import subprocess

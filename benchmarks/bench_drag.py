@@ -57,7 +57,7 @@ st.plotly_chart(fig, key="chart_ref")
 def live_pages() -> dict[str, dict]:
     """page -> its live control, the readouts the recorder reads, the chart, the table the page sends."""
     from ui import approximations, curves, derivative, gate, home, steps
-    from ui.controls import HOME_DEFAULT_INPUTS
+    from ui.home import HOME_DEFAULT_INPUTS
 
     return {
         "curves": dict(path="curves", control="curves_x", chart="chart_curves",

@@ -93,7 +93,7 @@ def _sigmoid_gate_slope(ops, x):
 
 
 # Each GELU form's gate and the gate's slope, by PyTorch's approximate= name: GELU(x) = x * gate(x), and
-# GELU'(x) = gate(x) + x * gate'(x).  The code export prints these very functions (ui/code_export).
+# GELU'(x) = gate(x) + x * gate'(x).  The code export prints these very functions (ui/code_export.py).
 GATES = {"none": _phi, "tanh": _tanh_gate, "sigmoid": _sigmoid_gate}
 GATE_SLOPES = {"none": _normal_pdf, "tanh": _tanh_gate_slope, "sigmoid": _sigmoid_gate_slope}
 

@@ -6,7 +6,9 @@ import streamlit as st
 from draw.frame import chart, require_app_frame
 from draw.live import follow
 from gelu_core import ACTIVATIONS, form_word
+from ui.approximations import CONTROLS as APPROXIMATIONS
 from ui.approximations import (
+    DTYPES,
     LIMITS,
     POINTS,
     TABLE_X,
@@ -23,7 +25,6 @@ from ui.approximations import (
     view_figures,
     worst_points,
 )
-from ui.controls import APPROXIMATIONS, DTYPES
 from ui.format import sci
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame

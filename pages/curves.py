@@ -5,7 +5,8 @@ import streamlit as st
 import gelu_core
 from draw.frame import chart, require_app_frame
 from draw.live import follow
-from ui.controls import CURVES, ordered_range
+from ui.controls import ordered_range
+from ui.curves import CONTROLS as CURVES
 from ui.curves import (
     OVERLAY_PARAMS,
     READOUT,

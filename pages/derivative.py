@@ -5,7 +5,7 @@ import streamlit as st
 import gelu_core
 from draw.frame import chart, require_app_frame
 from draw.live import follow
-from ui.controls import DERIVATIVE
+from ui.derivative import CONTROLS as DERIVATIVE
 from ui.derivative import (
     READOUT,
     extremes_words,

@@ -11,7 +11,8 @@ from gelu_core.budget import MAX_D_MODEL
 from hosting.runs import Busy
 from ui import ffn as view
 from ui import gradients as backward_view
-from ui.controls import DEMO_SHAPES, FFN
+from ui.ffn import CONTROLS as FFN
+from ui.ffn import DEMO_SHAPES
 from ui.format import count, shape, share, sig
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame

@@ -5,8 +5,8 @@ import streamlit as st
 import gelu_core
 from draw.frame import chart, require_app_frame
 from draw.live import follow
-from ui.controls import GATE
 from ui.format import fixed, percent
+from ui.gate import CONTROLS as GATE
 from ui.gate import (
     READOUT,
     bell_figure,

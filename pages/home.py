@@ -4,7 +4,7 @@ import streamlit as st
 
 from draw.frame import chart, csv_button, page_link, require_app_frame
 from draw.live import follow
-from ui.controls import HOME
+from ui.home import CONTROLS as HOME
 from ui.home import PROSE, five_inputs_table, input_live_table, on_screen, overview_figure, prose
 from ui.pages import PAGES
 

@@ -5,10 +5,11 @@ import streamlit as st
 from draw.frame import chart, csv_button, require_app_frame
 from draw.live import follow
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
-from ui.controls import STEPS, STEPS_PICK_LIMIT
 from ui.format import full
+from ui.steps import CONTROLS as STEPS
 from ui.steps import (
     READOUT,
+    STEPS_PICK_LIMIT,
     chart_range,
     curve_grid,
     digits_table,

@@ -7,8 +7,8 @@ from draw.race_player import play
 from gelu_core import training
 from hosting.races import LANE
 from ui import training as view
-from ui.controls import TRAINING
 from ui.race_player import film_table
+from ui.training import CONTROLS as TRAINING
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 

@@ -23,7 +23,8 @@ import pytest
 import torch
 
 from tests.conftest import ROOT, chart_spec, metrics, sweep
-from ui.controls import APPROXIMATIONS_VIEWS, OVERLAYS
+from ui.approximations import APPROXIMATIONS_VIEWS
+from ui.curves import OVERLAYS
 from ui.pages import EXPORTS, PAGES, code_for
 
 TIMEOUT = 120  # seconds for one process of scripts

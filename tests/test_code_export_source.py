@@ -1,4 +1,4 @@
-"""One source for each formula: the code export prints gelu_core's own functions (``ui.code_export.common.source``),
+"""One source for each formula: the code export prints gelu_core's own functions (``ui.code_export.source``),
 so a script computes what the page computes, and a change to a formula in gelu_core reaches every script.
 
 Reference: gelu_core itself, on purpose: these tests check that the printed text *is* the core's code (the same
@@ -23,7 +23,7 @@ import torch
 import gelu_core
 from gelu_core._backend import evaluate
 from gelu_core.activations import ACTIVATIONS, GATE_SLOPES, GATES
-from ui.code_export.common import source
+from ui.code_export import source
 from ui.format import fixed
 from ui.pages import code_for
 
@@ -75,7 +75,7 @@ def test_the_printed_modules_are_the_ones_the_core_builds():
     """The lab's and the race's activation modules, as printed, are gelu_core.ffn.activation_module's: same class
     and settings (repr), same output bit for bit."""
     from gelu_core.ffn import activation_module
-    from ui.code_export.ffn import modules
+    from ui.ffn import modules
 
     for name in ACTIVATIONS:
         listed, own = modules([name])
@@ -311,8 +311,8 @@ def test_race_prints_the_points_the_network_and_the_dead_units_of_gelu_core(monk
     import inspect
 
     from gelu_core import training
-    from ui.code_export.common import settings
-    from ui.controls import TRAINING
+    from ui.code_export import settings
+    from ui.training import CONTROLS as TRAINING
     from ui.training import race_config
 
     values = {"training_steps": 30, "training_width": 3, "training_depth": 2, "training_task": "gauss"}

@@ -17,7 +17,7 @@ import pytest
 
 import gelu_core
 from ui import curves
-from ui.controls import CURVES
+from ui.curves import CONTROLS as CURVES
 from ui.format import fixed, readable
 from ui.live import grid
 
@@ -97,7 +97,7 @@ def test_the_axes_do_not_move_with_the_probe(lo, hi, n):
 def test_every_slopes_row_is_what_the_page_writes_there(form):
     """Slopes' x: the sentence after its bold words, both gradients and the caption at every step."""
     from ui import derivative
-    from ui.controls import DERIVATIVE
+    from ui.derivative import CONTROLS as DERIVATIVE
 
     table = derivative.gradient_live_table(form)
     o = DERIVATIVE["x"].options
@@ -117,7 +117,7 @@ def test_every_gate_row_is_what_the_page_writes_there():
     step; the probe and label the table moves are the gate chart's own, as the figure for that x draws them, on
     fixed axes."""
     from ui import gate
-    from ui.controls import GATE
+    from ui.gate import CONTROLS as GATE
 
     table = gate.gate_live_table()
     o = GATE["x"].options
@@ -149,7 +149,7 @@ def test_the_gate_table_shades_the_bell_with_the_curves_own_points_up_to_x():
     checked against mpmath in tests/test_ui_explorer_pages.py)."""
     from tests.test_ui_approximations_steps import arr as as_float64
     from ui import gate
-    from ui.controls import GATE
+    from ui.gate import CONTROLS as GATE
 
     table = gate.gate_live_table()
     o = GATE["x"].options
@@ -178,7 +178,7 @@ def test_every_steps_row_is_what_the_page_writes_there(show_all):
     digits table (ui.steps.on_screen, step_table, digits_table) write at each step of the pick's grid (the layer
     holds still while the exact input is off that grid: tests/e2e/test_live.py)."""
     from ui import steps
-    from ui.controls import STEPS
+    from ui.steps import CONTROLS as STEPS
 
     table = steps.steps_live_table(show_all)
     o = STEPS["pick"].options
@@ -233,7 +233,7 @@ def test_every_steps_chart_row_is_the_figure_the_page_draws_there():
     curve_grid, chart_range, steps_figure, with tanh_steps' values); the view is -4 ... 4 while x is within 3 of
     0 and keeps x one unit inside beyond, and the curves are drawn over every view the pick gives."""
     from ui import steps
-    from ui.controls import STEPS
+    from ui.steps import CONTROLS as STEPS
 
     table = steps.steps_live_table(False)
     o = STEPS["pick"].options
@@ -273,7 +273,7 @@ def test_every_approximations_range_row_is_what_the_page_writes_there():
     The axes are the figures' own (view_figures), and the curves they view are gelu_core's over the slider's span."""
     from gelu_core.analysis import worst_error
     from ui import approximations as A
-    from ui.controls import APPROXIMATIONS
+    from ui.approximations import CONTROLS as APPROXIMATIONS
 
     table = A.range_live_table()
     o = APPROXIMATIONS["range"].options
@@ -345,8 +345,9 @@ def test_every_home_input_row_is_what_the_page_writes_there(i):
     (ui.home.on_screen of five_inputs_table with that input among the defaults), and its marker on ReLU and on tanh
     GELU and the stub between them where overview_figure draws them (the i-th point, the i-th segment)."""
     from ui import home
-    from ui.controls import HOME, HOME_DEFAULT_INPUTS
     from ui.describe import values
+    from ui.home import CONTROLS as HOME
+    from ui.home import HOME_DEFAULT_INPUTS
 
     table = home.input_live_table(i, HOME_DEFAULT_INPUTS)
     o = HOME[f"x{i + 1}"].options
@@ -418,7 +419,7 @@ def test_every_home_view_and_paragraph_row_is_what_the_page_draws_there(i, other
     class the width of that layout's y tick labels, and the paragraphs' text nodes are the page's prose for them;
     "base" is the step of the input's own value (the one the layer leaves the others' tables to)."""
     from ui import home
-    from ui.controls import HOME
+    from ui.home import CONTROLS as HOME
 
     o = HOME[f"x{i + 1}"].options
     xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
@@ -438,7 +439,8 @@ def test_the_home_row_is_what_a_rerun_at_that_input_draws(app, i, x):
     paragraphs against the row for x of the table the page sent before, at the defaults."""
     from tests.conftest import chart_spec
     from ui import home
-    from ui.controls import HOME, HOME_DEFAULT_INPUTS
+    from ui.home import CONTROLS as HOME
+    from ui.home import HOME_DEFAULT_INPUTS
 
     at = app.run()
     table = home.input_live_table(i, HOME_DEFAULT_INPUTS)

@@ -146,8 +146,8 @@ CALLS = {
     "ui.approximations.framework_runs": lambda f: f(_x(), ("float32", "bfloat16", "float16"), "none"),
     "ui.approximations.dtype_limits": lambda f: f("float16", "tanh"),
     "ui.approximations.digits_kept": lambda f: f(("float32", "bfloat16", "float16")),
-    "ui.code_export.common._source": lambda f: f(_printed(), "torch", ()),
-    "ui.code_export.common._comments": lambda f: f("gelu_core.training", "RaceConfig"),
+    "ui.code_export._source": lambda f: f(_printed(), "torch", ()),
+    "ui.code_export._comments": lambda f: f("gelu_core.training", "RaceConfig"),
 }
 
 

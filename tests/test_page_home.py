@@ -11,8 +11,8 @@ import pytest
 from tests.conftest import chart_spec
 from tests.stacking import WORDS, next_after
 from tests.test_ui_explorer_pages import arr, gate_ref, gelu_ref, shown
-from ui.controls import HOME, HOME_DEFAULT_INPUTS
-from ui.home import five_inputs_table
+from ui.home import CONTROLS as HOME
+from ui.home import HOME_DEFAULT_INPUTS, five_inputs_table
 
 
 @pytest.fixture

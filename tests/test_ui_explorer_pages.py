@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import pytest
 
 import gelu_core
-from ui import controls, curves, derivative, gate, home
+from ui import approximations, controls, curves, derivative, ffn, gate, home, steps
 from ui.format import fixed, percent
 from ui.pages import PAGES
 from ui.theme import COLORS, DASHES
@@ -108,11 +108,11 @@ def test_arr_decodes_plotly_typed_arrays():
 # ----------------------------------------------------------------- controls
 
 def test_kwargs_name_each_widgets_initial_value_argument():
-    assert controls.CURVES["x"].kwargs()["value"] == -1.0
-    assert controls.CURVES["more"].kwargs()["default"] == []
-    assert controls.CURVES["form"].kwargs()["default"] == "tanh"
-    assert controls.FFN["act"].kwargs()["index"] == controls.LAB_ACTIVATIONS.index("gelu_tanh")
-    assert controls.APPROXIMATIONS["view"].kwargs()["tabs"] == controls.APPROXIMATIONS_VIEWS
+    assert curves.CONTROLS["x"].kwargs()["value"] == -1.0
+    assert curves.CONTROLS["more"].kwargs()["default"] == []
+    assert curves.CONTROLS["form"].kwargs()["default"] == "tanh"
+    assert ffn.CONTROLS["act"].kwargs()["index"] == controls.LAB_ACTIVATIONS.index("gelu_tanh")
+    assert approximations.CONTROLS["view"].kwargs()["tabs"] == approximations.APPROXIMATIONS_VIEWS
     for page in (p.controls for p in PAGES.values() if p.controls):
         for c in page:
             kw = c.kwargs()
@@ -151,11 +151,11 @@ def test_defaults_lie_inside_their_widgets_bounds():
 
 
 @pytest.mark.parametrize("control, values", [
-    (controls.CURVES["x"], ["1.5"]), (controls.CURVES["x"], ["-10"]), (controls.CURVES["range"], ["-4", "3.5"]),
-    (controls.CURVES["n"], ["250"]), (controls.CURVES["more"], ["Leaky ReLU", "SiLU"]), (controls.CURVES["more"], [""]),
-    (controls.CURVES["form"], ["exact"]), (controls.CURVES["points"], ["1, 2"]), (controls.STEPS["full"], ["True"]),
-    (controls.FFN["act"], ["GELU exact"]), (controls.FFN["d_model"], ["1600"]),
-    (controls.APPROXIMATIONS["view"], ["Three forms"]),
+    (curves.CONTROLS["x"], ["1.5"]), (curves.CONTROLS["x"], ["-10"]), (curves.CONTROLS["range"], ["-4", "3.5"]),
+    (curves.CONTROLS["n"], ["250"]), (curves.CONTROLS["more"], ["Leaky ReLU", "SiLU"]), (curves.CONTROLS["more"], [""]),
+    (curves.CONTROLS["form"], ["exact"]), (curves.CONTROLS["points"], ["1, 2"]), (steps.CONTROLS["full"], ["True"]),
+    (ffn.CONTROLS["act"], ["GELU exact"]), (ffn.CONTROLS["d_model"], ["1600"]),
+    (approximations.CONTROLS["view"], ["Three forms"]),
 ])
 def test_url_values_a_control_takes(control, values):
     """Reference: what Streamlit's frontend writes into the URL for these values (seen in a real browser)."""
@@ -163,16 +163,16 @@ def test_url_values_a_control_takes(control, values):
 
 
 @pytest.mark.parametrize("control, values, words", [
-    (controls.CURVES["x"], ["inf"], "not between"), (controls.CURVES["x"], ["99"], "not between"),
-    (controls.CURVES["x"], ["abc"], "not a number"), (controls.CURVES["x"], [""], "empty"),
-    (controls.CURVES["x"], ["1", "2"], "one value"), (controls.CURVES["range"], ["2"], "2 values"),
-    (controls.CURVES["n"], ["1.5"], "whole number"), (controls.FFN["d_model"], ["1e400"], "whole number"),
-    (controls.FFN["seed"], ["9" * 400], "too long"),
-    (controls.FFN["seed"], ["2147483648"], "not between"), (controls.FFN["seed"], ["-inf"], "whole number"),
-    (controls.CURVES["form"], [""], "not one of"), (controls.CURVES["form"], ["cubic"], "not one of"),
-    (controls.CURVES["more"], ["SiLU", "Bogus"], "not one of"), (controls.CURVES["more"], ["SiLU", "SiLU"], "twice"),
-    (controls.STEPS["full"], ["maybe"], "true or false"), (controls.CURVES["points"], ["1" * 201], "longer"),
-    (controls.APPROXIMATIONS["view"], ["Nonsense"], "not one of"),
+    (curves.CONTROLS["x"], ["inf"], "not between"), (curves.CONTROLS["x"], ["99"], "not between"),
+    (curves.CONTROLS["x"], ["abc"], "not a number"), (curves.CONTROLS["x"], [""], "empty"),
+    (curves.CONTROLS["x"], ["1", "2"], "one value"), (curves.CONTROLS["range"], ["2"], "2 values"),
+    (curves.CONTROLS["n"], ["1.5"], "whole number"), (ffn.CONTROLS["d_model"], ["1e400"], "whole number"),
+    (ffn.CONTROLS["seed"], ["9" * 400], "too long"),
+    (ffn.CONTROLS["seed"], ["2147483648"], "not between"), (ffn.CONTROLS["seed"], ["-inf"], "whole number"),
+    (curves.CONTROLS["form"], [""], "not one of"), (curves.CONTROLS["form"], ["cubic"], "not one of"),
+    (curves.CONTROLS["more"], ["SiLU", "Bogus"], "not one of"), (curves.CONTROLS["more"], ["SiLU", "SiLU"], "twice"),
+    (steps.CONTROLS["full"], ["maybe"], "true or false"), (curves.CONTROLS["points"], ["1" * 201], "longer"),
+    (approximations.CONTROLS["view"], ["Nonsense"], "not one of"),
 ])
 def test_url_values_a_control_refuses(control, values, words):
     assert words in control.url_problem(values)

@@ -13,6 +13,7 @@ its tick, torch's cliff in the legend.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol
@@ -20,11 +21,51 @@ from typing import Protocol
 import numpy as np
 import plotly.graph_objects as go
 
-from gelu_core import APPROXIMATE, gelu
-from gelu_core.analysis import approximation_error
+import gelu_core
+from gelu_core import APPROXIMATE, form_word, gelu
+from gelu_core.activations import GATES
+from gelu_core.analysis import approximation_error, worst_error
 from gelu_core.shared import memo
+from ui.code_export import Values, fill, number, settings, source
+from ui.controls import Control, PageControls
 from ui.format import count, fixed, percent, power_of_ten, sci, sig
+from ui.lesson import Question
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
+
+# ---------------------------------------------------------------- the controls (each bound to the URL)
+
+APPROXIMATIONS_VIEWS = ("Three forms", "What PyTorch computes")
+DTYPES = ("float32", "bfloat16", "float16")
+
+CONTROLS = PageControls("approximations", (
+    Control("tabs", "approximations_view", "View", APPROXIMATIONS_VIEWS[0], dict(options=APPROXIMATIONS_VIEWS)),
+    Control("slider", "approximations_range", "Range of x", (-6.0, 6.0),
+            dict(min_value=-12.0, max_value=12.0, step=0.5,
+                 help="Stretch it to -12 to see the tails, where relative error grows.")),
+    Control("segmented_control", "approximations_fw_form", "GELU form", "none",
+            dict(options=("none", "tanh"), format_func=form_word, required=True)),
+    Control("multiselect", "approximations_fw_dtypes", "Number formats", ["float32", "bfloat16"], dict(options=DTYPES)),
+    Control("slider", "approximations_fw_range", "Range of x", (-12.0, 4.0),
+            dict(min_value=-12.0, max_value=12.0, step=0.5)),
+), renamed={f"approx_{name}": f"approximations_{name}"  # the keys' prefix was "approx" until December 2026
+            for name in ("view", "range", "fw_form", "fw_dtypes", "fw_range")})
+
+
+# ---------------------------------------------------------------- the question (predict, then check)
+
+def _truth():
+    from gelu_core.analysis import worst_error
+
+    _, worst = worst_error("tanh")
+    right = ("more than 0.01" if worst > 0.01 else "between 0.0001 and 0.01" if worst > 1e-4
+             else "less than 0.0001")
+    return right, f"The tanh form is at most {sci(worst)} away from exact GELU, anywhere on the number line."
+
+
+QUESTION = Question(
+    "How far is the tanh form from exact GELU, at worst?",
+    ("more than 0.01", "between 0.0001 and 0.01", "less than 0.0001"), _truth)
+
 
 FORM_KEYS = {"none": "gelu", "tanh": "gelu_tanh", "sigmoid": "gelu_sigmoid"}  # approximate -> palette key
 FORM_LABELS = {"none": "exact  x·Φ(x)", "tanh": "tanh form", "sigmoid": "sigmoid form"}
@@ -149,10 +190,9 @@ def view_grid() -> np.ndarray:
     """Every x the range slider can show, at ``VIEW_STEP``: the three charts hold their curves over the slider's
     whole span, and the range sets their axes (a view), so that a drag of the range moves the view in the browser
     without new data."""
-    from ui import controls
     from ui.live import grid
 
-    o = controls.APPROXIMATIONS["range"].options
+    o = CONTROLS["range"].options
     return grid(o["min_value"], o["max_value"], VIEW_STEP)
 
 
@@ -228,10 +268,9 @@ def range_live_table() -> dict:
     """The live layer's table for the range slider: at every pair of its thumbs' positions (lo before hi, at least
     a step apart; the others hold still until the release shows the page's note), the three charts' axes as
     ``view_axes`` gives them and the two captions as the page writes them."""
-    from ui import controls
     from ui.live import grid, live_table
 
-    o = controls.APPROXIMATIONS["range"].options
+    o = CONTROLS["range"].options
     ends = grid(o["min_value"], o["max_value"], o["step"]).tolist()
     n = len(ends)
     views: dict[str, list] = {name: [None] * n * n for name in VIEW_CHARTS}
@@ -250,7 +289,7 @@ def range_live_table() -> dict:
     # each relayout key a column of its own: the ticks repeat, the ranges do not
     columns = {name: {key: [v[key] if v else None for v in views[name]] for key in next(filter(None, views[name]))
                       if key.endswith(("range", "tickvals", "ticktext"))} for name in VIEW_CHARTS}
-    return live_table({"key": controls.APPROXIMATIONS["range"].key, **o}, thumbs=2, pack=True,
+    return live_table({"key": CONTROLS["range"].key, **o}, thumbs=2, pack=True,
                       spoken=["x from {}", "x to {}"],
                       texts=[(FORMS_CAPTION, 0, forms_text), (ERRORS_CAPTION_AT, 0, errors_text)],
                       views={f"chart_{name}": column for name, column in columns.items()})
@@ -466,3 +505,84 @@ def digits_kept(dtypes: tuple[str, ...]) -> str:
     from gelu_core.frameworks import unit_roundoff
 
     return digits_words({d: unit_roundoff(d) for d in dtypes})
+
+
+# ---------------------------------------------------------------- the code for this view
+# The Approximations script, for the tab on screen: the largest error of the tanh and sigmoid forms, or what
+# PyTorch's GELU returns in each chosen dtype at the table's inputs.
+
+FORMS = '''
+"""GELU Explorer, Approximations: how far the tanh and sigmoid forms stray from exact GELU, at their worst."""
+
+$imports
+
+# GELU Explorer's own gates (gelu_core, here for float64 numpy): GELU(x) = x * gate(x) in every form
+$code
+
+
+def largest_error(gate):
+    """(x, |x * gate(x) - x * phi(x)|) where that error peaks.  It is the same at -x and +x (GELU(x) - GELU(-x)
+    = x in every form), so x >= 0 covers both sides."""
+    def error(x):
+        return np.abs(x * gate(x) - x * phi(x))
+
+    grid = np.linspace($lo, $hi, $points)  # ($points,): find the peak on a grid, then refine it between its neighbours
+    i = int(np.argmax(error(grid)))
+    worst = minimize_scalar(lambda x: -error(x), bounds=(grid[i - 1], grid[i + 1]), method="bounded",
+                            options={"xatol": 1e-12}).x
+    return worst, error(worst)
+
+
+for name, gate in (("tanh", tanh_gate), ("sigmoid", sigmoid_gate)):
+    worst, error = largest_error(gate)
+    print(f"Largest error, {name} form: {error:.2e} at x = ±{worst:.2f}")
+'''
+
+PYTORCH = '''
+"""GELU Explorer, Approximations: what torch.nn.functional.gelu ($form form) returns in low precision, against the
+float64 truth."""
+
+$imports
+
+approximate = "$approximate"  # PyTorch's name: "none" is the exact form, "tanh" GPT-2's
+dtypes = [$dtypes]  # the number formats chosen on the page
+# the table's inputs, each exact in every dtype: all the error below is the kernel's
+x = torch.tensor([$inputs], dtype=torch.float64)  # ($count,)
+
+# GELU Explorer's own code (gelu_core): the float64 reference, written so that nothing cancels (far left it is
+# tiny, but not 0), and how it calls PyTorch's GELU
+$code
+
+
+exact = x * $gate(x)
+table = {"x": x, "exact (float64)": exact}
+for dtype in dtypes:
+    name = str(dtype).removeprefix("torch.")
+    value = torch_gelu(x.to(dtype), approximate).double()
+    table[f"torch {name}"] = value
+    table[f"rel. error {name}"] = torch.abs(value - exact) / torch.abs(exact)  # 1 where torch returns 0
+if dtypes:
+    ours = dtypes[0]  # this app's own result (gelu_core): the float64 truth rounded once to the dtype
+    table[f"gelu_core {str(ours).removeprefix('torch.')}"] = exact.to(ours).double()
+
+print("  ".join(f"{name:>11}" for name in table))
+for row in zip(*table.values(), strict=True):
+    cells = [f"{row[0]:.1f}"] + [f"{value:.4e}" for value in row[1:]]
+    print("  ".join(f"{cell:>{max(11, len(name))}}" for name, cell in zip(table, cells, strict=True)))
+'''
+
+
+def code(values: Values) -> str:
+    v = settings(CONTROLS, values)
+    if v["view"] == APPROXIMATIONS_VIEWS[0]:
+        names = {"phi": GATES["none"], "tanh_gate": GATES["tanh"], "sigmoid_gate": GATES["sigmoid"]}
+        search = {k: p.default for k, p in inspect.signature(worst_error).parameters.items()}  # the page's own grid
+        return fill(FORMS, lo=number(search["lo"]), hi=number(search["hi"]), points=search["points"],
+                    code=source(backend="numpy", names=names))
+    from gelu_core.frameworks import _torch_gelu  # torch: imported when this tab asks, as the page's
+
+    order = [d for d in DTYPES if d in v["fw_dtypes"]]  # the page's order, whatever the order chosen
+    gate = GATES[v["fw_form"]]
+    return fill(PYTORCH, form=gelu_core.form_word(v["fw_form"]), approximate=v["fw_form"],
+                dtypes=", ".join(f"torch.{d}" for d in order), inputs=", ".join(number(x) for x in TABLE_X),
+                count=len(TABLE_X), gate=gate.__name__.lstrip("_"), code=source(gate, _torch_gelu))

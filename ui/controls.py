@@ -20,7 +20,6 @@ from typing import Any
 
 import gelu_core
 from gelu_core import ACTIVATIONS, form_word
-from gelu_core.budget import MAX_D_MODEL
 from ui.format import fixed
 
 # the keyword that carries a widget's initial value differs between widgets
@@ -210,11 +209,11 @@ def ordered_range(lo: float, hi: float, *, widen: float = 1.0) -> tuple[float, f
 
 # ------------------------------------------------------------------ the controls of each page
 
-def _short_label(name: str) -> str:
+def short_label(name: str) -> str:
     return ACTIVATIONS[name].short
 
 
-def _param_range(activation: str, param: str) -> dict[str, float]:
+def param_range(activation: str, param: str) -> dict[str, float]:
     """A slider's bounds for an activation's parameter, as the registry declares them."""
     lo, hi = ACTIVATIONS[activation].param_ranges[param]
     return dict(min_value=lo, max_value=hi)
@@ -222,131 +221,5 @@ def _param_range(activation: str, param: str) -> dict[str, float]:
 
 # the URL holds exact|tanh|sigmoid
 GELU_FORM = dict(options=gelu_core.APPROXIMATE, format_func=form_word, required=True)
-OVERLAYS = tuple(name for name in ACTIVATIONS if name != "relu")  # Curves draws ReLU always
 LAB_ACTIVATIONS = ("gelu_tanh", "gelu", "gelu_sigmoid", "relu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
                    "tanh")
-
-HOME_DEFAULT_INPUTS = (-2.0, -1.0, 0.0, 1.0, 2.0)  # the source's torch.tensor([-2., -1., 0., 1., 2.])
-
-HOME = PageControls("home", tuple(
-    Control("number_input", f"home_x{i + 1}", f"x{i + 1}", v,
-            dict(min_value=-20.0, max_value=20.0, step=0.5, format="%.2f"))
-    for i, v in enumerate(HOME_DEFAULT_INPUTS)
-))
-
-CURVES = PageControls("curves", (
-    Control("slider", "curves_range", "Range of x", (-3.0, 3.0),
-            dict(min_value=-10.0, max_value=10.0, step=0.5, format="%.1f")),
-    Control("slider", "curves_n", "Points on each curve", 100,
-            dict(min_value=2, max_value=1000, step=1,
-                 help="The source draws 100 points: torch.linspace(-3, 3, 100).")),
-    Control("slider", "curves_x", "Probe x", -1.0,
-            dict(min_value=-10.0, max_value=10.0, step=0.1, format="%.2f")),
-    Control("segmented_control", "curves_form", "GELU form", "tanh",
-            dict(GELU_FORM, help="tanh is what GPT-2 and the book's chapter 4 compute; exact is x·Φ(x).")),
-    Control("multiselect", "curves_more", "Overlay other activations", [],
-            dict(options=OVERLAYS, format_func=_short_label, placeholder="Sigmoid, Tanh, SiLU, ...")),
-    Control("slider", "curves_slope", "Leaky ReLU slope a", 0.01,
-            dict(_param_range("leaky_relu", "negative_slope"), step=0.01, format="%.2f")),
-    Control("slider", "curves_alpha", "ELU α", 1.0,
-            dict(_param_range("elu", "alpha"), step=0.1, format="%.1f")),
-    Control("text_input", "curves_points", "Values at these x", "-2, -1, 0, 1, 2",
-            dict(max_chars=200, help="Numbers separated by commas, at most 25.")),
-))
-
-GATE = PageControls("gate", (
-    Control("slider", "gate_x", "x", 1.0, dict(min_value=-4.0, max_value=4.0, step=0.1, format="%.2f")),
-    Control("slider", "gate_mu", "μ (where the gate is half open)", 0.0,
-            dict(min_value=-2.0, max_value=2.0, step=0.1, format="%.1f")),
-    Control("slider", "gate_sigma", "σ (how soft the gate is)", 1.0,
-            dict(min_value=0.0, max_value=3.0, step=0.05, format="%.2f",
-                 help="σ = 0 is the hard step: x·gate becomes ReLU.")),
-))
-
-DERIVATIVE = PageControls("derivative", (
-    Control("segmented_control", "derivative_form", "GELU form", "none", dict(GELU_FORM)),
-    Control("slider", "derivative_x", "The unit's input x", -2.0,
-            dict(min_value=-4.0, max_value=4.0, step=0.1, format="%.2f")),
-    Control("slider", "derivative_nudge", "Nudge h: compare the slopes at -h and +h", 0.01,
-            dict(min_value=0.001, max_value=1.0, step=0.001, format="%.3f")),
-))
-
-APPROXIMATIONS_VIEWS = ("Three forms", "What PyTorch computes")
-DTYPES = ("float32", "bfloat16", "float16")
-
-APPROXIMATIONS = PageControls("approximations", (
-    Control("tabs", "approximations_view", "View", APPROXIMATIONS_VIEWS[0], dict(options=APPROXIMATIONS_VIEWS)),
-    Control("slider", "approximations_range", "Range of x", (-6.0, 6.0),
-            dict(min_value=-12.0, max_value=12.0, step=0.5,
-                 help="Stretch it to -12 to see the tails, where relative error grows.")),
-    Control("segmented_control", "approximations_fw_form", "GELU form", "none",
-            dict(options=("none", "tanh"), format_func=form_word, required=True)),
-    Control("multiselect", "approximations_fw_dtypes", "Number formats", ["float32", "bfloat16"], dict(options=DTYPES)),
-    Control("slider", "approximations_fw_range", "Range of x", (-12.0, 4.0),
-            dict(min_value=-12.0, max_value=12.0, step=0.5)),
-), renamed={f"approx_{name}": f"approximations_{name}"  # the keys' prefix was "approx" until December 2026
-            for name in ("view", "range", "fw_form", "fw_dtypes", "fw_range")})
-
-STEPS_LIMIT = 10.0  # the exact input
-STEPS_PICK_LIMIT = 6.0  # the slider: a coarse pick, tenths
-
-STEPS = PageControls("steps", (
-    Control("number_input", "steps_x", "Exact x", 1.0,
-            dict(min_value=-STEPS_LIMIT, max_value=STEPS_LIMIT, step=0.1, format="%.10g",
-                 help=f"Type any number from -{STEPS_LIMIT:g} to {STEPS_LIMIT:g}; the slider follows to the "
-                      "nearest tenth.")),
-    Control("slider", "steps_pick", "Pick x", 1.0,
-            dict(min_value=-STEPS_PICK_LIMIT, max_value=STEPS_PICK_LIMIT, step=0.1), bound=False),
-    Control("toggle", "steps_full", "Show every digit (float64)", False),
-))
-
-WEIGHT_SOURCES = ("Seeded", "File")  # the URL holds these words: ?ffn_weights=File
-INPUT_SOURCES = ("Demo", "Upload")
-DEMO_SHAPES: dict[str, tuple[int, int]] = {"2x3": (2, 3), "1x16": (1, 16), "8x1024": (8, 1024)}  # batch, tokens
-
-FFN = PageControls("ffn", (
-    Control("segmented_control", "ffn_weights", "Weights", "Seeded",
-            dict(options=WEIGHT_SOURCES, required=True,
-                 help="Random weights drawn like nn.Linear's own, or one block from a state dict.")),
-    Control("selectbox", "ffn_act", "Activation", "gelu_tanh",
-            dict(options=LAB_ACTIVATIONS, format_func=_short_label, help="GPT-2 uses GELU's tanh form.")),
-    Control("selectbox", "ffn_vs", "Compared with", "relu",
-            dict(options=LAB_ACTIVATIONS, format_func=_short_label,
-                 help="Runs on the same weights and the same input.")),
-    Control("number_input", "ffn_d_model", "d_model (features per token)", 768,
-            dict(min_value=1, max_value=MAX_D_MODEL, step=1,
-                 help="768 is GPT-2 small; try 8 to read single numbers. Hidden width: 4 × this.")),
-    Control("number_input", "ffn_seed", "Weight seed", 0,
-            dict(min_value=0, max_value=2**31 - 1, step=1, help="Same seed, same weights (and the same demo input).")),
-    Control("segmented_control", "ffn_input", "Tokens", "Demo", dict(options=INPUT_SOURCES, required=True)),
-    Control("selectbox", "ffn_demo", "Demo shape (batch x tokens)", "2x3",
-            dict(options=tuple(DEMO_SHAPES),
-                 help="Standard-normal numbers, about what LayerNorm hands the block in GPT-2. "
-                      "8 x 1024 is eight full GPT-2 contexts.")),
-    Control("toggle", "ffn_backward", "Backwards too: the gradient reaching each hidden unit", True,
-            dict(help="For the loss L = ½·mean(y²) on the block's output, computed with PyTorch's autograd.")),
-))
-
-RACE_TASKS = ("spiral", "circle", "xor", "gauss")
-LEARNING_RATES = (0.003, 0.01, 0.03, 0.1, 0.3)
-
-TRAINING = PageControls("training", (
-    Control("segmented_control", "training_task", "Task", "spiral",
-            dict(options=RACE_TASKS, required=True, help="Two classes of points in the plane, as in TensorFlow "
-                                                         "Playground: the network must draw the border.")),
-    Control("selectbox", "training_a", "First network's activation", "relu",
-            dict(options=LAB_ACTIVATIONS, format_func=_short_label)),
-    Control("selectbox", "training_b", "Second network's activation", "gelu",
-            dict(options=LAB_ACTIVATIONS, format_func=_short_label)),
-    Control("segmented_control", "training_lr", "Learning rate", 0.03,
-            dict(options=LEARNING_RATES, format_func=str, required=True,
-                 help="How far each step moves the weights (Adam). Large steps kill ReLU units faster.")),
-    Control("slider", "training_steps", "Training steps", 1000, dict(min_value=100, max_value=3000, step=100)),
-    Control("slider", "training_width", "Units per hidden layer", 8, dict(min_value=2, max_value=32, step=1)),
-    Control("slider", "training_depth", "Hidden layers", 3, dict(min_value=1, max_value=6, step=1)),
-    Control("slider", "training_noise", "Noise on the points", 0.05,
-            dict(min_value=0.0, max_value=0.3, step=0.01, format="%.2f")),
-    Control("number_input", "training_seed", "Seed", 0,
-            dict(min_value=0, max_value=2**31 - 1, step=1,
-                 help="Same seed: the same points, the same starting weights, the same curves.")),
-))

@@ -9,10 +9,49 @@ import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
+from gelu_core.activations import ACTIVATIONS, GATES
 from gelu_core.shared import memo
-from ui.controls import CURVES, parse_points
-from ui.format import fixed
+from ui.code_export import Values, fill, number, settings, source
+from ui.controls import GELU_FORM, Control, PageControls, param_range, parse_points, short_label
+from ui.format import fixed, percent
+from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
+
+# ---------------------------------------------------------------- the controls (each bound to the URL)
+
+OVERLAYS = tuple(name for name in ACTIVATIONS if name != "relu")  # Curves draws ReLU always
+CONTROLS = PageControls("curves", (
+    Control("slider", "curves_range", "Range of x", (-3.0, 3.0),
+            dict(min_value=-10.0, max_value=10.0, step=0.5, format="%.1f")),
+    Control("slider", "curves_n", "Points on each curve", 100,
+            dict(min_value=2, max_value=1000, step=1,
+                 help="The source draws 100 points: torch.linspace(-3, 3, 100).")),
+    Control("slider", "curves_x", "Probe x", -1.0,
+            dict(min_value=-10.0, max_value=10.0, step=0.1, format="%.2f")),
+    Control("segmented_control", "curves_form", "GELU form", "tanh",
+            dict(GELU_FORM, help="tanh is what GPT-2 and the book's chapter 4 compute; exact is x·Φ(x).")),
+    Control("multiselect", "curves_more", "Overlay other activations", [],
+            dict(options=OVERLAYS, format_func=short_label, placeholder="Sigmoid, Tanh, SiLU, ...")),
+    Control("slider", "curves_slope", "Leaky ReLU slope a", 0.01,
+            dict(param_range("leaky_relu", "negative_slope"), step=0.01, format="%.2f")),
+    Control("slider", "curves_alpha", "ELU α", 1.0,
+            dict(param_range("elu", "alpha"), step=0.1, format="%.1f")),
+    Control("text_input", "curves_points", "Values at these x", "-2, -1, 0, 1, 2",
+            dict(max_chars=200, help="Numbers separated by commas, at most 25.")),
+))
+
+
+# ---------------------------------------------------------------- the question (predict, then check)
+
+def _truth():
+    y = gelu_core.gelu(3.0, approximate="tanh")
+    right = "almost exactly 3" if abs(y - 3.0) < 0.01 else "well below 3" if y < 3 else "above 3"
+    return right, (f"GELU(3) = {fixed(y)}: the gate is {percent(gelu_core.gelu_gate(3.0, approximate='tanh'))} "
+                   "open, so a large positive number passes almost unchanged, as with ReLU.")
+
+
+QUESTION = Question("What is GELU(3)?", ("well below 3", "almost exactly 3", "above 3"), _truth)
+
 
 PARAM_SYMBOLS = {"negative_slope": "a", "alpha": "α"}
 
@@ -35,7 +74,7 @@ def table_points(text: str | None) -> tuple[list[float], str | None]:
     try:
         return parse_points(text), None
     except ValueError as err:
-        return parse_points(CURVES["points"].default), f"{err} Meanwhile the table shows the default points."
+        return parse_points(CONTROLS["points"].default), f"{err} Meanwhile the table shows the default points."
 
 
 def chosen_overlays(approximate: str, overlays: Sequence[str]) -> list[str]:
@@ -96,10 +135,9 @@ def _probe_columns(approximate: str) -> dict[str, tuple]:
     """Every readout string and marker height at every position of the probe's slider, for one form: the
     functions of ``probe_readout`` on the whole grid at once (bit for bit the same numbers, tests/test_live_tables),
     written as ``readout_texts`` writes them."""
-    from ui.controls import CURVES
     from ui.live import grid
 
-    o = CURVES["x"].options
+    o = CONTROLS["x"].options
     xs = grid(o["min_value"], o["max_value"], o["step"])
     relu, gelu = gelu_core.relu(xs), gelu_core.gelu(xs, approximate=approximate)
     gate = gelu_core.gelu_gate(xs, approximate=approximate)
@@ -114,7 +152,6 @@ def _probe_columns(approximate: str) -> dict[str, tuple]:
 def probe_live_table(approximate: str, lo: float, hi: float) -> dict:
     """The live layer's table for the probe slider: the metrics, the two markers, the dotted line and the note at
     every step of the slider's grid, from the same functions the page draws with."""
-    from ui.controls import CURVES
     from ui.live import live_table
 
     c = _probe_columns(approximate)
@@ -125,7 +162,7 @@ def probe_live_table(approximate: str, lo: float, hi: float) -> dict:
              (values, 1, c["gelu"]), (labels, 2, c["gate_label"]), (values, 2, c["gate"])]
     traces = {"marker:relu": {"x": c["x"], "y": c["y_relu"]}, f"marker:{key}": {"x": c["x"], "y": c["y_gelu"]}}
     note = [outside_note(x, lo, hi) for x in c["x"]]
-    return live_table({"key": CURVES["x"].key, **CURVES["x"].options}, texts=texts, chart_key="chart_curves",
+    return live_table({"key": CONTROLS["x"].key, **CONTROLS["x"].options}, texts=texts, chart_key="chart_curves",
                       traces=traces, lines={0: c["x"]}, note=note)
 
 
@@ -192,3 +229,59 @@ def values_tables(points: Sequence[float], approximate: str, overlays: Sequence[
             table[overlay_label(name, p)] = gelu_core.get_activation(name)(x, **p)
         tables.append(table)
     return tables
+
+
+# ---------------------------------------------------------------- the code for this view
+# The Curves script: the probe's three readouts and the values table, with the overlaid activations' columns.
+
+TEMPLATE = '''
+"""GELU Explorer, Curves: ReLU and GELU ($form form) at the probe x, and the table of values at chosen points."""
+
+$imports
+
+# GELU Explorer's own formulas (gelu_core) and number format (ui/format.py), for float64 tensors
+$code
+
+
+x = torch.tensor($x, dtype=torch.float64)  # the probe
+print(f"ReLU({fixed(x, 2)}): {fixed(relu(x))}")
+print(f"GELU({fixed(x, 2)}), $form: {fixed(x * $gate(x))}")  # GELU(x) = x * gate(x)
+print(f"gate({fixed(x, 2)}), $form: {fixed($gate(x))}")
+
+x = torch.tensor([$points], dtype=torch.float64)  # the table's points, ($count,)
+table = {
+    "x": x,
+    "ReLU(x)": relu(x),
+    "GELU(x), $form": x * $gate(x),
+    "gate(x), $form": $gate(x),$overlays
+}
+print("  ".join(f"{name:>10}" for name in table))
+for row in zip(*table.values(), strict=True):
+    print("  ".join(f"{value:>{max(10, len(name))}.4f}" for name, value in zip(table, row, strict=True)))
+'''
+
+
+def _name(formula) -> str:
+    return formula.__name__.lstrip("_")  # as ``source`` prints it
+
+
+def code(values: Values) -> str:
+    v = settings(CONTROLS, values)
+    approximate = v["form"]
+    points, _ = table_points(v["points"])  # the default points while the typed ones are not numbers, as the page
+    params = {name: {param: float(v[control])} for name, (control, param) in OVERLAY_PARAMS.items()}
+    overlays = [ACTIVATIONS[n] for n in chosen_overlays(approximate, v["more"])]  # as the page
+    formulas = [GATES[approximate]]
+    lines = ""
+    for a in overlays:
+        p = params.get(a.name, {})
+        if a.approximate:  # another GELU form: x * its gate
+            formulas.append(GATES[a.approximate])
+            expression = f"x * {_name(GATES[a.approximate])}(x)"
+        else:
+            formulas.append(a.formula)
+            expression = f"{_name(a.formula)}({', '.join(['x', *(number(p[k]) for k in a.params)])})"
+        lines += f'\n    "{overlay_label(a.name, p)}": {expression},'
+    return fill(TEMPLATE, form=gelu_core.form_word(approximate), gate=_name(GATES[approximate]), x=number(v["x"]),
+                points=", ".join(number(p) for p in points), count=len(points), overlays=lines,
+                code=source(*formulas, fixed, names={"relu": ACTIVATIONS["relu"].formula}))

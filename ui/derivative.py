@@ -9,10 +9,40 @@ import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
-from gelu_core.analysis import Point, gelu_grad_extremes, gelu_minimum
+from gelu_core import activations
+from gelu_core.activations import ACTIVATIONS, GATE_SLOPES, GATES
+from gelu_core.analysis import MINIMUM_BRACKET, SLOPE_EXTREME_BRACKETS, Point, gelu_grad_extremes, gelu_minimum
 from gelu_core.shared import memo
+from ui.code_export import Values, fill, number, settings, source
+from ui.controls import GELU_FORM, Control, PageControls
 from ui.format import fixed, readable
+from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
+
+# ---------------------------------------------------------------- the controls (each bound to the URL)
+
+CONTROLS = PageControls("derivative", (
+    Control("segmented_control", "derivative_form", "GELU form", "none", dict(GELU_FORM)),
+    Control("slider", "derivative_x", "The unit's input x", -2.0,
+            dict(min_value=-4.0, max_value=4.0, step=0.1, format="%.2f")),
+    Control("slider", "derivative_nudge", "Nudge h: compare the slopes at -h and +h", 0.01,
+            dict(min_value=0.001, max_value=1.0, step=0.001, format="%.3f")),
+))
+
+
+# ---------------------------------------------------------------- the question (predict, then check)
+
+def _truth():
+    s = gelu_core.gelu_grad(-2.0)
+    right = "exactly 0, like ReLU" if s == 0 else "small, but not 0" if abs(s) < 0.5 else "larger than 1"
+    return right, (f"GELU'(-2) = {fixed(s)}: small, but a gradient still flows back through the unit, so its "
+                   "weights keep learning. ReLU'(-2) = 0: nothing flows back.")
+
+
+QUESTION = Question(
+    "At x = -2 ReLU's slope is exactly 0. What is GELU's slope there?",
+    ("exactly 0, like ReLU", "small, but not 0", "larger than 1"), _truth)
+
 
 SLOPE_RANGE = (-4.0, 4.0)
 
@@ -58,7 +88,7 @@ def nudge_words(n: Nudge) -> str:
     return change_words(abs(n.gelu[1] - n.gelu[0]), n.relu[1] - n.relu[0])
 
 
-# the Derivative page's script prints this function (ui/code_export/derivative.py)
+# the Derivative page's script prints this function (ui/derivative.py, "the code for this view")
 def change_words(change: float, jump: float) -> str:
     """How far a slope moves across the nudge, in words, judged against ReLU's jump."""
     if change < 0.05 * jump:
@@ -198,10 +228,9 @@ def gradient_sentence_tail(x: float) -> str:
 def gradient_live_table(approximate: str) -> dict:
     """The live layer's table for the x slider: the sentence, the two gradients and the caption at every step of
     the slider's grid, by the page's own calls (relu_grad, gelu_grad, fixed, gradient_words)."""
-    from ui.controls import DERIVATIVE
     from ui.live import grid, live_table
 
-    o = DERIVATIVE["x"].options
+    o = CONTROLS["x"].options
     xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
     relu = [gelu_core.relu_grad(x) for x in xs]
     gelu = [gelu_core.gelu_grad(x, approximate) for x in xs]
@@ -211,4 +240,62 @@ def gradient_live_table(approximate: str) -> dict:
              (f"{at} [data-testid='stMetricValue'] p", 1, [fixed(v) for v in gelu]),
              (f"{at} [data-testid='stCaptionContainer'] p", 0,
               [gradient_words(r, g) for r, g in zip(relu, gelu, strict=True)])]
-    return live_table({"key": DERIVATIVE["x"].key, **o}, texts=texts)
+    return live_table({"key": CONTROLS["x"].key, **o}, texts=texts)
+
+
+# ---------------------------------------------------------------- the code for this view
+# The Derivative script: the gradient each activation passes back at x, the nudge across 0, GELU's minimum and the
+# extremes of its slope (scipy's root finder and minimiser).
+
+TEMPLATE = '''
+"""GELU Explorer, Derivative: the gradient ReLU and GELU ($form form) pass back, GELU's minimum and slope extremes."""
+
+$imports
+
+# GELU Explorer's own formulas (gelu_core, here for float64 numpy), the page's words and number format
+$code
+
+
+def gelu(x):
+    return gelu_of(x, gate)
+
+
+def gelu_slope(x):
+    return gelu_slope_of(x, gate, gate_slope)
+
+
+# The chain rule at one unit: dL/dx = dL/dy * act'(x), with a gradient dL/dy = 1 arriving from above
+x = $x  # the unit's input
+print(f"passed back by ReLU: {fixed(1.0 * relu_grad(x))}")  # ReLU'(0) = 0, as PyTorch's autograd
+print(f"passed back by GELU ($form): {fixed(1.0 * gelu_slope(x))}")
+
+# Smoothness: the slopes just left and right of 0
+h = $h  # the nudge
+left, right = gelu_slope(-h), gelu_slope(h)
+jump = relu_grad(h) - relu_grad(-h)  # ReLU's slope jumps from 0 to 1
+print(f"ReLU′ jumps: {fixed(relu_grad(-h), 0)} → {fixed(relu_grad(h), 0)} (+{fixed(jump, 0)})")
+print(f"GELU′ ($form) {change_words(abs(right - left), jump)}: {fixed(left)} → {fixed(right)} ({right - left:+.4f})")
+
+# Where GELU bottoms out: its slope crosses 0
+bottom = brentq(gelu_slope, $minimum_bracket, xtol=1e-15)
+print(f"GELU's minimum: {fixed(gelu(bottom))} at x = {fixed(bottom)}")
+
+# The slope's extremes: where GELU'' = 0 (for the exact form at -sqrt(2) and sqrt(2))
+lowest = minimize_scalar(gelu_slope, bounds=$low_bounds, method="bounded", options={"xatol": 1e-12}).x
+highest = minimize_scalar(lambda t: -gelu_slope(t), bounds=$high_bounds, method="bounded", options={"xatol": 1e-12}).x
+print(f"Lowest slope, GELU′: {fixed(gelu_slope(lowest))} at x = {fixed(lowest)}$left_root")
+print(f"Highest slope, GELU′: {fixed(gelu_slope(highest))} at x = {fixed(highest)}$right_root")
+'''
+
+
+def code(values: Values) -> str:
+    v = settings(CONTROLS, values)
+    gate, slope = GATES[v["form"]], GATE_SLOPES[v["form"]]
+    exact = v["form"] == "none"
+    low, high = (f"({number(a)}, {number(b)})" for a, b in SLOPE_EXTREME_BRACKETS)  # the page's own brackets
+    return fill(TEMPLATE, form=gelu_core.form_word(v["form"]), x=number(v["x"]), h=number(v["nudge"]),
+                minimum_bracket=", ".join(number(e) for e in MINIMUM_BRACKET), low_bounds=low, high_bounds=high,
+                left_root=" = -√2" if exact else "", right_root=" = √2" if exact else "",
+                code=source(change_words, fixed, backend="numpy",
+                            names={"relu_grad": ACTIVATIONS["relu"].slope_formula, "gate": gate, "gate_slope": slope,
+                                   "gelu_of": activations._gelu_of, "gelu_slope_of": activations._gelu_slope_of}))

@@ -3,15 +3,46 @@ bouncer's sentence, judged from his cards."""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core import normal_pdf
+from gelu_core.activations import ACTIVATIONS, GATES, _gaussian_gate
 from gelu_core.analysis import gaussian_gate, gelu_minimum
 from gelu_core.shared import memo
+from ui.code_export import Values, fill, number, settings, source
+from ui.controls import Control, PageControls
 from ui.format import fixed, percent
+from ui.lesson import Question
 from ui.theme import COLORS, NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure, rgba
+
+# ---------------------------------------------------------------- the controls (each bound to the URL)
+
+CONTROLS = PageControls("gate", (
+    Control("slider", "gate_x", "x", 1.0, dict(min_value=-4.0, max_value=4.0, step=0.1, format="%.2f")),
+    Control("slider", "gate_mu", "μ (where the gate is half open)", 0.0,
+            dict(min_value=-2.0, max_value=2.0, step=0.1, format="%.1f")),
+    Control("slider", "gate_sigma", "σ (how soft the gate is)", 1.0,
+            dict(min_value=0.0, max_value=3.0, step=0.05, format="%.2f",
+                 help="σ = 0 is the hard step: x·gate becomes ReLU.")),
+))
+
+
+# ---------------------------------------------------------------- the question (predict, then check)
+
+def _truth():
+    g = gelu_core.gelu_gate(0.0)
+    right = {0.0: "closed (0%)", 0.5: "half open (50%)", 1.0: "fully open (100%)"}.get(g, "something else")
+    return right, (f"Φ(0) = {percent(g)}: a standard-normal sample is as likely to fall below 0 as above it, "
+                   f"so GELU(0) = 0 · {fixed(g, 1)} = 0.")
+
+
+QUESTION = Question(
+    "How open is GELU's gate at x = 0?", ("closed (0%)", "half open (50%)", "fully open (100%)"), _truth)
+
 
 BOUNCER_XS = (2.0, 0.0, -3.0)  # the lesson's bouncer: card 2 is let in at ~97 %, 0 at half, -3 at ~0.1 %
 GATE_RANGE = (-4.0, 4.0)
@@ -160,10 +191,9 @@ def gate_live_table() -> dict:
     the gates and of the probe at any x).  The bell chart: its shaded area is the bell curve's own first points,
     up to the one at x (``bell_grid`` holds every step exactly: the table gives how many), its edge line rises
     there to the curve's point, and its label is ``bell_label``'s."""
-    from ui.controls import GATE
     from ui.live import annotation_pieces, chart_spec, grid, live_table
 
-    o = GATE["x"].options
+    o = CONTROLS["x"].options
     xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
     shown = [readout_texts(x) for x in xs]
     labels, values = (f".st-key-{READOUT} [data-testid='{t}'] p" for t in ("stMetricLabel", "stMetricValue"))
@@ -177,5 +207,44 @@ def gate_live_table() -> dict:
     bell_chart = chart_spec("chart_gate-bell", fills={"area": {"of": "gelu", "n": [bell.index(x) + 1 for x in xs],
                                                                 "edge": 0}},
                             annotations={0: list(zip(*(annotation_pieces(bell_label(x)) for x in xs), strict=True))})
-    return live_table({"key": GATE["x"].key, **o}, texts=texts, chart_key="chart_gate", traces=traces,
+    return live_table({"key": CONTROLS["x"].key, **o}, texts=texts, chart_key="chart_gate", traces=traces,
                       annotations={0: label}, charts=[bell_chart])
+
+
+# ---------------------------------------------------------------- the code for this view
+# The Gate's script: the bouncer's cards, the gate, GELU and ReLU at x, and the generalised gate's largest gap.
+
+TEMPLATE = '''
+"""GELU Explorer, The gate: Phi(x), the chance that a standard-normal sample falls below x, and GELU = x * Phi(x)."""
+
+$imports
+
+# GELU Explorer's own formulas (gelu_core) and number formats (ui/format.py), for float64 tensors
+$code
+
+
+# The bouncer: show him a card, he opens the door by Phi(card)
+for card in ($cards):
+    print(f"card {fixed(card, 0)}: {percent(phi(torch.tensor(card, dtype=torch.float64)))} open")
+
+x = torch.tensor($x, dtype=torch.float64)  # the slider
+print(f"gate Φ({fixed(x, 2)}): {percent(phi(x))}")
+print(f"GELU({fixed(x, 2)}) = x · Φ(x): {fixed(x * phi(x))}")
+print(f"ReLU({fixed(x, 2)}): {fixed(relu(x))}")
+
+# Soften or harden the gate: gate(x; mu, sigma) = Phi((x - mu) / sigma); sigma = 0 is the hard step at mu
+mu, sigma = $mu, $sigma
+grid = torch.linspace($lo, $hi, $points, dtype=torch.float64)  # ($points,), as the page's chart
+gap = torch.max(torch.abs(grid * soft_gate(grid, mu, sigma) - relu(grid)))
+print(f"Largest gap between x · gate and ReLU on $lo_text … $hi_text: {fixed(gap)}")
+'''
+
+
+def code(values: Values) -> str:
+    v = settings(CONTROLS, values)
+    chart = {k: p.default for k, p in inspect.signature(generalised_figure).parameters.items()}  # the chart's grid
+    return fill(TEMPLATE, x=number(v["x"]), mu=number(v["mu"]), sigma=number(v["sigma"]),
+                cards=", ".join(number(c) for c in BOUNCER_XS), lo=number(chart["lo"]), hi=number(chart["hi"]),
+                points=chart["points"], lo_text=fixed(chart["lo"], 0), hi_text=fixed(chart["hi"], 0),
+                code=source(fixed, percent, names={"relu": ACTIVATIONS["relu"].formula, "phi": GATES["none"],
+                                                     "soft_gate": _gaussian_gate}))

@@ -8,9 +8,37 @@ import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
+from gelu_core.activations import ACTIVATIONS, GATES
 from gelu_core.shared import memo
+from ui.code_export import Values, fill, number, settings, source
+from ui.controls import Control, PageControls
 from ui.format import fixed, readable
+from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
+
+# ---------------------------------------------------------------- the controls (each bound to the URL)
+
+HOME_DEFAULT_INPUTS = (-2.0, -1.0, 0.0, 1.0, 2.0)  # the source's torch.tensor([-2., -1., 0., 1., 2.])
+
+CONTROLS = PageControls("home", tuple(
+    Control("number_input", f"home_x{i + 1}", f"x{i + 1}", v,
+            dict(min_value=-20.0, max_value=20.0, step=0.5, format="%.2f"))
+    for i, v in enumerate(HOME_DEFAULT_INPUTS)
+))
+
+
+# ---------------------------------------------------------------- the question (predict, then check)
+
+def _truth():
+    y = gelu_core.gelu(-1.0, approximate="tanh")
+    right = "a small negative number" if -0.5 < y < 0 else "0, like ReLU" if y == 0 else "something else"
+    return right, f"GELU(-1) = {fixed(y)} in the tanh form: small and negative. Negatives are shrunk, not erased."
+
+
+QUESTION = Question(
+    "ReLU turns -1 into 0. What does GELU (tanh form, as in GPT-2) turn -1 into?",
+    ("0, like ReLU", "a small negative number", "-1, unchanged"), _truth)
+
 
 
 def five_inputs_table(xs) -> dict[str, np.ndarray]:
@@ -40,10 +68,9 @@ TABLE_CELL = "[data-testid='stMain'] [data-testid='stTable'] tbody td:nth-child(
 @memo(entry_bytes=ENTRY_BYTES)
 def _own_table(i: int) -> dict:
     """``input_live_table``'s part that is the i-th input's alone: its row of the table and its points on the chart."""
-    from ui.controls import HOME
     from ui.live import grid, live_table
 
-    control = HOME[f"x{i + 1}"]
+    control = CONTROLS[f"x{i + 1}"]
     xs = grid(control.options["min_value"], control.options["max_value"], control.options["step"])
     table = five_inputs_table(xs)
     cells = on_screen(table)
@@ -60,10 +87,9 @@ def _own_table(i: int) -> dict:
 def _shared_table(i: int, others: tuple[float, ...]) -> dict:
     """``input_live_table``'s part that depends on all five inputs, the other four at ``others``: the paragraphs
     (``prose_pieces``) at every step of the i-th input."""
-    from ui.controls import HOME
     from ui.live import grid, shared_columns
 
-    o = HOME[f"x{i + 1}"].options
+    o = CONTROLS[f"x{i + 1}"].options
     xs = grid(o["min_value"], o["max_value"], o["step"])
     table = five_inputs_table(xs)
     # gelu_core's values at the others, and at each step of this input the table's own columns
@@ -93,11 +119,10 @@ def input_live_table(i: int, inputs) -> dict:
     inputs as they are, the paragraphs under the table, which depend on all five (``prose_pieces``).  The others'
     values change only by a rerun, which sends new tables.  With them, what depends on all five: the chart's view and
     label (``overview_view``) and the paragraphs (``prose_pieces``)."""
-    from ui.controls import HOME
     from ui.live import grid
 
     values = [float(v) for v in inputs]
-    o = HOME[f"x{i + 1}"].options
+    o = CONTROLS[f"x{i + 1}"].options
     steps = grid(o["min_value"], o["max_value"], o["step"]).tolist()
     own = values[i]
     return {**_own_table(i), **_shared_table(i, tuple(values[:i] + values[i + 1:])),
@@ -273,3 +298,35 @@ def overview_figure(xs) -> go.Figure:
     layout["annotations"] = [dict(xref="x", yref="y", showarrow=True, arrowhead=0, arrowwidth=1, arrowcolor=NEUTRAL,
                                   axref="x", ayref="y", yanchor="top", align="left", font=dict(size=12), **label)]
     return quick_figure(traces, layout)
+
+
+# ---------------------------------------------------------------- the code for this view
+# Home's script: the five inputs through ReLU, the tanh gate, tanh GELU and x·Φ(x), as the table shows them.
+
+TEMPLATE = '''
+"""GELU Explorer, Home: five numbers through ReLU and GELU, as the page's table shows them."""
+
+$imports
+
+# GELU Explorer's own formulas (gelu_core) and number format (ui/format.py), for float64 tensors
+$code
+
+
+x = torch.tensor([$inputs], dtype=torch.float64)  # the five inputs on the page, (5,)
+table = {
+    "x": x,
+    "ReLU(x)": relu(x),  # max(0, x)
+    "gate(x)": tanh_gate(x),  # how open GELU's door is, 0 to 1 (tanh form)
+    "GELU(x)": x * tanh_gate(x),  # GELU = x * gate(x), tanh form: what GPT-2 and the book's chapter 4 compute
+    "x·Φ(x)": x * phi(x),  # exact GELU: Phi is the standard normal CDF
+}
+print("  ".join(f"{name:>10}" for name in table))
+for row in zip(*table.values(), strict=True):
+    print("  ".join(f"{fixed(value):>10}" for value in row))
+'''
+
+
+def code(values: Values) -> str:
+    v = settings(CONTROLS, values)
+    names = {"relu": ACTIVATIONS["relu"].formula, "tanh_gate": GATES["tanh"], "phi": GATES["none"]}
+    return fill(TEMPLATE, inputs=", ".join(number(v[f"x{i}"]) for i in range(1, 6)), code=source(fixed, names=names))

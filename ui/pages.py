@@ -1,20 +1,22 @@
 """The app's pages, declared once: one row each, in the lesson's order, the asides after it.
 
-Streamlit-free.  Everything that lists the pages reads this table: app.py's navigation (url path, title,
-icon, section), the frame's lesson furniture (goal, question, Previous/Next, the controls), the code for
-each view (``code_for``), Home's where-next cards (``card``), the tests and harness/browser.py.  A page's
-script is ``pages/<url_path>.py``; adding a page is that file plus one row here (a page with controls also
-takes their declaration and the code for its view: README, "Layout").
+Pure: no Streamlit, no server.  Everything that lists the pages reads this table: app.py's navigation (url path,
+title, icon, section), the frame's lesson furniture (goal, question, Previous/Next, the controls), the code for
+each view (``code_for``), Home's where-next cards (``card``), the tests and harness/browser.py.  A page is its
+script, ``pages/<url_path>.py``, its pure module, ``ui/<url_path>.py`` (its ``CONTROLS``, ``QUESTION``, words,
+figures, and ``code(values)``, the script behind its view; each optional), and its row here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 
-from ui import code_export, controls, lesson
-from ui.code_export.common import Values
+from ui import approximations, curves, derivative, ffn, gate, home, steps, training
+from ui.code_export import Values
 from ui.controls import PageControls
+from ui.lesson import Question
 
 
 @dataclass(frozen=True)
@@ -26,14 +28,27 @@ class Page:
     icon: str  # a Material Symbols name, ":material/...:" (the font ships with Streamlit)
     goal: str  # the lesson's goal line above the page
     card: str | None  # Home's where-next card: what a visitor finds there (None: no card)
-    question: lesson.Question | None = None  # predict, then check (below the page)
-    controls: PageControls | None = None  # what a teacher sets (bound to the URL)
-    code: Callable[[Values], str] | None = None  # the script behind the view, from the controls' values
+    module: ModuleType | None = None  # the page's pure module: its CONTROLS, QUESTION and code(values)
     aside: bool = False  # off the lesson's path: in the sidebar's "Aside" section
 
     @property
     def file(self) -> str:
         return f"pages/{self.url_path}.py"
+
+    @property
+    def question(self) -> Question | None:
+        """Predict, then check: the page's question, asked before what answers it."""
+        return getattr(self.module, "QUESTION", None)
+
+    @property
+    def controls(self) -> PageControls | None:
+        """What a teacher sets (bound to the URL)."""
+        return getattr(self.module, "CONTROLS", None)
+
+    @property
+    def code(self) -> Callable[[Values], str] | None:
+        """The script behind the view, from the controls' values."""
+        return getattr(self.module, "code", None)
 
     @property
     def default(self) -> bool:
@@ -45,36 +60,36 @@ PAGES: dict[str, Page] = {p.url_path: p for p in (
     Page("home", "Home", ":material/home:",
          "see in one minute what GELU does that ReLU does not.",
          None,
-         lesson.HOME_QUESTION, controls.HOME, code_export.home.script),
+         home),
     Page("gate", "The gate", ":material/door_open:",
          "read GELU's gate Φ(x) as a probability, and see where it comes from.",
          "where Φ(x) comes from: the area under the bell curve, and the bouncer at the door.",
-         lesson.GATE_QUESTION, controls.GATE, code_export.gate.script),
+         gate),
     Page("curves", "Curves", ":material/show_chart:",
          "compare the two curves over a range: where they agree, and where they part.",
          "both curves on one range: probe any x, overlay sigmoid, SiLU and friends.",
-         lesson.CURVES_QUESTION, controls.CURVES, code_export.curves.script),
+         curves),
     Page("derivative", "Derivative", ":material/trending_up:",
          "see the gradient, the slope that training follows back, and why a slope of 0 stops a unit from "
          "learning.",
          "the gradient: ReLU passes back nothing for a negative input, GELU a little.",
-         lesson.DERIVATIVE_QUESTION, controls.DERIVATIVE, code_export.derivative.script),
+         derivative),
     Page("steps", "Step by step", ":material/stairs:",
          "follow one number through the tanh formula, one small operation at a time.",
          "one number through the tanh formula, line by line.",
-         lesson.STEPS_QUESTION, controls.STEPS, code_export.steps.script),
+         steps),
     Page("ffn", "Feed-forward lab", ":material/hub:",
          "run GPT-2's feed-forward block and see what the activation changes, forwards and backwards.",
          "GPT-2's 768 → 3072 → 768 block on tensors you upload, forwards and backwards.",
-         lesson.FFN_QUESTION, controls.FFN, code_export.ffn.script),
+         ffn),
     Page("training", "Training race", ":material/sprint:",
          "watch ReLU and GELU learn the same task from the same start, and count the units that stop learning.",
          "ReLU and GELU learn the same task from the same start: watch units die.",
-         lesson.TRAINING_QUESTION, controls.TRAINING, code_export.training.script),
+         training),
     Page("approximations", "Approximations", ":material/compare:",
          "see how close the cheaper formulas come to exact GELU, and what a framework really returns.",
          "Exact against tanh against sigmoid, and what your framework really computes.",
-         lesson.APPROXIMATIONS_QUESTION, controls.APPROXIMATIONS, code_export.approximations.script, aside=True),
+         approximations, aside=True),
 )}
 
 ORDER = tuple(p.url_path for p in PAGES.values() if not p.aside)  # the lesson's path, first to last

@@ -13,11 +13,48 @@ import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
+from gelu_core import activations, analysis
+from gelu_core.activations import GATES
 from gelu_core.analysis import approximation_difference
 from gelu_core.shared import memo
-from ui.controls import STEPS_PICK_LIMIT
-from ui.format import full, readable, sci, six
+from gelu_core.steps import tanh_steps
+from ui.code_export import Values, fill, number, settings, source
+from ui.controls import Control, PageControls
+from ui.format import fixed, full, readable, sci, six
+from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure
+
+# ---------------------------------------------------------------- the controls (each bound to the URL)
+
+STEPS_LIMIT = 10.0  # the exact input
+STEPS_PICK_LIMIT = 6.0  # the slider: a coarse pick, tenths
+
+CONTROLS = PageControls("steps", (
+    Control("number_input", "steps_x", "Exact x", 1.0,
+            dict(min_value=-STEPS_LIMIT, max_value=STEPS_LIMIT, step=0.1, format="%.10g",
+                 help=f"Type any number from -{STEPS_LIMIT:g} to {STEPS_LIMIT:g}; the slider follows to the "
+                      "nearest tenth.")),
+    Control("slider", "steps_pick", "Pick x", 1.0,
+            dict(min_value=-STEPS_PICK_LIMIT, max_value=STEPS_PICK_LIMIT, step=0.1), bound=False),
+    Control("toggle", "steps_full", "Show every digit (float64)", False),
+))
+
+
+# ---------------------------------------------------------------- the question (predict, then check)
+
+def _truth():
+    t, e = gelu_core.gelu(1.0, approximate="tanh"), gelu_core.gelu(1.0)
+    if f"{t:.6f}" == f"{e:.6f}":
+        right = "they agree to 6 decimals"
+    else:
+        right = "the exact form" if e > t else "the tanh form"
+    return right, (f"At x = 1 the tanh form gives {fixed(t, 6)} and the exact form {fixed(e, 6)}: "
+                   f"they differ by {sci(e - t)}.")
+
+
+QUESTION = Question(
+    "At x = 1, which gives the larger GELU?", ("the tanh form", "the exact form", "they agree to 6 decimals"), _truth)
+
 
 STEPS_PICK_VIEW = STEPS_PICK_LIMIT + 1.0  # the widest view the pick slider gives: -7 ... 7
 
@@ -169,10 +206,9 @@ def metric_values(x: float, steps: Sequence[StepLike]) -> list[str]:
 def _pick_rows() -> tuple:
     """At every position of the pick slider: the metrics, the step table's "with numbers" and "value" cells, the
     digits table's cells and the steps' values, by the page's own calls."""
-    from ui.controls import STEPS
     from ui.live import grid
 
-    o = STEPS["pick"].options
+    o = CONTROLS["pick"].options
     rows = []
     for x in grid(o["min_value"], o["max_value"], o["step"]).tolist():
         steps = gelu_core.tanh_steps(x)
@@ -210,7 +246,6 @@ def steps_live_table(show_all: bool) -> dict:
     third and fourth), and its view, which follows x beyond -3 ... 3 (the axes' ranges, redrawn by Plotly; the
     curves are drawn over every pick's view).  While the exact input holds a value off the pick's grid (typed, or beyond
     the slider's ends) the layer leaves the page as it is until the pick is moved."""
-    from ui.controls import STEPS
     from ui.live import live_table
 
     rows = _pick_rows()
@@ -226,6 +261,53 @@ def steps_live_table(show_all: bool) -> dict:
     texts += [(LEGEND, 2, c["gate_name"]), (LEGEND, 3, c["gelu_name"])]
     traces = {"marker:gate": {"x": c["x"], "y": c["gate"]}, "marker:gelu_tanh": {"x": c["x"], "y": c["gelu"]}}
     views = {CHART: {"xaxis.range": c["xaxis.range"], "yaxis.range": c["yaxis.range"]}}
-    return live_table({"key": STEPS["pick"].key, **STEPS["pick"].options}, texts=texts, chart_key=CHART,
+    return live_table({"key": CONTROLS["pick"].key, **CONTROLS["pick"].options}, texts=texts, chart_key=CHART,
                       traces=traces, lines={0: c["x"]}, views=views, pack=True, steady=[CHART],
-                      exact=f".st-key-{STEPS['x'].key} input")
+                      exact=f".st-key-{CONTROLS['x'].key} input")
+
+
+# ---------------------------------------------------------------- the code for this view
+# The Step-by-step script: one number through the tanh formula, a line per operation, and the exact form beside it.
+#
+# Plain Python floats and gelu_core's own code for float64 numpy, as the page computes them (the operations from
+# ``gelu_core.steps._unfold``, the gates' formulas, exact GELU from ``activations._gelu_of`` and the difference from
+# ``analysis._difference_at_minus``): the seven values and the three readouts come out bit for bit as the page's, so
+# even the full-precision column matches.
+
+TEMPLATE = '''
+"""GELU Explorer, Step by step: x through GELU's tanh form, one operation a line, and the exact form beside it."""
+
+$imports
+
+# GELU Explorer's own formulas (gelu_core, here for float64 numpy) and number formats (ui/format.py)
+$code
+
+
+x = $x
+
+cube, inner, constant, u, t, gate, gelu = unfold(x)  # each operation's value, as the page's table lists them
+
+steps = {$steps
+}
+for label, value in steps.items():
+    print(f"{label}: {six(value)}$full")$full_note
+
+print(f"tanh form: {readable(gelu)}")
+print(f"exact  x·Φ(x): {readable(float(gelu_of(x, phi)))}")  # Φ the standard normal CDF
+difference = x if x == 0 else float(difference_at_minus(x, tanh_gate))  # ±0 at ±0, as x · 0
+print(f"difference (tanh − exact): {sci(difference)}")
+'''
+
+NAMES = ("cube", "inner", "constant", "u", "t", "gate", "gelu")  # the script's name for each value unfold returns
+
+
+def code(values: Values) -> str:
+    v = settings(CONTROLS, values)
+    labels = [step.label for step in tanh_steps(0.0)]
+    full = "  {value!r}" if v["full"] else ""  # "Show every digit": the float64 value in full
+    note = "  # six decimals, as the page; then every digit of the float64 value" if v["full"] else ""
+    names = {"unfold": gelu_core.steps._unfold, "tanh_gate": GATES["tanh"], "phi": GATES["none"],  # as the page
+             "gelu_of": activations._gelu_of, "difference_at_minus": analysis._difference_at_minus}
+    return fill(TEMPLATE, x=number(v["x"]), full=full, full_note=note,
+                steps="".join(f'\n    "{label}": {name},' for label, name in zip(labels, NAMES, strict=True)),
+                code=source(six, readable, backend="numpy", names=names))

@@ -14,7 +14,55 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from gelu_core.activations import ACTIVATIONS
+from ui.code_export import Values, fields, fill, settings, source
+from ui.controls import LAB_ACTIVATIONS, Control, PageControls, short_label
+from ui.ffn import modules
+from ui.lesson import Question
 from ui.theme import DASHES, NEUTRAL, base_layout, color, legend_name, quick_figure, rgba
+
+# ---------------------------------------------------------------- the controls (each bound to the URL)
+
+RACE_TASKS = ("spiral", "circle", "xor", "gauss")
+LEARNING_RATES = (0.003, 0.01, 0.03, 0.1, 0.3)
+
+CONTROLS = PageControls("training", (
+    Control("segmented_control", "training_task", "Task", "spiral",
+            dict(options=RACE_TASKS, required=True, help="Two classes of points in the plane, as in TensorFlow "
+                                                         "Playground: the network must draw the border.")),
+    Control("selectbox", "training_a", "First network's activation", "relu",
+            dict(options=LAB_ACTIVATIONS, format_func=short_label)),
+    Control("selectbox", "training_b", "Second network's activation", "gelu",
+            dict(options=LAB_ACTIVATIONS, format_func=short_label)),
+    Control("segmented_control", "training_lr", "Learning rate", 0.03,
+            dict(options=LEARNING_RATES, format_func=str, required=True,
+                 help="How far each step moves the weights (Adam). Large steps kill ReLU units faster.")),
+    Control("slider", "training_steps", "Training steps", 1000, dict(min_value=100, max_value=3000, step=100)),
+    Control("slider", "training_width", "Units per hidden layer", 8, dict(min_value=2, max_value=32, step=1)),
+    Control("slider", "training_depth", "Hidden layers", 3, dict(min_value=1, max_value=6, step=1)),
+    Control("slider", "training_noise", "Noise on the points", 0.05,
+            dict(min_value=0.0, max_value=0.3, step=0.01, format="%.2f")),
+    Control("number_input", "training_seed", "Seed", 0,
+            dict(min_value=0, max_value=2**31 - 1, step=1,
+                 help="Same seed: the same points, the same starting weights, the same curves.")),
+))
+
+
+# ---------------------------------------------------------------- the question (predict, then check)
+
+def _truth():
+    from gelu_core.training import RaceConfig, train, verdict
+
+    race = train(RaceConfig())
+    result = verdict(race)
+    right = {"relu": "ReLU", None: "they do about as well"}.get(result.leader, "GELU")
+    return right, f"On the default race (spiral, seed 0): {verdict_text(race, result)}"
+
+
+QUESTION = Question(
+    "Two copies of one network learn the spiral from the same start. Which ends ahead?",
+    ("ReLU", "GELU", "they do about as well"), _truth)
+
 
 # the two classes of points: colours outside the activation palette, so a class is never read as a run
 CLASS_COLORS = ("#F0A35E", "#5B8DB8")  # class 0 amber, class 1 steel blue
@@ -22,7 +70,7 @@ _REGION_ALPHA = 0.55  # how strongly a sure region is tinted; the undecided midd
 
 
 def race_config(v: Mapping[str, Any]):
-    """The race the page's controls ask for, by their short names (``ui.controls.TRAINING``); the rest of
+    """The race the page's controls ask for, by their short names (``CONTROLS``); the rest of
     ``RaceConfig`` (the optimiser, Adam; the batch size; the points) at its defaults."""
     from gelu_core.training import RaceConfig  # torch: imported when the race's page asks
 
@@ -242,3 +290,83 @@ def race_notes(snapshot, verdict) -> str:
         parts.append("How much of the gap is dead units, and how much is GELU's smooth curve? Race Leaky ReLU, "
                      "which never has dead units, against GELU.")
     return " ".join(parts)
+
+
+# ---------------------------------------------------------------- the code for this view
+# The training race's script: the race's points, two copies of one network with the same seeded weights, the same
+# mini-batches and Adam, and what the page reports at the finish: test accuracy, test loss and dead units per run.
+#
+# What it computes with is gelu_core's own code, printed: the points (``training._split``, which ``make_dataset``
+# draws each set with), the network (``training.Network``, the page's ``RaceNet`` around its activation module, with
+# its seeded weights) and the dead units (``training.dead_units``).  The training loop is the template's: the page
+# trains both networks (and a class's races) stacked, its backward and Adam's update written out in one
+# computation (``training._Stack``), which is no code for a notebook; the script trains each network with autograd
+# and ``torch.optim.Adam``, what the stack is tested to match bit for bit (tests/test_training.py), one torch
+# thread, and (where the page's race does) exact GELU by PyTorch's own kernel, not oneDNN's.  The page also
+# records curves every ten steps; recording changes nothing in training, so the script measures once, at the end.
+
+TEMPLATE = '''
+"""GELU Explorer, Training race: two copies of one small network, $first against $second,
+trained on the same points from the same starting weights with the same mini-batches; the activation is the only
+difference."""
+
+$imports
+
+# GELU Explorer's own code (gelu_core), as the page runs it: how the points are drawn, the network, the dead units
+$code
+
+
+config = {  # the race as the page runs it
+$config
+}
+activations = {  # the modules the page trains; an activation owns no weights
+$modules
+}
+torch.set_num_threads(1)  # tensors of a few hundred numbers: one thread is fastest, and the page uses one
+$kernel
+# The points: the training set first, then the test set, from one generator
+rng = np.random.default_rng(config["seed"])
+train_points, train_labels = map(torch.from_numpy, split(config["task"], config["n_train"], config["noise"], rng))
+test_points, test_labels = map(torch.from_numpy, split(config["task"], config["n_test"], config["noise"], rng))
+
+for name, activation in activations.items():
+    net = Network(config["width"], config["depth"], activation)
+    net.reset_parameters(config["seed"])  # both runs start from the same weights
+    optimizer = torch.optim.Adam(net.parameters(), lr=config["learning_rate"])
+    batches = torch.Generator().manual_seed(config["seed"] + 1)  # the mini-batch order: the same for both runs
+    for _ in range(config["steps"]):
+        index = torch.randint(0, config["n_train"], (config["batch_size"],), generator=batches)  # (batch_size,)
+        logits = net(train_points[index])  # (batch_size,)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, train_labels[index])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    with torch.no_grad():
+        logits = net(test_points)  # (n_test,)
+        test_loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, test_labels)
+        accuracy = ((logits > 0) == (test_labels > 0.5)).double().mean()  # right side of p = 1/2
+    dead = dead_units(net, train_points)
+    print(f"{name}: {100 * float(accuracy):.1f}% test accuracy, test loss {float(test_loss):.3f}, "
+          f"{sum(dead)} of {config['width'] * config['depth']} hidden units dead "
+          f"(by layer: {' · '.join(str(n) for n in dead)})")
+'''
+
+
+# where the page computes exact GELU with PyTorch's own kernel (gelu_core.training.native_gelu): the same kernel here
+KERNEL_LINE = "torch.backends.mkldnn.enabled = False  # exact GELU on PyTorch's own kernel, as the page's race"
+
+# the race's settings the script reads (the optimiser is the page's, Adam)
+FIELDS = ("task", "width", "depth", "learning_rate", "steps", "batch_size", "noise", "n_train", "n_test", "seed")
+
+
+def code(values: Values) -> str:
+    from gelu_core import training  # torch: imported when the race's page asks
+
+    race = race_config(settings(CONTROLS, values))  # as the page builds it
+    listed, own = modules(race.activations, "label")
+    first, second = (ACTIVATIONS[name].label for name in race.activations)
+    kernel = (KERNEL_LINE + "\n") if training.native_gelu(race) else ""
+    return fill(TEMPLATE, first=first, second=second, config=fields(race, FIELDS), modules=listed, kernel=kernel,
+                code=source(*own, names={"split": training._split, "Network": training.Network,
+                                         "dead_units": training.dead_units}))

@@ -749,8 +749,7 @@ def check_home(state: dict, i: int = 1) -> None:
     """The input's row, its points, and what depends on all five (the others at the defaults): the chart's x range
     (-3 … 3 and every input with half a unit to spare), its y range and ticks (ui.home.overview_view's, the page's
     own), its label (the lowest tanh GELU, mpmath's; hidden when no output is negative) and the paragraphs."""
-    from ui.controls import HOME_DEFAULT_INPUTS
-    from ui.home import overview_view
+    from ui.home import HOME_DEFAULT_INPUTS, overview_view
 
     x = float(state["value"])
     assert state["cells"] == home_expected(x), x

@@ -1,5 +1,22 @@
-"""What every page's script is made from: the controls' values by short name, numbers written as literals, and the
-app's own functions printed from their source (``source``), so that a script cannot drift from what the page runs."""
+"""The code behind each view: a short, self-contained PyTorch/NumPy script that prints the numbers on screen, and
+what every page's script is made from.
+
+Pure: no Streamlit, no server.  Each page's module (``ui/<page>.py``) holds its template and ``code(values)``, the
+one its row in ``ui.pages`` names (which also gives ``code_for(page, values)``): ``values`` are the page's controls'
+current values by key; a key left out, or a value the control cannot hold, counts as its default (``settings``).
+The scripts import only torch, numpy and scipy (never this repository: a student copies one into a notebook), print
+each number labelled as the page labels it, to the digits the page shows, and ``tests/test_code_export.py`` runs
+each against the page.
+
+What the page computes with is not restated: a script prints the gelu_core functions the page calls (the
+registry's formulas, ``GATES`` and ``GATE_SLOPES`` and GELU's product rule, the tanh formula's operations, the
+seeded draws, the activation modules, the lab's statistics and backward step, the race's points, network and dead
+units) and ui.format's number formats from their source (``source``), looked up when the script is built, so a
+change there reaches the script; ``tests/test_code_export_source.py`` shows it for each.  A template holds the
+wiring between them and the print lines (``fill``); numbers are written as literals that read back the same
+(``number``).
+"""
+
 
 from __future__ import annotations
 
@@ -25,7 +42,7 @@ def settings(controls: PageControls, values: Values) -> dict[str, Any]:
 
     A value the control could not hold (None, an option it does not offer) falls back to the default too.
 
-    >>> from ui.controls import GATE
+    >>> from ui.gate import CONTROLS as GATE
     >>> settings(GATE, {"gate_x": -2.0, "elsewhere": 1})
     {'x': -2.0, 'mu': 0.0, 'sigma': 1.0}
     """

@@ -26,7 +26,7 @@ ICON = Path(__file__).parent / "assets" / "icon.png"
 def main() -> None:
     """One student's script run: the frame around the page they asked for."""
     # here, not at the top: the server imports this file at start-up, before it listens
-    from draw import class_poll, frame
+    from draw import class_poll, frame, lesson
     from ui.pages import PAGES
 
     st.set_page_config(page_title="GELU Explorer", page_icon=str(ICON), layout="wide")
@@ -59,12 +59,17 @@ def main() -> None:
         class_poll.sidebar()
         with st.expander("Sources", icon=":material/menu_book:"):
             st.markdown(SOURCES)
+    lesson.note_arrival(name)  # a shared view is shown whole: read before the link check drops an unusable value
     frame.check_link(controls)
     class_poll.check_link()
-    frame.lesson_top(name, tuple(pages))
-    page.run()
-    frame.code_for_view(name, controls)
-    frame.lesson_footer(name, pages)
+    lesson.lesson_top(name, tuple(pages))
+    try:
+        page.run()
+    except lesson.NotYet:  # the page asked its question first: the rest of it waits for the student's answer
+        pass
+    if lesson.committed(name) or PAGES[name].question is None:
+        frame.code_for_view(name, controls)  # it prints the view's numbers: they answer the question too
+    lesson.lesson_footer(name, pages)
 
 
 if __name__ == "__main__":

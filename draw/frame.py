@@ -175,48 +175,6 @@ def csv_button(table: Mapping[str, list], name: str, label: str = "Download tabl
                        on_click="ignore", icon=":material/download:", key=f"csv_{name}")
 
 
-# ------------------------------------------------------------------ the lesson around each page
-
-def lesson_top(page: str, available: tuple[str, ...]) -> None:
-    """One line above the page: where it sits in the lesson, and its learning goal."""
-    row = table.PAGES.get(page)
-    if row is None:
-        return
-    where = table.position(page, available)
-    prefix = f"Step {where[0]} of {where[1]}" if where else "Aside"
-    with st.container(key="lesson_goal"):
-        st.caption(f"{prefix} · **Goal**: {row.goal}")
-
-
-def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
-    """Below the page: a question to answer before checking (the answer computed when asked), then
-    Previous and Next through the lesson."""
-    from draw import class_poll
-
-    row = table.PAGES.get(page)
-    if row is not None and row.question is not None:
-        class_poll.teacher(page, row.question)  # the teacher's live tally (nothing without a teacher key)
-    with st.container(key="lesson_footer"):
-        if row is not None and row.question is not None:
-            st.divider()
-            st.markdown("**Predict, then check**")
-            question = row.question
-            choice = st.radio(question.text, question.choices, index=None, key=f"quiz_{page}")
-            if choice is not None:
-                right, why = question.reveal(choice)
-                if right:
-                    st.success(f"Right. {why}", icon=":material/check_circle:")
-                else:
-                    st.warning(f"Not quite. {why}", icon=":material/lightbulb:")
-            class_poll.student(page, question, choice)  # counted, and the class's tally (only in a class)
-        before, after = table.neighbours(page, tuple(pages))
-        back, onward = st.columns(2)
-        if before is not None:
-            back.page_link(pages[before], label=f"Previous: {pages[before].title}", icon=":material/arrow_back:")
-        if after is not None:
-            onward.page_link(pages[after], label=f"Next: {pages[after].title}", icon=":material/arrow_forward:")
-
-
 # ------------------------------------------------------------------ the code behind the view
 
 def code_for_view(page: str, controls: PageControls | None) -> None:

@@ -318,10 +318,19 @@ def wait_drawn(page, timeout_ms: int = TIMEOUT_MS) -> None:
     )
 
 
-def open_app(page, url: str) -> None:
-    """Load a URL of the app and wait for its first run to be drawn."""
+SHOW_ME = "[data-testid='stMain'] [class*='st-key-show_'] button"  # a page's "Show me without predicting"
+
+
+def open_app(page, url: str, *, show: bool = True) -> None:
+    """Load a URL of the app and wait for its first run to be drawn; ``show``: where the page asks its question
+    first (draw/lesson.py), press "Show me without predicting" and wait for the whole page, as a student who
+    wants to see it does."""
     page.goto(url, wait_until="commit")  # not "load": an offline favicon fetch can hold that for seconds
     wait_idle(page)
+    if show and page.locator(SHOW_ME).count():
+        before = runs(page)
+        page.locator(SHOW_ME).first.click()
+        wait_idle(page, before)
 
 
 # A page given a new window size is laid out as a load at that size once: Streamlit's sidebar has taken the state

@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from draw.frame import chart, require_app_frame
+from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from gelu_core import ACTIVATIONS, form_word
 from ui.approximations import CONTROLS as APPROXIMATIONS
@@ -22,6 +23,7 @@ from ui.approximations import (
     framework_tables,
     limits_table,
     range_live_table,
+    torch_form,
     view_figures,
     worst_points,
 )
@@ -35,6 +37,8 @@ st.markdown(
     "the **tanh form** (GPT-2, chapter 4 of the book) and the even cheaper **sigmoid form**. "
     "How close are they, and what does a framework really return?"
 )
+
+ask_first("approximations")  # the errors' charts and figures answer it: they wait for the prediction
 
 
 def three_forms(shown: bool):
@@ -81,11 +85,11 @@ def what_pytorch_computes(shown: bool):
                  r"\;=\;\tfrac12\,x\,\operatorname{erfc}(-x/\sqrt2)")
         st.caption("Dotted lines on the chart: half a unit in the last place, the best a dtype can do with normal "
                    "numbers. The dashed line is gelu_core's own result, rounded once from float64.")
-    c1, c2 = st.columns([1, 2])
-    with c1:
-        approximate = st.segmented_control(**APPROXIMATIONS["fw_form"].kwargs())
-    with c2:
-        dtypes = st.multiselect(**APPROXIMATIONS["fw_dtypes"].kwargs())
+    approximate = torch_form(lesson_form())
+    if approximate != lesson_form():
+        st.info(f"PyTorch has no {form_word(lesson_form())} form of GELU: this tab shows its exact one.",
+                icon=":material/info:")
+    dtypes = st.multiselect(**APPROXIMATIONS["fw_dtypes"].kwargs())
     lo, hi = st.slider(**APPROXIMATIONS["fw_range"].kwargs())
     if not shown:
         return  # torch is imported only when this tab is open

@@ -4,6 +4,7 @@ import streamlit as st
 
 import gelu_core
 from draw.frame import chart, require_app_frame
+from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.controls import ordered_range
 from ui.curves import CONTROLS as CURVES
@@ -22,15 +23,18 @@ from ui.format import fixed
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 st.title("Curves")
-intro = st.empty()  # written once the GELU form is read: it quotes that form's numbers
+approximate = lesson_form()
+st.markdown("ReLU and GELU drawn together over a range of x: where they agree, where they part, and how GELU "
+            "treats a large positive number.")
 
+ask_first("curves")  # the chart, the probe and the sentences quote GELU(3): they wait for the prediction
+
+st.markdown(shape_words(approximate))
 # The probe and the chart it moves sit together (on a phone the chart follows the probe directly);
 # the range, the point count and the overlays come after.
 probe_col, chart_col = st.columns([1, 2.4], gap="large")
 with probe_col:
     x = st.slider(**CURVES["x"].kwargs())
-    approximate = st.segmented_control(**CURVES["form"].kwargs())
-intro.markdown(shape_words(approximate))
 with st.expander("Range, points and other activations", expanded=True):
     r1, r2 = st.columns(2)
     lo, hi = r1.slider(**CURVES["range"].kwargs())

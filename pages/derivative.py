@@ -4,6 +4,7 @@ import streamlit as st
 
 import gelu_core
 from draw.frame import chart, require_app_frame
+from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.derivative import CONTROLS as DERIVATIVE
 from ui.derivative import (
@@ -24,19 +25,21 @@ from ui.format import fixed
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
 st.title("Derivative")
-intro = st.empty()  # written once the GELU form is read: it quotes that form's slopes
-
-st.latex(r"\frac{\partial L}{\partial x} = \frac{\partial L}{\partial y}\cdot \mathrm{act}'(x)")
-st.caption("The chain rule at one unit: the gradient arriving from above, times the activation's slope.")
-approximate = st.segmented_control(**DERIVATIVE["form"].kwargs())
+approximate = lesson_form()
 form = gelu_core.form_word(approximate)
-intro.markdown(
+st.markdown(
     "A network learns by following the **gradient**: for every weight, how much the loss would change if that "
     "weight moved a little. The gradient is computed backwards, layer by layer, and at each activation it is "
     "multiplied by the activation's **slope** at the unit's input x. ReLU's slope is exactly 0 for every "
     "negative x, so nothing flows back through that unit and the weights feeding it stop learning from that "
-    "example. " + negative_slope_words(approximate)
+    "example."
 )
+st.latex(r"\frac{\partial L}{\partial x} = \frac{\partial L}{\partial y}\cdot \mathrm{act}'(x)")
+st.caption("The chain rule at one unit: the gradient arriving from above, times the activation's slope.")
+
+ask_first("derivative")  # the gradients, the slopes and the landmarks answer it: they wait for the prediction
+
+st.markdown(negative_slope_words(approximate))
 
 # Each slider sits right above what it moves (on a phone the columns stack: slider, then its readouts or chart).
 settings, readout = st.columns([1, 1.4], gap="medium")

@@ -6,6 +6,7 @@ import streamlit as st
 
 import gelu_core
 from draw.frame import chart, require_app_frame, session_owner
+from draw.lesson import ask_first
 from gelu_core import tensor_io
 from gelu_core.budget import MAX_D_MODEL
 from hosting.runs import Busy
@@ -205,6 +206,8 @@ st.markdown(
     "separately, and a second Linear layer folds them back to 768. Only the two Linear layers learn weights; "
     "the activation has none. Send a tensor through it and compare GELU with ReLU on the very same weights."
 )
+
+ask_first("ffn")  # the lab's run answers the question: it waits for the prediction
 
 block_col, input_col = st.columns(2, gap="large")
 with block_col:

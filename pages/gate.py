@@ -4,6 +4,7 @@ import streamlit as st
 
 import gelu_core
 from draw.frame import chart, require_app_frame
+from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.format import fixed, percent
 from ui.gate import CONTROLS as GATE
@@ -20,6 +21,7 @@ from ui.gate import (
 )
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
+form = lesson_form()
 
 st.title("The gate")
 st.markdown(
@@ -28,6 +30,8 @@ st.markdown(
 )
 st.latex(r"\begin{gathered} \mathrm{GELU}(x) = x \cdot \Phi(x) \\ \Phi(x) = P(Z \le x),\quad Z \sim \mathcal{N}(0, 1) "
          r"\end{gathered}")
+
+ask_first("gate")  # the bouncer, the readouts and the charts answer the question: they wait for the prediction
 
 st.markdown("**The bouncer.** Show him a card; he opens the door by the chance a bell-curve sample is below it.")
 cards = bouncer_readouts()
@@ -45,12 +49,12 @@ with bell:
 with curves:
     st.markdown("**The gate itself**, exact and the two cheaper look-alikes.")
     chart(gate_figure(x), "gate")
-(gate_label, gate_text), (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x)
+(gate_label, gate_text), (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
 a, b, c = st.container(key=READOUT).columns(3)
-a.metric(gate_label, gate_text, help=f"{gelu_core.gelu_gate(x):.6f}")
+a.metric(gate_label, gate_text, help=f"{gelu_core.gelu_gate(x, approximate=form):.6f}")
 b.metric(gelu_label, gelu_text)
 c.metric(relu_label, relu_text, help="ReLU's gate is 1 for x > 0 and 0 otherwise.")
-follow(gate_live_table(), "gate_x_live")  # the metrics and the gate chart's probe, moved by the thumb as it goes
+follow(gate_live_table(form), "gate_x_live")  # the metrics and the gate chart's probe, moved by the thumb as it goes
 st.latex(r"\begin{gathered} \Phi(x) \approx \tfrac12\left(1 + \tanh u\right), \\ "
          r"u = \sqrt{2/\pi}\,(x + 0.044715\,x^3) \\ \Phi(x) \approx \sigma(1.702\,x) \end{gathered}")
 

@@ -2,13 +2,15 @@
 
 import streamlit as st
 
+import gelu_core
 from draw.frame import chart, csv_button, page_link, require_app_frame
+from draw.lesson import ask_first, lesson_form
 from draw.live import follow
-from ui.home import CONTROLS as HOME
-from ui.home import PROSE, five_inputs_table, input_live_table, on_screen, overview_figure, prose
+from ui.home import INPUTS, PROSE, five_inputs_table, input_live_table, on_screen, overview_figure, prose
 from ui.pages import PAGES
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
+form = lesson_form()
 
 INPUT_WIDTH = 104  # px: "-20.00" fits; three to a row on a 390 px phone (the step buttons show from ~120 px)
 
@@ -26,25 +28,31 @@ with left:
 with right:
     st.latex(r"\mathrm{GELU}(x) = x \cdot \Phi(x)")
     st.caption("x times its gate Φ(x): the chance that a standard-normal sample falls below x.")
+if form != "none":  # the form the lesson computes, when it is not the exact one
+    st.latex(gelu_core.ACTIVATIONS[gelu_core.GELU_FORMS[form]].latex)
+    st.caption(f"The {gelu_core.form_word(form)} form computes a gate close to Φ(x) more cheaply; GPT-2 and the "
+               "book's chapter 4 use the tanh form. The numbers below are in this form.")
+
+ask_first("home")  # the rest of the page answers the question: it waits for the student's prediction
 
 st.subheader("Five numbers through both")
 st.caption("Change any input; the table and the chart follow. The defaults are the five from the book's chapter 4.")
 # A row that wraps (three and two on a phone) rather than five columns stacked five high: the table stays close.
 with st.container(horizontal=True, gap="small", key="home_inputs"):
-    inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in HOME]
+    inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in INPUTS]
 
-table = five_inputs_table(inputs)
+table = five_inputs_table(inputs, form)
 # Five rows: a plain table (the interactive grid is a large chunk of code for the browser's first page).
 st.table(on_screen(table), hide_index=True, width="content")
-st.caption("gate(x): how open GELU's door is. GELU(x) = x · gate(x), both in the tanh form GPT-2 uses; x·Φ(x) is "
-           "exact GELU, with the true normal gate Φ.")
+st.caption(f"gate: how open GELU's door is. GELU = x · gate, both in the lesson's {gelu_core.form_word(form)} form; "
+           "the last column is GELU in the other form, for comparison.")
 csv_button({name: column.tolist() for name, column in table.items()}, "home")
-chart(overview_figure(inputs), "home")
+chart(overview_figure(inputs, form), "home")
 with st.container(gap=None):  # the five layers in one slot: one gap above the paragraphs, not five
-    for i, c in enumerate(HOME):  # each input's row, points, the chart's view and the paragraph, moved as its arrow
-        follow(input_live_table(i, inputs), f"{c.key}_live")  # key is held or a number typed
+    for i, c in enumerate(INPUTS):  # each input's row, points, the chart's view and the paragraph, moved as its arrow
+        follow(input_live_table(i, inputs, form), f"{c.key}_live")  # key is held or a number typed
 with st.container(key=PROSE):
-    st.markdown(prose(inputs))
+    st.markdown(prose(inputs, form))
 
 st.subheader("The lesson, step by step")
 cards = [row for row in PAGES.values() if row.card and not row.aside]

@@ -3,11 +3,12 @@
 import streamlit as st
 
 from draw.frame import chart, csv_button, require_app_frame
+from draw.lesson import ask_first
 from draw.live import follow
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
 from ui.format import full
-from ui.steps import CONTROLS as STEPS
 from ui.steps import (
+    BOOK_X,
     READOUT,
     STEPS_PICK_LIMIT,
     chart_range,
@@ -19,6 +20,7 @@ from ui.steps import (
     steps_figure,
     steps_live_table,
 )
+from ui.steps import CONTROLS as STEPS
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -29,10 +31,17 @@ st.markdown(
 )
 st.latex(ACTIVATIONS["gelu_tanh"].latex)
 
+ask_first("steps")  # the readouts and the steps show both forms at x: they wait for the prediction
+
 
 def _picked():
     """The slider is a coarse pick: copy it, rounded to its tenths, into the exact input."""
     st.session_state["steps_x"] = round(float(st.session_state["steps_pick"]), 1)
+
+
+def _book_example():
+    """x = 1, the example the book's chapter 4 unfolds (there the gate and GELU are the same number)."""
+    st.session_state["steps_x"] = BOOK_X
 
 
 # The number input is the source of truth (and the URL's); the slider is a coarse pick that follows it.
@@ -45,6 +54,8 @@ if st.session_state.get("steps_pick", STEPS["pick"].default) != coarse:
     st.session_state["steps_pick"] = coarse
 with pick_col:
     st.slider(**STEPS["pick"].kwargs(), on_change=_picked)
+st.button(f"x = {BOOK_X:g}, the book's example", key="steps_book", on_click=_book_example, icon=":material/menu_book:",
+          help="At x = 1 the gate and GELU are the same number, so the last step, multiply by x, changes nothing.")
 
 steps = tanh_steps(x)
 tanh_value = steps[-1].value

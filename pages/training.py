@@ -3,6 +3,7 @@
 import streamlit as st
 
 from draw.frame import chart, require_app_frame
+from draw.lesson import ask_first
 from draw.race_player import play
 from gelu_core import training
 from hosting.races import LANE
@@ -31,6 +32,8 @@ st.markdown(
     "no weights. Watch the loss fall and the border take shape, and count the **dead units**: hidden units "
     "whose slope is exactly 0 on every training point, so no gradient reaches the weights that feed them."
 )
+
+ask_first("training")  # the race and its verdict answer the question: they wait for the prediction
 
 settings, live = st.columns([1, 2.2], gap="large")
 with settings:
@@ -66,6 +69,7 @@ def draw(snapshot) -> tuple:
     with curves_slot.container():
         chart(loss, "training-loss")
     with dead_slot.container():
+        st.caption("Dead units over the whole race (the replay above moves the regions and the loss only).")
         chart(view.dead_units_figure(snapshot), "training-dead")
     return regions, loss
 
@@ -119,5 +123,6 @@ else:
 
 if snapshot is not None and snapshot.done and snapshot.config == config:
     verdict = training.verdict(snapshot)
-    st.markdown(f"**{view.verdict_text(snapshot, verdict)}**")
+    # the whole race's result, whatever step the replay above has reached
+    st.markdown(f"**The whole race, all {snapshot.config.steps:,} steps:** {view.verdict_text(snapshot, verdict)}")
     st.caption(view.race_notes(snapshot, verdict))

@@ -97,12 +97,23 @@ def app():
 
 
 def open_page(app, page: str, **query):
-    """Run the app at ``page`` (a path under pages/) with URL query parameters; fail on any exception."""
+    """Run the app at ``page`` (a path under pages/) with URL query parameters, past its question (``show_me``);
+    fail on any exception."""
     for key, value in query.items():
         app.query_params[key] = value
     app.switch_page(page)
     app.run()
     assert not app.exception, app.exception
+    return show_me(app)
+
+
+def show_me(app):
+    """Press the page's "Show me without predicting" where the page waits for its question to be answered (a page
+    asks first: draw/lesson.py), as a student who wants the whole page does; the app as it then is."""
+    waiting = [b for b in app.button if (b.key or "").startswith("show_")]
+    if waiting:
+        waiting[0].click().run()
+        assert not app.exception, app.exception
     return app
 
 

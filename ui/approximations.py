@@ -22,12 +22,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 import gelu_core
-from gelu_core import APPROXIMATE, form_word, gelu
+from gelu_core import APPROXIMATE, gelu
 from gelu_core.activations import GATES
 from gelu_core.analysis import approximation_error, worst_error
 from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
-from ui.controls import Control, PageControls
+from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import count, fixed, percent, power_of_ten, sci, sig
 from ui.lesson import Question
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
@@ -42,18 +42,18 @@ CONTROLS = PageControls("approximations", (
     Control("slider", "approximations_range", "Range of x", (-6.0, 6.0),
             dict(min_value=-12.0, max_value=12.0, step=0.5,
                  help="Stretch it to -12 to see the tails, where relative error grows.")),
-    Control("segmented_control", "approximations_fw_form", "GELU form", "none",
-            dict(options=("none", "tanh"), format_func=form_word, required=True)),
+    LESSON_FORM,  # the tab "What PyTorch computes" shows PyTorch's exact form for sigmoid, which it lacks
     Control("multiselect", "approximations_fw_dtypes", "Number formats", ["float32", "bfloat16"], dict(options=DTYPES)),
     Control("slider", "approximations_fw_range", "Range of x", (-12.0, 4.0),
             dict(min_value=-12.0, max_value=12.0, step=0.5)),
-), renamed={f"approx_{name}": f"approximations_{name}"  # the keys' prefix was "approx" until December 2026
-            for name in ("view", "range", "fw_form", "fw_dtypes", "fw_range")})
+), renamed={**{f"approx_{name}": f"approximations_{name}"  # an older link's keys start "approx_"
+               for name in ("view", "range", "fw_dtypes", "fw_range")},
+            "approx_fw_form": LESSON_FORM.key, "approximations_fw_form": LESSON_FORM.key})  # and name the form here
 
 
 # ---------------------------------------------------------------- the question (predict, then check)
 
-def _truth():
+def _truth(form: str) -> tuple[str, str]:
     from gelu_core.analysis import worst_error
 
     _, worst = worst_error("tanh")
@@ -64,7 +64,18 @@ def _truth():
 
 QUESTION = Question(
     "How far is the tanh form from exact GELU, at worst?",
-    ("more than 0.01", "between 0.0001 and 0.01", "less than 0.0001"), _truth)
+    ("more than 0.01", "between 0.0001 and 0.01", "less than 0.0001"), _truth,
+    hides="the three forms' chart, their errors and what PyTorch computes")
+
+
+def torch_form(form: str) -> str:
+    """PyTorch's ``approximate=`` for the lesson's form: its own "none" or "tanh"; the sigmoid form, which PyTorch
+    lacks, as its exact one.
+
+    >>> torch_form("tanh"), torch_form("sigmoid")
+    ('tanh', 'none')
+    """
+    return form if form in ("none", "tanh") else "none"
 
 
 FORM_KEYS = {"none": "gelu", "tanh": "gelu_tanh", "sigmoid": "gelu_sigmoid"}  # approximate -> palette key
@@ -582,7 +593,8 @@ def code(values: Values) -> str:
     from gelu_core.frameworks import _torch_gelu  # torch: imported when this tab asks, as the page's
 
     order = [d for d in DTYPES if d in v["fw_dtypes"]]  # the page's order, whatever the order chosen
-    gate = GATES[v["fw_form"]]
-    return fill(PYTORCH, form=gelu_core.form_word(v["fw_form"]), approximate=v["fw_form"],
+    approximate = torch_form(v["form"])
+    gate = GATES[approximate]
+    return fill(PYTORCH, form=gelu_core.form_word(approximate), approximate=approximate,
                 dtypes=", ".join(f"torch.{d}" for d in order), inputs=", ".join(number(x) for x in TABLE_X),
                 count=len(TABLE_X), gate=gate.__name__.lstrip("_"), code=source(gate, _torch_gelu))

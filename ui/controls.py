@@ -141,11 +141,12 @@ class PageControls:
     renamed: Mapping[str, str] = field(default_factory=dict)  # an old link's key -> the control's key now
 
     def __getitem__(self, name: str) -> Control:
-        key = f"{self.page}_{name}"
-        for c in self.controls:
-            if c.key == key:
-                return c
-        raise KeyError(key)
+        """The control named ``name`` on this page (key ``<page>_<name>``), or the lesson-wide one keyed ``name``."""
+        for key in (f"{self.page}_{name}", name):
+            for c in self.controls:
+                if c.key == key:
+                    return c
+        raise KeyError(f"{self.page}_{name}")
 
     def __iter__(self) -> Iterator[Control]:
         return iter(self.controls)
@@ -221,5 +222,13 @@ def param_range(activation: str, param: str) -> dict[str, float]:
 
 # the URL holds exact|tanh|sigmoid
 GELU_FORM = dict(options=gelu_core.APPROXIMATE, format_func=form_word, required=True)
+
+# The GELU form of the whole lesson: tanh, as GPT-2 and the book's chapter 4 compute it, until the student chooses
+# another.  One control, drawn above every page whose CONTROLS include it (draw.lesson.lesson_top), kept from page
+# to page and in the link (?form=exact).
+LESSON_FORM = Control("segmented_control", "form", "GELU form, on every page", "tanh",
+                      dict(GELU_FORM, help="tanh is what GPT-2 and the book's chapter 4 compute; exact is x·Φ(x); "
+                                           "sigmoid is x·σ(1.702x). Every page of the lesson uses the form you "
+                                           "choose here."))
 LAB_ACTIVATIONS = ("gelu_tanh", "gelu", "gelu_sigmoid", "relu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
                    "tanh")

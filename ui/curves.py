@@ -12,7 +12,7 @@ import gelu_core
 from gelu_core.activations import ACTIVATIONS, GATES
 from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
-from ui.controls import GELU_FORM, Control, PageControls, param_range, parse_points, short_label
+from ui.controls import LESSON_FORM, Control, PageControls, param_range, parse_points, short_label
 from ui.format import fixed, percent
 from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
@@ -28,8 +28,7 @@ CONTROLS = PageControls("curves", (
                  help="The source draws 100 points: torch.linspace(-3, 3, 100).")),
     Control("slider", "curves_x", "Probe x", -1.0,
             dict(min_value=-10.0, max_value=10.0, step=0.1, format="%.2f")),
-    Control("segmented_control", "curves_form", "GELU form", "tanh",
-            dict(GELU_FORM, help="tanh is what GPT-2 and the book's chapter 4 compute; exact is x·Φ(x).")),
+    LESSON_FORM,
     Control("multiselect", "curves_more", "Overlay other activations", [],
             dict(options=OVERLAYS, format_func=short_label, placeholder="Sigmoid, Tanh, SiLU, ...")),
     Control("slider", "curves_slope", "Leaky ReLU slope a", 0.01,
@@ -38,19 +37,21 @@ CONTROLS = PageControls("curves", (
             dict(param_range("elu", "alpha"), step=0.1, format="%.1f")),
     Control("text_input", "curves_points", "Values at these x", "-2, -1, 0, 1, 2",
             dict(max_chars=200, help="Numbers separated by commas, at most 25.")),
-))
+), renamed={"curves_form": LESSON_FORM.key})  # an older link names the form per page
 
 
 # ---------------------------------------------------------------- the question (predict, then check)
 
-def _truth():
-    y = gelu_core.gelu(3.0, approximate="tanh")
+def _truth(form: str) -> tuple[str, str]:
+    y = gelu_core.gelu(3.0, approximate=form)
     right = "almost exactly 3" if abs(y - 3.0) < 0.01 else "well below 3" if y < 3 else "above 3"
-    return right, (f"GELU(3) = {fixed(y)}: the gate is {percent(gelu_core.gelu_gate(3.0, approximate='tanh'))} "
-                   "open, so a large positive number passes almost unchanged, as with ReLU.")
+    return right, (f"GELU(3) = {fixed(y)} in the {gelu_core.form_word(form)} form: the gate is "
+                   f"{percent(gelu_core.gelu_gate(3.0, approximate=form))} open, so a large positive number passes "
+                   "almost unchanged, as with ReLU.")
 
 
-QUESTION = Question("What is GELU(3)?", ("well below 3", "almost exactly 3", "above 3"), _truth)
+QUESTION = Question("What is GELU(3) ({form} form)?", ("well below 3", "almost exactly 3", "above 3"), _truth,
+                    hides="the sentences that open the page, the chart, the probe's readouts and the values table")
 
 
 PARAM_SYMBOLS = {"negative_slope": "a", "alpha": "α"}

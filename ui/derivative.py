@@ -14,7 +14,7 @@ from gelu_core.activations import ACTIVATIONS, GATE_SLOPES, GATES
 from gelu_core.analysis import MINIMUM_BRACKET, SLOPE_EXTREME_BRACKETS, Point, gelu_grad_extremes, gelu_minimum
 from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
-from ui.controls import GELU_FORM, Control, PageControls
+from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import fixed, readable
 from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
@@ -22,26 +22,27 @@ from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figur
 # ---------------------------------------------------------------- the controls (each bound to the URL)
 
 CONTROLS = PageControls("derivative", (
-    Control("segmented_control", "derivative_form", "GELU form", "none", dict(GELU_FORM)),
+    LESSON_FORM,
     Control("slider", "derivative_x", "The unit's input x", -2.0,
             dict(min_value=-4.0, max_value=4.0, step=0.1, format="%.2f")),
     Control("slider", "derivative_nudge", "Nudge h: compare the slopes at -h and +h", 0.01,
             dict(min_value=0.001, max_value=1.0, step=0.001, format="%.3f")),
-))
+), renamed={"derivative_form": LESSON_FORM.key})  # an older link names the form per page
 
 
 # ---------------------------------------------------------------- the question (predict, then check)
 
-def _truth():
-    s = gelu_core.gelu_grad(-2.0)
+def _truth(form: str) -> tuple[str, str]:
+    s = gelu_core.gelu_grad(-2.0, form)
     right = "exactly 0, like ReLU" if s == 0 else "small, but not 0" if abs(s) < 0.5 else "larger than 1"
-    return right, (f"GELU'(-2) = {fixed(s)}: small, but a gradient still flows back through the unit, so its "
-                   "weights keep learning. ReLU'(-2) = 0: nothing flows back.")
+    return right, (f"GELU'(-2) = {fixed(s)} in the {gelu_core.form_word(form)} form: small, but a gradient still "
+                   "flows back through the unit, so its weights keep learning. ReLU'(-2) = 0: nothing flows back.")
 
 
 QUESTION = Question(
-    "At x = -2 ReLU's slope is exactly 0. What is GELU's slope there?",
-    ("exactly 0, like ReLU", "small, but not 0", "larger than 1"), _truth)
+    "At x = -2 ReLU's slope is exactly 0. What is GELU's slope there ({form} form)?",
+    ("exactly 0, like ReLU", "small, but not 0", "larger than 1"), _truth,
+    hides="the gradients passed back at x, the slope charts and where GELU bottoms out")
 
 
 SLOPE_RANGE = (-4.0, 4.0)

@@ -55,7 +55,7 @@ CONTROLS = PageControls("ffn", (
 
 # ---------------------------------------------------------------- the question (predict, then check)
 
-def _truth():
+def _truth(form: str) -> tuple[str, str]:
     from gelu_core.lab import as_tokens, demo_input, run_lab  # torch: only when the answer is asked for
 
     block = gelu_core.FeedForward(768, seed=0)
@@ -68,7 +68,8 @@ def _truth():
 
 QUESTION = Question(
     "On standard-normal tokens, what share of the hidden values does ReLU set to exactly 0?",
-    ("about a tenth", "about half", "nearly all"), _truth)
+    ("about a tenth", "about half", "nearly all"), _truth,
+    hides="the lab's run: its shapes, its statistics and its histograms")
 
 
 MAX_POINTS = 2048  # most points per token-norm line sent to the browser

@@ -14,10 +14,10 @@ from gelu_core.activations import ACTIVATIONS, GATES, _gaussian_gate
 from gelu_core.analysis import gaussian_gate, gelu_minimum
 from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
-from ui.controls import Control, PageControls
+from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import fixed, percent
 from ui.lesson import Question
-from ui.theme import COLORS, NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure, rgba
+from ui.theme import COLORS, NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure
 
 # ---------------------------------------------------------------- the controls (each bound to the URL)
 
@@ -28,20 +28,22 @@ CONTROLS = PageControls("gate", (
     Control("slider", "gate_sigma", "σ (how soft the gate is)", 1.0,
             dict(min_value=0.0, max_value=3.0, step=0.05, format="%.2f",
                  help="σ = 0 is the hard step: x·gate becomes ReLU.")),
+    LESSON_FORM,
 ))
 
 
 # ---------------------------------------------------------------- the question (predict, then check)
 
-def _truth():
-    g = gelu_core.gelu_gate(0.0)
+def _truth(form: str) -> tuple[str, str]:
+    g = gelu_core.gelu_gate(0.0, approximate=form)
     right = {0.0: "closed (0%)", 0.5: "half open (50%)", 1.0: "fully open (100%)"}.get(g, "something else")
-    return right, (f"Φ(0) = {percent(g)}: a standard-normal sample is as likely to fall below 0 as above it, "
-                   f"so GELU(0) = 0 · {fixed(g, 1)} = 0.")
+    return right, (f"The gate at 0 is {percent(g)} open ({gelu_core.form_word(form)} form): a standard-normal "
+                   f"sample is as likely to fall below 0 as above it, so GELU(0) = 0 · {fixed(g, 1)} = 0.")
 
 
 QUESTION = Question(
-    "How open is GELU's gate at x = 0?", ("closed (0%)", "half open (50%)", "fully open (100%)"), _truth)
+    "How open is GELU's gate at x = 0?", ("closed (0%)", "half open (50%)", "fully open (100%)"), _truth,
+    hides="the bouncer's cards, the gate's readouts and its two charts: they show the gate at 0")
 
 
 BOUNCER_XS = (2.0, 0.0, -3.0)  # the lesson's bouncer: card 2 is let in at ~97 %, 0 at half, -3 at ~0.1 %
@@ -132,7 +134,8 @@ def bell_figure(x: float, *, points: int = 401) -> go.Figure:
     blue = COLORS["gelu"]
     traces = [
         dict(type="scatter", x=left, y=normal_pdf(left), mode="lines", fill="tozeroy", name=f"area = Φ({fixed(x, 2)})",
-             fillcolor=rgba(blue, 0.35), line=dict(color=blue, width=0), hoverinfo="skip", meta="area"),
+             fillcolor=blue, line=dict(color=blue, width=0), hoverinfo="skip", meta="area"),  # opaque: 3:1 or more
+             # on both themes (WCAG 1.4.11: the area is the gate's meaning; tests/test_chart_contrast.py)
         line_trace(grid, normal_pdf(grid), name="bell curve φ(x)", key="gelu", width=2.5),
     ]
     layout = base_layout("a standard<br>normal sample", "density", height=360)  # lines: ui/ffn.py
@@ -175,16 +178,29 @@ def generalised_figure(mu: float, sigma: float, *, lo: float = -3.0, hi: float =
 READOUT = "gate_readout"  # the container of the three metrics the x slider moves
 
 
-def readout_texts(x: float) -> list[tuple[str, str]]:
-    """The three metrics under the charts at x, (label, value), as the page shows them."""
+def readout_labels(form: str) -> tuple[str, str]:
+    """The gate's and GELU's metric labels in the lesson's form, with ``{at}`` where x goes.
+
+    >>> readout_labels("none"), readout_labels("tanh")
+    (('gate Φ({at})', 'GELU({at}) = x · Φ(x)'), ('gate at {at}, tanh form', 'GELU({at}), tanh form'))
+    """
+    if form == "none":
+        return "gate Φ({at})", "GELU({at}) = x · Φ(x)"
+    word = gelu_core.form_word(form)
+    return f"gate at {{at}}, {word} form", f"GELU({{at}}), {word} form"
+
+
+def readout_texts(x: float, form: str = "none") -> list[tuple[str, str]]:
+    """The three metrics under the charts at x, (label, value), as the page shows them, in the lesson's form."""
     at = fixed(x, 2)
-    return [(f"gate Φ({at})", percent(gelu_core.gelu_gate(x))),
-            (f"GELU({at}) = x · Φ(x)", fixed(gelu_core.gelu(x))),
+    gate, gelu = (label.format(at=at) for label in readout_labels(form))
+    return [(gate, percent(gelu_core.gelu_gate(x, approximate=form))),
+            (gelu, fixed(gelu_core.gelu(x, approximate=form))),
             (f"ReLU({at})", fixed(gelu_core.relu(x)))]
 
 
 @memo(entry_bytes=256 * 1024)  # 77 KB measured
-def gate_live_table() -> dict:
+def gate_live_table(form: str = "none") -> dict:
     """The live layer's table for the x slider: the three metrics' labels and values and the gate chart's probe on
     Φ with its label's text at every step of the slider's grid, by the page's own calls (``readout_texts``,
     gelu_gate, ``gate_label``).  The label keeps its corner until the rerun on release (either corner is clear of
@@ -195,7 +211,7 @@ def gate_live_table() -> dict:
 
     o = CONTROLS["x"].options
     xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
-    shown = [readout_texts(x) for x in xs]
+    shown = [readout_texts(x, form) for x in xs]
     labels, values = (f".st-key-{READOUT} [data-testid='{t}'] p" for t in ("stMetricLabel", "stMetricValue"))
     texts = [(sel, n, [row[n][part] for row in shown]) for n in range(3) for part, sel in enumerate((labels, values))]
     traces = {"marker:gelu": {"x": xs, "y": [gelu_core.gelu_gate(x) for x in xs]}}
@@ -228,9 +244,10 @@ for card in ($cards):
     print(f"card {fixed(card, 0)}: {percent(phi(torch.tensor(card, dtype=torch.float64)))} open")
 
 x = torch.tensor($x, dtype=torch.float64)  # the slider
-print(f"gate Φ({fixed(x, 2)}): {percent(phi(x))}")
-print(f"GELU({fixed(x, 2)}) = x · Φ(x): {fixed(x * phi(x))}")
-print(f"ReLU({fixed(x, 2)}): {fixed(relu(x))}")
+at = fixed(x, 2)
+print(f"$gate_label: {percent(gate(x))}")  # the gate in the lesson's form ($form)
+print(f"$gelu_label: {fixed(x * gate(x))}")
+print(f"ReLU({at}): {fixed(relu(x))}")
 
 # Soften or harden the gate: gate(x; mu, sigma) = Phi((x - mu) / sigma); sigma = 0 is the hard step at mu
 mu, sigma = $mu, $sigma
@@ -243,8 +260,10 @@ print(f"Largest gap between x · gate and ReLU on $lo_text … $hi_text: {fixed(
 def code(values: Values) -> str:
     v = settings(CONTROLS, values)
     chart = {k: p.default for k, p in inspect.signature(generalised_figure).parameters.items()}  # the chart's grid
+    gate_label, gelu_label = readout_labels(v["form"])
     return fill(TEMPLATE, x=number(v["x"]), mu=number(v["mu"]), sigma=number(v["sigma"]),
+                gate_label=gate_label, gelu_label=gelu_label, form=gelu_core.form_word(v["form"]),
                 cards=", ".join(number(c) for c in BOUNCER_XS), lo=number(chart["lo"]), hi=number(chart["hi"]),
                 points=chart["points"], lo_text=fixed(chart["lo"], 0), hi_text=fixed(chart["hi"], 0),
                 code=source(fixed, percent, names={"relu": ACTIVATIONS["relu"].formula, "phi": GATES["none"],
-                                                     "soft_gate": _gaussian_gate}))
+                                                     "gate": GATES[v["form"]], "soft_gate": _gaussian_gate}))

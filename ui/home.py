@@ -11,7 +11,7 @@ import gelu_core
 from gelu_core.activations import ACTIVATIONS, GATES
 from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
-from ui.controls import Control, PageControls
+from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import fixed, readable
 from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
@@ -20,38 +20,52 @@ from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figur
 
 HOME_DEFAULT_INPUTS = (-2.0, -1.0, 0.0, 1.0, 2.0)  # the source's torch.tensor([-2., -1., 0., 1., 2.])
 
-CONTROLS = PageControls("home", tuple(
+CONTROLS = PageControls("home", (*(
     Control("number_input", f"home_x{i + 1}", f"x{i + 1}", v,
             dict(min_value=-20.0, max_value=20.0, step=0.5, format="%.2f"))
-    for i, v in enumerate(HOME_DEFAULT_INPUTS)
+    for i, v in enumerate(HOME_DEFAULT_INPUTS)), LESSON_FORM,
 ))
+INPUTS = CONTROLS.controls[:len(HOME_DEFAULT_INPUTS)]  # the five number inputs, in order
 
 
 # ---------------------------------------------------------------- the question (predict, then check)
 
-def _truth():
-    y = gelu_core.gelu(-1.0, approximate="tanh")
+def _truth(form: str) -> tuple[str, str]:
+    y = gelu_core.gelu(-1.0, approximate=form)
     right = "a small negative number" if -0.5 < y < 0 else "0, like ReLU" if y == 0 else "something else"
-    return right, f"GELU(-1) = {fixed(y)} in the tanh form: small and negative. Negatives are shrunk, not erased."
+    return right, (f"GELU(-1) = {fixed(y)} in the {gelu_core.form_word(form)} form: small and negative. "
+                   "Negatives are shrunk, not erased.")
 
 
 QUESTION = Question(
-    "ReLU turns -1 into 0. What does GELU (tanh form, as in GPT-2) turn -1 into?",
-    ("0, like ReLU", "a small negative number", "-1, unchanged"), _truth)
+    "ReLU turns -1 into 0. What does GELU ({form} form) turn -1 into?",
+    ("0, like ReLU", "a small negative number", "-1, unchanged"), _truth,
+    hides="the five inputs' table, the chart and the sentences under it: each shows GELU(-1)")
 
 
 
-def five_inputs_table(xs) -> dict[str, np.ndarray]:
-    """Each input through ReLU and tanh GELU, with the tanh gate between them (GELU = x · gate), and exact GELU;
-    the keys are the columns' titles, short for a phone (the page's caption says more)."""
+def other_form(form: str) -> str:
+    """The form the table sets beside the lesson's: exact GELU, or the tanh form when the lesson's is exact."""
+    return "tanh" if form == "none" else "none"
+
+
+def columns(form: str = "tanh") -> tuple[str, ...]:
+    """The table's columns' titles, each GELU and gate named with its form, short for a phone.
+
+    >>> columns("tanh")
+    ('x', 'ReLU(x)', 'gate (tanh)', 'GELU (tanh)', 'GELU (exact)')
+    """
+    word = gelu_core.form_word
+    return ("x", "ReLU(x)", f"gate ({word(form)})", f"GELU ({word(form)})", f"GELU ({word(other_form(form))})")
+
+
+def five_inputs_table(xs, form: str = "tanh") -> dict[str, np.ndarray]:
+    """Each input through ReLU and GELU in the lesson's form, with that form's gate between them (GELU = x · gate),
+    and GELU in the other form beside them (``other_form``); the keys are the columns' titles (``columns``)."""
     x = np.asarray(xs, dtype=np.float64)  # (n,)
-    return {
-        "x": x,
-        "ReLU(x)": gelu_core.relu(x),
-        "gate(x)": gelu_core.gelu_gate(x, approximate="tanh"),
-        "GELU(x)": gelu_core.gelu(x, approximate="tanh"),
-        "x·Φ(x)": gelu_core.gelu(x),
-    }
+    values = (x, gelu_core.relu(x), gelu_core.gelu_gate(x, approximate=form), gelu_core.gelu(x, approximate=form),
+              gelu_core.gelu(x, approximate=other_form(form)))
+    return dict(zip(columns(form), values, strict=True))
 
 
 def on_screen(table: dict[str, np.ndarray]) -> dict[str, list[str]]:
@@ -66,41 +80,42 @@ TABLE_CELL = "[data-testid='stMain'] [data-testid='stTable'] tbody td:nth-child(
 
 
 @memo(entry_bytes=ENTRY_BYTES)
-def _own_table(i: int) -> dict:
+def _own_table(i: int, form: str) -> dict:
     """``input_live_table``'s part that is the i-th input's alone: its row of the table and its points on the chart."""
     from ui.live import grid, live_table
 
     control = CONTROLS[f"x{i + 1}"]
     xs = grid(control.options["min_value"], control.options["max_value"], control.options["step"])
-    table = five_inputs_table(xs)
+    table = five_inputs_table(xs, form)
     cells = on_screen(table)
     texts = [(TABLE_CELL.format(n + 1), i, column) for n, column in enumerate(cells.values())]
-    relu, tanh = table["ReLU(x)"], table["GELU(x)"]
+    relu, tanh = table["ReLU(x)"], table[columns(form)[3]]
     traces = {"marker:relu": {"x": xs, "y": relu, "point": i},
-              "marker:gelu_tanh": {"x": xs, "y": tanh, "point": i},
+              f"marker:{gelu_core.GELU_FORMS[form]}": {"x": xs, "y": tanh, "point": i},
               "gap": {"x": xs, "y": tanh, "segment": i, "y0": relu, "y1": tanh}}
     return live_table({"key": control.key, **control.options}, texts=texts, chart_key=CHART, traces=traces,
                       number_input=True)
 
 
 @memo(entry_bytes=SHARED_BYTES)
-def _shared_table(i: int, others: tuple[float, ...]) -> dict:
+def _shared_table(i: int, others: tuple[float, ...], form: str) -> dict:
     """``input_live_table``'s part that depends on all five inputs, the other four at ``others``: the paragraphs
     (``prose_pieces``) at every step of the i-th input."""
     from ui.live import grid, shared_columns
 
     o = CONTROLS[f"x{i + 1}"].options
     xs = grid(o["min_value"], o["max_value"], o["step"])
-    table = five_inputs_table(xs)
+    mine, theirs = columns(form)[3:]
+    table = five_inputs_table(xs, form)
     # gelu_core's values at the others, and at each step of this input the table's own columns
-    fixed_in = five_inputs_table(others)
-    tanh_of = dict(zip(others, fixed_in["GELU(x)"].tolist(), strict=True))
-    exact_of = dict(zip(others, fixed_in["x·Φ(x)"].tolist(), strict=True))
+    fixed_in = five_inputs_table(others, form)
+    tanh_of = dict(zip(others, fixed_in[mine].tolist(), strict=True))
+    exact_of = dict(zip(others, fixed_in[theirs].tolist(), strict=True))
     views, pieces = [], []
-    for x, t, e in zip(xs.tolist(), table["GELU(x)"].tolist(), table["x·Φ(x)"].tolist(), strict=True):
+    for x, t, e in zip(xs.tolist(), table[mine].tolist(), table[theirs].tolist(), strict=True):
         row = [*others[:i], x, *others[i:]]
         views.append(overview_view(row, [tanh_of[v] if v != x else t for v in row]))
-        pieces.append(prose_pieces(row, {**tanh_of, x: t}, {**exact_of, x: e}))
+        pieces.append(prose_pieces(row, {**tanh_of, x: t}, {**exact_of, x: e}, form))
     at = f".st-key-{PROSE} p"
     shared = [(at, 0, [p[0] for p in pieces], 0), (f"{at} strong", 0, [p[1] for p in pieces]),
               (at, 0, [p[2] for p in pieces], 2), (f"{at} strong", 1, [p[3] for p in pieces]),
@@ -112,7 +127,7 @@ def _shared_table(i: int, others: tuple[float, ...]) -> dict:
                           steady={CHART: ([tick_width(v) for v in views], HELD_WIDTH)})
 
 
-def input_live_table(i: int, inputs) -> dict:
+def input_live_table(i: int, inputs, form: str = "tanh") -> dict:
     """The live layer's table for the i-th input (0-based), the five at ``inputs`` now: at every step of its grid
     (-20 … 20 by 0.5) the cells of its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), its
     two markers and the dotted stub between them on the chart (``overview_figure``'s), and, with the other four
@@ -125,29 +140,31 @@ def input_live_table(i: int, inputs) -> dict:
     o = CONTROLS[f"x{i + 1}"].options
     steps = grid(o["min_value"], o["max_value"], o["step"]).tolist()
     own = values[i]
-    return {**_own_table(i), **_shared_table(i, tuple(values[:i] + values[i + 1:])),
+    return {**_own_table(i, form), **_shared_table(i, tuple(values[:i] + values[i + 1:]), form),
             "base": steps.index(own) if own in steps else -1, "gen": " ".join(map(repr, values))}
 
 
-def prose_pieces(xs, tanh=None, exact=None) -> list[str]:
+def prose_pieces(xs, tanh=None, exact=None, form: str = "tanh") -> list[str]:
     """The two paragraphs under the table, about the inputs on screen, as six pieces: plain, **bold**, plain,
     **bold**, plain, then the second paragraph (the same shape whatever the inputs, so the live layer can write each
     piece into its own text node as an input moves).  The first names the most negative input (ReLU erases it, GELU
     keeps a little), the second the smallest positive one (GELU passes a little less than all of it).  ``tanh`` and
-    ``exact``: GELU's values at the inputs, when the caller has them (gelu_core's, by input; else computed here)."""
+    ``exact``: GELU's values at the inputs in the lesson's form and in the other (``other_form``), when the caller
+    has them (gelu_core's, by input; else computed here)."""
     x = sorted(set(float(v) for v in xs))
     negative = [v for v in x if v < 0]
     positive = [v for v in x if v > 0]
 
     def tanh_at(v: float) -> float:
-        return tanh[v] if tanh is not None else float(gelu_core.gelu(v, approximate="tanh"))
+        return tanh[v] if tanh is not None else float(gelu_core.gelu(v, approximate=form))
 
     if negative:
         n = negative[0]
-        exact_n = exact[n] if exact is not None else float(gelu_core.gelu(n))
+        exact_n = exact[n] if exact is not None else float(gelu_core.gelu(n, approximate=other_form(form)))
+        word, other = gelu_core.form_word(form), gelu_core.form_word(other_form(form))
         pieces = ["Look at ", f"x = {fixed(n, 2)}", ": ReLU gives exactly 0, GELU gives ", readable(tanh_at(n), 4),
-                  f" (tanh form; the exact form {readable(exact_n, 4)}). GELU shrinks a negative input hard but does "
-                  "not erase it."]
+                  f" ({word} form; the {other} form {readable(exact_n, 4)}). GELU shrinks a negative input hard but "
+                  "does not erase it."]
     else:
         pieces = ["None of your inputs is ", "negative", ": set one ", "below zero",
                   " to see ReLU erase it while GELU keeps a little."]
@@ -161,9 +178,9 @@ def prose_pieces(xs, tanh=None, exact=None) -> list[str]:
     return pieces
 
 
-def prose(xs) -> str:
+def prose(xs, form: str = "tanh") -> str:
     """The paragraphs under the table (Markdown): ``prose_pieces``, the second and fourth in bold."""
-    a, b, c, d, e, f = prose_pieces(xs)
+    a, b, c, d, e, f = prose_pieces(xs, form=form)
     return f"{a}**{b}**{c}**{d}**{e}\n\n{f}"
 
 
@@ -188,17 +205,17 @@ def curve_grid() -> np.ndarray:
 
 
 @memo(entry_bytes=64 * 1024)  # 40 KB measured
-def _curves() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    """The three curves on ``curve_grid`` (ReLU, exact GELU, tanh GELU) and the lowest of the two GELUs there (the
-    dip, about -0.17, the same for every view: each holds -3 ... 3)."""
+def _curves(form: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """The three curves on ``curve_grid`` (ReLU, GELU in the lesson's form, GELU in the other) and the lowest of the
+    two GELUs there (the dip, about -0.17, the same for every view: each holds -3 ... 3)."""
     grid = curve_grid()
-    exact, tanh = gelu_core.gelu(grid), gelu_core.gelu(grid, approximate="tanh")
-    return grid, gelu_core.relu(grid), exact, tanh, float(min(exact.min(), tanh.min()))
+    mine, other = gelu_core.gelu(grid, approximate=form), gelu_core.gelu(grid, approximate=other_form(form))
+    return grid, gelu_core.relu(grid), mine, other, float(min(mine.min(), other.min()))
 
 
-def _top(hi: float) -> float:
-    """The highest curve at x's right end (ReLU's or tanh GELU's)."""
-    return float(max(gelu_core.relu(hi), gelu_core.gelu(hi, approximate="tanh")))
+def _top(hi: float, form: str) -> float:
+    """The highest curve at x's right end (ReLU's or GELU's in the lesson's form)."""
+    return float(max(gelu_core.relu(hi), gelu_core.gelu(hi, approximate=form)))
 
 
 FIGURE_SPACE = "\u2007"  # as wide as a digit
@@ -210,16 +227,17 @@ def _short(v: float) -> float:
     return float(f"{v:.4g}")
 
 
-def overview_view(xs, tanh_in=None) -> dict:
+def overview_view(xs, tanh_in=None, form: str = "tanh") -> dict:
     """The overview chart's view for inputs ``xs``, as ``Plotly.relayout`` keys: x's range (every input and
     -3 ... 3, half a unit to spare), y's range and ticks, and the label of the input GELU lets through most
     negatively (``annotations[0]``'s place, its arrow's end and text; hidden when no output is negative).
-    ``tanh_in``: tanh GELU at the inputs, when the caller has it (gelu_core's; else computed here)."""
+    ``tanh_in``: GELU in the lesson's form at the inputs, when the caller has it (gelu_core's; else computed
+    here)."""
     x_in = [float(v) for v in xs]
-    tanh_in = [float(v) for v in (gelu_core.gelu(np.asarray(x_in), approximate="tanh") if tanh_in is None
+    tanh_in = [float(v) for v in (gelu_core.gelu(np.asarray(x_in), approximate=form) if tanh_in is None
                                   else tanh_in)]
     lo, hi = min(-3.0, min(x_in) - 0.5), max(3.0, max(x_in) + 0.5)
-    dip, top = _curves()[4], _top(hi)
+    dip, top = _curves(form)[4], _top(hi, form)
     span = top - dip
     step = next(s for s in (1, 2, 5, 10, 20) if top / s <= 6)
     # gridlines at 0 and above only; below the dip a band a fifth of the chart high holds the label
@@ -239,7 +257,7 @@ def overview_view(xs, tanh_in=None) -> dict:
     view.update({"annotations[0].visible": tanh_in[low] < 0, "annotations[0].x": x_in[low],
                  "annotations[0].y": tanh_in[low], "annotations[0].ax": _short((-0.02 if left else 0.02) * (hi - lo)),
                  "annotations[0].ay": _short(dip - 0.04 * span), "annotations[0].xanchor": "right" if left else "left",
-                 "annotations[0].text": f"GELU {fixed(tanh_in[low])}<br>ReLU 0"})
+                 "annotations[0].text": f"GELU ({gelu_core.form_word(form)}) {fixed(tanh_in[low])}<br>ReLU 0"})
     return view
 
 
@@ -260,17 +278,19 @@ def tick_width(view: dict) -> int:
     return max(len(text) for v, text in zip(view["yaxis.tickvals"], view["yaxis.ticktext"], strict=True) if v <= top)
 
 
-def overview_figure(xs) -> go.Figure:
-    """ReLU, exact and tanh GELU, seen over a range that holds every input (``overview_view``); the inputs marked on
-    ReLU and tanh GELU.
+def overview_figure(xs, form: str = "tanh") -> go.Figure:
+    """ReLU and GELU in the lesson's form and in the other, seen over a range that holds every input
+    (``overview_view``); the inputs marked on ReLU and on GELU in the lesson's form.
 
     A dotted stub joins ReLU(x) to GELU(x) at each input: the part GELU keeps that ReLU throws away (or the
     part it holds back).  The input with the most negative GELU is named under the dip, where no curve goes.
     """
     x_in = np.asarray(xs, dtype=np.float64)
-    grid, relu, exact, tanh, _ = _curves()
+    grid, relu, mine, other, _ = _curves(form)
     relu_in = gelu_core.relu(x_in)
-    tanh_in = gelu_core.gelu(x_in, approximate="tanh")
+    tanh_in = gelu_core.gelu(x_in, approximate=form)
+    key, other_key = gelu_core.GELU_FORMS[form], gelu_core.GELU_FORMS[other_form(form)]
+    word, other_word = gelu_core.form_word(form), gelu_core.form_word(other_form(form))
 
     stub_x, stub_y = [], []
     for xi, r, g in zip(x_in.tolist(), relu_in.tolist(), tanh_in.tolist(), strict=True):
@@ -281,12 +301,12 @@ def overview_figure(xs) -> go.Figure:
         dict(type="scatter", x=stub_x, y=stub_y, mode="lines", name="ReLU − GELU", hoverinfo="skip",
              line=dict(color=NEUTRAL, width=2, dash="dot"), showlegend=False, meta="gap"),
         line_trace(grid, relu, name="ReLU", key="relu"),
-        line_trace(grid, exact, name="GELU exact", key="gelu"),
-        line_trace(grid, tanh, name="GELU tanh", key="gelu_tanh"),
+        line_trace(grid, other, name=f"GELU {other_word}", key=other_key),
+        line_trace(grid, mine, name=f"GELU {word}", key=key),
         marker_trace(x_in.tolist(), relu_in.tolist(), name="ReLU at your inputs", key="relu", size=10),
-        marker_trace(x_in.tolist(), tanh_in.tolist(), name="GELU tanh at your inputs", key="gelu_tanh", size=10),
+        marker_trace(x_in.tolist(), tanh_in.tolist(), name=f"GELU {word} at your inputs", key=key, size=10),
     ]
-    view = overview_view(x_in, tanh_in)
+    view = overview_view(x_in, tanh_in, form)
     layout = base_layout("x", "output", height=400)
     layout["margin"]["r"] = 20  # room for an x tick label at the right edge (half of "20": Plotly's margin stays)
     # a vertical gridline would cross the label; tick labels never pass the chart's edge here (Plotly's margins hold
@@ -301,7 +321,8 @@ def overview_figure(xs) -> go.Figure:
 
 
 # ---------------------------------------------------------------- the code for this view
-# Home's script: the five inputs through ReLU, the tanh gate, tanh GELU and x·Φ(x), as the table shows them.
+# Home's script: the five inputs through ReLU, the lesson form's gate and GELU, and GELU in the other form, as the
+# table shows them.
 
 TEMPLATE = '''
 """GELU Explorer, Home: five numbers through ReLU and GELU, as the page's table shows them."""
@@ -316,9 +337,9 @@ x = torch.tensor([$inputs], dtype=torch.float64)  # the five inputs on the page,
 table = {
     "x": x,
     "ReLU(x)": relu(x),  # max(0, x)
-    "gate(x)": tanh_gate(x),  # how open GELU's door is, 0 to 1 (tanh form)
-    "GELU(x)": x * tanh_gate(x),  # GELU = x * gate(x), tanh form: what GPT-2 and the book's chapter 4 compute
-    "x·Φ(x)": x * phi(x),  # exact GELU: Phi is the standard normal CDF
+    "$gate_title": gate(x),  # how open GELU's door is, 0 to 1 ($form form)
+    "$gelu_title": x * gate(x),  # GELU = x * gate(x), $form form
+    "$other_title": x * other_gate(x),  # the $other form, for comparison
 }
 print("  ".join(f"{name:>10}" for name in table))
 for row in zip(*table.values(), strict=True):
@@ -328,5 +349,9 @@ for row in zip(*table.values(), strict=True):
 
 def code(values: Values) -> str:
     v = settings(CONTROLS, values)
-    names = {"relu": ACTIVATIONS["relu"].formula, "tanh_gate": GATES["tanh"], "phi": GATES["none"]}
-    return fill(TEMPLATE, inputs=", ".join(number(v[f"x{i}"]) for i in range(1, 6)), code=source(fixed, names=names))
+    form = v["form"]
+    names = {"relu": ACTIVATIONS["relu"].formula, "gate": GATES[form], "other_gate": GATES[other_form(form)]}
+    titles = columns(form)
+    return fill(TEMPLATE, inputs=", ".join(number(v[f"x{i}"]) for i in range(1, 6)), code=source(fixed, names=names),
+                form=gelu_core.form_word(form), other=gelu_core.form_word(other_form(form)), gate_title=titles[2],
+                gelu_title=titles[3], other_title=titles[4])

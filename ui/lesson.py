@@ -1,11 +1,12 @@
-"""The guided lesson's predict-then-reveal questions, one per page (the order and the goals: ui.pages).
+"""The lesson's predict-then-check questions: what one is, and its answers computed once per process.
 
-Pure: no Streamlit, no server.  Each question's answer is computed by gelu_core when it is revealed, never
-written down: ``Question.reveal()`` returns the right choice and a sentence with the numbers.  An answer is
-computed once per process and shared (``ANSWERS``): the choice stays on the page, so every later rerun reveals it
-again, and the race's and the lab's answers are whole runs (the race's is the page's default race, trained as
-PyTorch alone trains it, the same numbers the race lane gives the page).  The frame draws the goal above each page
-and the question, Previous and Next below it (``draw.frame.lesson_top`` / ``lesson_footer``).
+Pure: no Streamlit, no server.  Each page's module declares its ``QUESTION``, asked near the top of the page before
+what answers it (``draw.lesson.ask_first``).  An answer is computed by gelu_core when it is revealed, never written
+down: ``Question.reveal(chosen, form)`` returns whether the choice is right and a sentence with the numbers, in the
+lesson's GELU form where the answer depends on it.  Each answer is computed once per process and form and shared
+(``ANSWERS``): the choice stays on the page, so every later rerun reveals it again, and the race's and the lab's
+answers are whole runs (the race's is the page's default race, trained as PyTorch alone trains it, the same numbers
+the race lane gives the page).
 """
 
 from __future__ import annotations
@@ -13,21 +14,32 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gelu_core import form_word
 from gelu_core.shared import SharedResults
 
 
 @dataclass(frozen=True)
 class Question:
-    """A question with a few choices; ``truth()`` computes (right choice, the sentence that shows why)."""
+    """A question with a few choices; ``truth(form)`` computes (right choice, the sentence that shows why) for the
+    lesson's GELU form (``"none"``, ``"tanh"`` or ``"sigmoid"``), which ``text`` may name as ``{form}``."""
 
     text: str
     choices: tuple[str, ...]
-    truth: Callable[[], tuple[str, str]]
+    truth: Callable[[str], tuple[str, str]]
+    hides: str  # what on the page answers it, and so waits for the student's commitment (the page's row says it)
 
-    def reveal(self, chosen: str) -> tuple[bool, str]:
+    def ask(self, form: str = "tanh") -> str:
+        """The question as the page asks it, in the lesson's form."""
+        return self.text.format(form=form_word(form))
+
+    def answer(self, form: str = "tanh") -> tuple[str, str]:
+        """(the right choice, the computed explanation), computed once per process and form."""
+        return ANSWERS.get((self.text, form), lambda: self.truth(form), what="the answer to this question")
+
+    def reveal(self, chosen: str, form: str = "tanh") -> tuple[bool, str]:
         """(whether ``chosen`` is right, the computed explanation)."""
-        right, why = ANSWERS.get(self.text, self.truth, what="the answer to this question")
+        right, why = self.answer(form)
         return chosen == right, why
 
 
-ANSWERS = SharedResults.within(entry_bytes=16 * 1024, share=0.005)  # question text -> (right choice, why)
+ANSWERS = SharedResults.within(entry_bytes=16 * 1024, share=0.005)  # (question text, form) -> (right choice, why)

@@ -26,15 +26,17 @@ from ui.theme import NEUTRAL, base_layout, legend_name, line_trace, marker_trace
 
 # ---------------------------------------------------------------- the controls (each bound to the URL)
 
+BOOK_X = 1.0  # the input chapter 4 of the book unfolds step by step (one click away: the page opens at 1.5, where
+# every step, the last one included, stands apart on the chart)
 STEPS_LIMIT = 10.0  # the exact input
 STEPS_PICK_LIMIT = 6.0  # the slider: a coarse pick, tenths
 
 CONTROLS = PageControls("steps", (
-    Control("number_input", "steps_x", "Exact x", 1.0,
+    Control("number_input", "steps_x", "Exact x", 1.5,
             dict(min_value=-STEPS_LIMIT, max_value=STEPS_LIMIT, step=0.1, format="%.10g",
                  help=f"Type any number from -{STEPS_LIMIT:g} to {STEPS_LIMIT:g}; the slider follows to the "
                       "nearest tenth.")),
-    Control("slider", "steps_pick", "Pick x", 1.0,
+    Control("slider", "steps_pick", "Pick x", 1.5,
             dict(min_value=-STEPS_PICK_LIMIT, max_value=STEPS_PICK_LIMIT, step=0.1), bound=False),
     Control("toggle", "steps_full", "Show every digit (float64)", False),
 ))
@@ -42,8 +44,8 @@ CONTROLS = PageControls("steps", (
 
 # ---------------------------------------------------------------- the question (predict, then check)
 
-def _truth():
-    t, e = gelu_core.gelu(1.0, approximate="tanh"), gelu_core.gelu(1.0)
+def _truth(form: str) -> tuple[str, str]:
+    t, e = gelu_core.gelu(BOOK_X, approximate="tanh"), gelu_core.gelu(BOOK_X)
     if f"{t:.6f}" == f"{e:.6f}":
         right = "they agree to 6 decimals"
     else:
@@ -53,7 +55,8 @@ def _truth():
 
 
 QUESTION = Question(
-    "At x = 1, which gives the larger GELU?", ("the tanh form", "the exact form", "they agree to 6 decimals"), _truth)
+    "At x = 1, which gives the larger GELU?", ("the tanh form", "the exact form", "they agree to 6 decimals"), _truth,
+    hides="the chart, the two forms' readouts and the step table: they show both forms at x")
 
 
 STEPS_PICK_VIEW = STEPS_PICK_LIMIT + 1.0  # the widest view the pick slider gives: -7 ... 7

@@ -50,7 +50,7 @@ CONTROLS = PageControls("training", (
 
 # ---------------------------------------------------------------- the question (predict, then check)
 
-def _truth():
+def _truth(form: str) -> tuple[str, str]:
     from gelu_core.training import RaceConfig, train, verdict
 
     race = train(RaceConfig())
@@ -61,11 +61,12 @@ def _truth():
 
 QUESTION = Question(
     "Two copies of one network learn the spiral from the same start. Which ends ahead?",
-    ("ReLU", "GELU", "they do about as well"), _truth)
+    ("ReLU", "GELU", "they do about as well"), _truth,
+    hides="the race: its settings, its curves, its regions and its verdict")
 
 
 # the two classes of points: colours outside the activation palette, so a class is never read as a run
-CLASS_COLORS = ("#F0A35E", "#5B8DB8")  # class 0 amber, class 1 steel blue
+CLASS_COLORS = ("#C8702A", "#5B8DB8")  # class 0 amber, class 1 steel blue: each 3.5:1 or more on both themes
 _REGION_ALPHA = 0.55  # how strongly a sure region is tinted; the undecided middle (p = 1/2) is see-through
 
 

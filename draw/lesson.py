@@ -1,0 +1,135 @@
+"""The lesson around each page, drawn with Streamlit: the goal and the lesson's GELU form above it, the page's
+question asked before what answers it, and Previous / Next below it.
+
+Predict, then check.  A page calls ``ask_first(page)`` right after what a student needs to understand its question
+(never after a number that answers it).  Until the student commits, by choosing an answer (their prediction) or
+"Show me" (no prediction), the rest of the page waits: ``ask_first`` raises ``NotYet``, which app.py catches around
+the page, so nothing after the call is drawn.  Then the page unfolds, and the question shows right or wrong with
+the computed reason.  The first answer is kept as the prediction; an answer changed after the reveal says so.
+
+A visitor who opens a shared link to a view (the URL holds any of the page's settings) sees it whole at once: a
+teacher's deep link brings back the exact view.  The presenter view always asks first: the presenter decides when
+the room sees the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+from draw import class_poll
+from draw.frame import PRESENT, presenting
+from ui import pages as table
+from ui.controls import LESSON_FORM
+
+_COMMITTED = "lesson_committed"  # session state: page -> {"how": "predicted" | "shown" | "link", "first": choice}
+_SEEN = "lesson_seen"  # session state: the pages this session has run, to tell an arrival from a rerun
+IGNORED_IN_LINKS = {LESSON_FORM.key, PRESENT, "hide", class_poll.CLASS, class_poll.TEACHER}  # not a page's view
+
+
+class NotYet(Exception):  # noqa: N818  (not an error: the rest of the page waits, as a return would)
+    """Raised by ``ask_first`` while the student has not committed: the rest of the page is not drawn."""
+
+
+def lesson_form() -> str:
+    """The GELU form the lesson uses now ("tanh" unless the student chose another), as gelu_core names it."""
+    value = st.session_state.get(LESSON_FORM.key)
+    return value if value in LESSON_FORM.options["options"] else LESSON_FORM.default
+
+
+# ------------------------------------------------------------------ above the page
+
+def lesson_top(page: str, available: tuple[str, ...]) -> None:
+    """Above the page: where it sits in the lesson and its learning goal; then, on a page that shows a GELU, the
+    lesson's form, kept from page to page and in the link (``?form=exact``)."""
+    row = table.PAGES.get(page)
+    if row is None:
+        return
+    where = table.position(page, available)
+    prefix = f"Step {where[0]} of {where[1]}" if where else "Aside"
+    with st.container(key="lesson_goal"):
+        st.caption(f"{prefix} · **Goal**: {row.goal}")
+    if row.controls is not None and LESSON_FORM in row.controls:
+        with st.container(key="lesson_form"):
+            st.segmented_control(**LESSON_FORM.kwargs())
+
+
+# ------------------------------------------------------------------ the question, first
+
+def committed(page: str) -> dict | None:
+    """How the student committed on this page ({"how", "first"}), or None while the page still waits."""
+    return st.session_state.get(_COMMITTED, {}).get(page)
+
+
+def _commit(page: str, how: str, first: str | None = None) -> None:
+    st.session_state.setdefault(_COMMITTED, {})[page] = {"how": how, "first": first}
+
+
+def note_arrival(page: str) -> None:
+    """On a page's first run in this session, before the link check drops any value: when the URL holds any of
+    its settings (a shared view, usable or not) and the view is not the presenter's, the page is shown whole."""
+    seen = st.session_state.setdefault(_SEEN, set())
+    if page in seen:
+        return
+    seen.add(page)
+    row = table.PAGES.get(page)
+    if presenting() or row is None or row.question is None or row.controls is None or committed(page):
+        return
+    keys = {c.key for c in row.controls if c.bound} | set(row.controls.renamed)
+    if any(key in st.query_params for key in keys - IGNORED_IN_LINKS):
+        _commit(page, "link")
+
+
+def ask_first(page: str) -> None:
+    """The page's question, here; the rest of the page waits (``NotYet``) until the student has committed."""
+    row = table.PAGES[page]
+    question, form = row.question, lesson_form()
+    class_poll.teacher(page, question)  # the teacher's live tally (nothing without a teacher key)
+    with st.container(key="lesson_question", border=True):
+        st.markdown("**Predict, then check**")
+        choice = st.radio(question.ask(form), question.choices, index=None, key=f"quiz_{page}")
+        done = committed(page)
+        if done is None and choice is not None:
+            _commit(page, "predicted", choice)
+            done = committed(page)
+        if done is None:
+            st.caption("Choose your answer before you look: the page shows what answers it once you have.")
+            st.button("Show me without predicting", key=f"show_{page}", on_click=_commit, args=(page, "shown"),
+                      icon=":material/visibility:")
+            raise NotYet
+        _reveal(question, form, choice, done)
+        class_poll.student(page, question, done["first"])  # counted: the prediction (only in a class)
+
+
+def _reveal(question, form: str, choice: str | None, done: Mapping) -> None:
+    right, why = question.answer(form)
+    first = done["first"]
+    if done["how"] == "predicted":
+        if first == right:
+            st.success(f"Right. {why}", icon=":material/check_circle:")
+        else:
+            st.warning(f"Not quite. {why}", icon=":material/lightbulb:")
+        if choice != first:
+            st.caption(f"You changed your answer after the reveal; your prediction was “{first}”.")
+    elif choice is not None:
+        shown = st.success if choice == right else st.warning
+        shown(f"{'Right' if choice == right else 'Not quite'}. {why}", icon=":material/check_circle:")
+        st.caption("You answered after seeing the page: this answer is not your prediction.")
+    elif done["how"] == "shown":
+        st.info(f"The answer: {right}. {why}", icon=":material/visibility:")
+    else:
+        st.caption("This view came from a link, so it is shown whole; the question is still yours to answer.")
+
+
+# ------------------------------------------------------------------ below the page
+
+def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
+    """Below the page: Previous and Next through the lesson."""
+    with st.container(key="lesson_footer"):
+        before, after = table.neighbours(page, tuple(pages))
+        back, onward = st.columns(2)
+        if before is not None:
+            back.page_link(pages[before], label=f"Previous: {pages[before].title}", icon=":material/arrow_back:")
+        if after is not None:
+            onward.page_link(pages[after], label=f"Next: {pages[after].title}", icon=":material/arrow_forward:")

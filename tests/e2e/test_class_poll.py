@@ -166,6 +166,45 @@ def test_a_reloaded_tab_answers_as_the_same_student(browser, server):
         student.context.close()
 
 
+def test_an_answer_kept_while_redis_is_down_is_counted_when_it_is_back(browser):
+    """In Chromium, one server on a Redis of its own (the deployed options: it keeps its data over the restart):
+    Redis stopped, a student answers, and the page says the answer is not counted yet and kept; Redis started
+    again, the page says it is counted within RETRY_S + 2 s (one retry of the fragment's timer, one run, PROBE_S),
+    the student doing nothing; then the page runs no more (the fragment and its timer are gone).  Reference: the
+    store's tally, the page's text, the browser's count of finished runs."""
+    from harness.redis_server import RedisServer, redis_missing
+    from tests.conftest import required_or_skip
+    from ui.class_poll import PENDING, RETRY_S
+
+    missing = redis_missing()
+    if missing:
+        required_or_skip("redis-server is", missing)
+    with RedisServer(deployed=True) as store_server, driver.Server(env={classpoll.ENV: store_server.url}) as server:
+        code, _ = classpoll.RedisStore(store_server.url).open_class(30)
+        student = driver.new_page(browser)
+        try:
+            driver.open_app(student, f"{server.base_url}/?class={code}")
+            store_server.stop()
+            before = driver.runs(student)
+            student.locator("[data-testid='stRadio']").get_by_text("0, like ReLU", exact=True).click()
+            driver.wait_idle(student, after=before)
+            assert student.get_by_text(PENDING).count() == 1
+            assert student.get_by_text("Your answer is counted.").count() == 0
+            store_server.start()
+            back = time.perf_counter()
+            student.get_by_text("Your answer is counted.").wait_for(timeout=(RETRY_S + 2.0) * 1000)
+            waited = time.perf_counter() - back
+            driver.wait_idle(student, after=driver.runs(student) - 1)
+            settled = driver.runs(student)
+            time.sleep(2 * RETRY_S + 0.5)
+            assert driver.runs(student) == settled, "the retry fragment still runs after the answer was counted"
+            assert classpoll.RedisStore(store_server.url).tally(code, "home", 3).counts == (1, 0, 0)
+            assert student.locator(driver.EXCEPTION).count() == 0 and student.locator(driver.ERROR_BOX).count() == 0
+            print(f"answer counted {waited:.2f} s after Redis was back")
+        finally:
+            student.context.close()
+
+
 def test_redis_stopped_mid_class_no_error_box(replicas, redis_server):
     """Redis goes away while a class is answering, through both replicas: every student's question still
     answers (its "Right." / "Not quite." note), the teacher's view says the tally is unavailable, no one sees

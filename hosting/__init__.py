@@ -9,7 +9,7 @@ app.py holds an ``st.App`` (Streamlit's ASGI application) built from the two thi
   once (``hosting.nodelay``);
 * ``MIDDLEWARE``: the frontend's files gzipped, each once (``hosting.compress``), guards in front of
   Streamlit's own routes (``hosting.guard``), and the browser's voter cookie for the class poll
-  (``hosting.voter``).
+  (``hosting.classpoll.VoterCookie``).
 
 Nothing here runs inside a student's script run except ``hosting.warm.script_run()``, around it.
 """
@@ -22,10 +22,10 @@ import contextlib
 from starlette.middleware import Middleware
 
 from hosting import nodelay, warm
+from hosting.classpoll import VoterCookie
 from hosting.compress import Compress
 from hosting.guard import Guard
 from hosting.janitor import Collector, Janitor, tune_allocator
-from hosting.voter import VoterCookie
 
 MIDDLEWARE = [Middleware(Compress), Middleware(Guard), Middleware(VoterCookie)]
 

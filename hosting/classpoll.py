@@ -14,8 +14,8 @@ What is stored, and nothing else: per class, the hash of its teacher key, its op
 its size (the students its teacher says it has) and the id of the store it was opened in; per question and
 round, each voter's current choice (an index) and the voters refused because the class was full.  A voter is a
 random id: ``voter_id(code, cookie)``, a hash of the class code and the browser's random ``VOTER_COOKIE``
-(hosting/voter.py), so a reloaded or reconnected tab, or one that lands on another replica, is the same voter,
-and the ids of one browser in two classes cannot be linked.  No names, no text, no addresses.
+(``VoterCookie``, below), so a reloaded or reconnected tab, or one that lands on another replica, is the same
+voter, and the ids of one browser in two classes cannot be linked.  No names, no text, no addresses.
 
 Limits (memory stays bounded whatever a client sends):
 
@@ -708,3 +708,60 @@ class Starts:
 
 
 STARTS = Starts()
+
+
+# ------------------------------------------------------------------ the browser's voter cookie
+
+VOTER_COOKIE_MAX_AGE_S = 2 * CLASS_TTL_S  # longer than any class, renewed at every page load
+
+
+def _voter_cookie(headers) -> str | None:
+    """The request's well-formed voter cookie, or None."""
+    for key, value in headers:
+        if key.lower() != b"cookie":
+            continue
+        for part in value.decode("latin-1").split(";"):
+            name, _, got = part.strip().partition("=")
+            if name == VOTER_COOKIE and KEY_RE.fullmatch(got):
+                return got
+    return None
+
+
+def voter_set_cookie(value: str) -> bytes:
+    """The Set-Cookie header's value for voter cookie ``value``."""
+    return (f"{VOTER_COOKIE}={value}; Path=/; Max-Age={VOTER_COOKIE_MAX_AGE_S}; HttpOnly; "
+            "SameSite=Lax").encode("latin-1")
+
+
+class VoterCookie:
+    """Pure ASGI middleware: the browser's voter cookie on every page document (no buffering, nothing else touched).
+
+    A Streamlit session lives in one server process and ends with its websocket; a tab that reconnects (its
+    replica died, the network blinked) or reloads gets a new one, on whichever replica the balancer picks, and
+    Streamlit's frontend re-sends the page's widget states, a quiz answer among them.  Counted under an id kept in
+    the session, that answer would count twice.  So the id comes from the browser: ``VOTER_COOKIE`` (128 random
+    bits) is set on every page document (a ``text/html`` answer to a GET) whose request did not carry a
+    well-formed one, and renewed (``VOTER_COOKIE_MAX_AGE_S``) on every later one; ``HttpOnly`` (no script on the
+    page reads it), ``SameSite=Lax``, path ``/``.  The browser sends it with the websocket's upgrade request, which
+    is what Streamlit's ``st.context.cookies`` holds, on every reconnect and every replica; ``ui.class_poll``
+    votes as ``voter_id(code, cookie)``.  Set by the server before the first websocket opens, it needs no script
+    of the app's, and a tab's first answer already carries it."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("method") != "GET" or "/_stcore/" in scope.get("path", ""):
+            await self.app(scope, receive, send)
+            return
+        value = _voter_cookie(scope.get("headers") or []) or secrets.token_urlsafe(16)
+
+        async def send_with_cookie(message):
+            if message["type"] == "http.response.start":
+                headers = message.get("headers") or []
+                kind = next((v for k, v in headers if k.lower() == b"content-type"), b"")
+                if kind.lower().startswith(b"text/html"):
+                    message = {**message, "headers": [*headers, (b"set-cookie", voter_set_cookie(value))]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)

@@ -381,11 +381,9 @@ def test_starts_are_bounded_per_network():
 
 
 def test_the_voter_cookie_is_set_on_page_documents_and_kept():
-    """hosting.voter.VoterCookie over a two-route ASGI app: a page document without the cookie gets a new one
+    """hosting.classpoll.VoterCookie over a two-route ASGI app: a page document without the cookie gets a new one
     (HttpOnly, SameSite=Lax, path /); with a well-formed one, the same value again; other answers none."""
     import asyncio
-
-    from hosting.voter import VoterCookie
 
     async def app(scope, receive, send):
         kind = b"text/html" if scope["path"] == "/" else b"application/json"
@@ -401,7 +399,7 @@ def test_the_voter_cookie_is_set_on_page_documents_and_kept():
 
         scope = {"type": "http", "method": "GET", "path": path,
                  "headers": [(b"cookie", sent.encode())] if sent else []}  # fmt: skip
-        asyncio.run(VoterCookie(app)(scope, None, send))
+        asyncio.run(classpoll.VoterCookie(app)(scope, None, send))
         return got
 
     first = cookies("/")

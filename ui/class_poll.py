@@ -9,10 +9,10 @@ page's predict-then-reveal question are tallied, and the teacher's view shows th
   class then follows the session from page to page (kept in its session state, written back to the URL).
 * ``student(page, question, choice)``: below the question: a student's answer is sent as the index of the
   choice, once per change (hosting.classpoll.LIMITER paces each voter), under the browser's voter id
-  (hosting/voter.py), so a reconnected or reloaded tab moves its vote and never adds one.  The student reads
-  "Your answer is counted." only once the store has answered that it holds it; the class's tally shows then.  A
-  full class refuses the answer and says so; a store that cannot be reached keeps the answer in the session and
-  sends it again every ``RETRY_S`` (and at the next run), saying so meanwhile.
+  (hosting.classpoll.VoterCookie), so a reconnected or reloaded tab moves its vote and never adds one.  The
+  student reads "Your answer is counted." only once the store has answered that it holds it; the class's tally
+  shows then.  A full class refuses the answer and says so; a store that cannot be reached keeps the answer in
+  the session and sends it again every ``RETRY_S`` (and at the next run), saying so meanwhile.
 * ``teacher(page, question)``: on the teacher's link, a live chart of the answers (count and share) and the
   answers refused because the class was full, redrawn every ``REFRESH_S`` by an ``st.fragment(run_every=...)``,
   with "Reveal the answer" (marks the right choice) and "Reset this question".  A class that closed, or that a
@@ -67,9 +67,9 @@ REFUSED = ("Your answer is not counted, because this question already has an ans
 
 
 def _voter(code: str) -> str:
-    """This browser's voter id in class ``code``: from its voter cookie (hosting/voter.py), the same on every
-    replica and after every reconnect; without one, a random id kept in this session.  A client chooses its
-    cookie, as it chooses to open another session: either way one more voter, within the class's size."""
+    """This browser's voter id in class ``code``: from its voter cookie (hosting.classpoll.VoterCookie), the same
+    on every replica and after every reconnect; without one, a random id kept in this session.  A client chooses
+    its cookie, as it chooses to open another session: either way one more voter, within the class's size."""
     cookie = st.context.cookies.get(classpoll.VOTER_COOKIE)
     if isinstance(cookie, str) and classpoll.KEY_RE.fullmatch(cookie):
         return classpoll.voter_id(code, cookie)

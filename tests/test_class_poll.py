@@ -383,7 +383,7 @@ def test_starts_are_bounded_per_network():
 def test_the_voter_cookie_is_set_on_page_documents_and_kept():
     """hosting.classpoll.VoterCookie over a two-route ASGI app: a page document without the cookie gets a new one
     (HttpOnly, SameSite=Lax, path /); with a well-formed one, the same value again; other answers none."""
-    import asyncio
+    from harness.streamlit_client import run_sync
 
     async def app(scope, receive, send):
         kind = b"text/html" if scope["path"] == "/" else b"application/json"
@@ -399,7 +399,7 @@ def test_the_voter_cookie_is_set_on_page_documents_and_kept():
 
         scope = {"type": "http", "method": "GET", "path": path,
                  "headers": [(b"cookie", sent.encode())] if sent else []}  # fmt: skip
-        asyncio.run(classpoll.VoterCookie(app)(scope, None, send))
+        run_sync(classpoll.VoterCookie(app)(scope, None, send))  # not asyncio.run: Playwright's loop may run here
         return got
 
     first = cookies("/")

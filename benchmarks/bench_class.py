@@ -21,12 +21,12 @@ and current memory (VmHWM/VmRSS from /proc), and the CPU each side used.  Scenar
 --poll (the class poll, ui/class_poll.py): a teacher starts a class for the students' number ("Start a class", as a
 click sends it) and keeps the presenter view open; --students students (default 30) on one process (the memory
 store), then --poll-replicated (default 60 and 300) through HAProxy x2 with one Debian redis-server
-(GELU_CLASS_STORE), all open Home and then answer its question at a random moment within --poll-window (5 s).  The
-teacher's tab asks for a run every ui.class_poll.REFRESH_S, as its st.fragment(run_every=...) makes the browser do
-(here a whole-page run: a browser reruns only the fragment, which costs less), and reads the count it shows.
-Printed: vote -> teacher-view latency p50/p95 (the j-th vote stored until the first teacher run showing at least j
-answers), lost votes (cast minus shown, target 0, and minus the store's own tally through Redis), the servers'
-memory before and after (VmRSS) and Redis's used_memory.
+(GELU_CLASS_STORE, run with deploy/docker-compose.yml's options), all open Home and then answer its question at a
+random moment within --poll-window (5 s).  The teacher's tab asks for a run every ui.class_poll.REFRESH_S, as its
+st.fragment(run_every=...) makes the browser do (here a whole-page run: a browser reruns only the fragment, which
+costs less), and reads the count it shows.  Printed: vote -> teacher-view latency p50/p95 (the j-th vote stored
+until the first teacher run showing at least j answers), lost votes (cast minus shown, target 0, and minus the
+store's own tally through Redis), the servers' memory before and after (VmRSS) and Redis's used_memory.
 
     python benchmarks/bench_class.py --race --students 30 --explorers 10   # a class racing (one process, x2)
 
@@ -516,7 +516,7 @@ def poll(args) -> int:
         print(f"\n(no replicas: {redis_missing()})")
         return 0 if ok else 1
     for n in sizes:
-        with RedisServer() as redis_server:
+        with RedisServer(deployed=True) as redis_server:  # Compose's options: each write fsynced before its answer
             os.environ[classpoll.ENV] = redis_server.url  # the replicas inherit it
             try:
                 with Balancer(2) as lb:

@@ -130,15 +130,20 @@ def test_the_poll_store_persists_alike_in_compose_and_kubernetes():
 
 
 def test_haproxy_sends_a_safe_request_again_to_another_replica():
-    """Reference: HAProxy's configuration manual (2.6), retry-on and option redispatch.  A request its replica
-    took and never answered (the replica died), or answered 502/503, is sent again, each time to another replica;
-    only GET and HEAD (METH_GET), which change nothing; a connection that failed is retried for every method, as
-    HAProxy always does (nothing was sent)."""
+    """Reference: HAProxy's configuration manual (2.6), retry-on and option redispatch; nginx's proxy_next_upstream
+    (ingress-nginx's annotation).  A request its replica took and never answered (the replica died), or answered
+    502/503, is sent again, each time to another replica; only GET and HEAD (METH_GET), which change nothing; a
+    connection that failed is retried for every method, as HAProxy always does (nothing was sent).  The Ingress
+    does the same, and never sends a non-idempotent request twice."""
     retry_on = re.search(r"^\s*retry-on (.+)$", HAPROXY_CFG, flags=re.M).group(1).split("#")[0].split()
     assert {"conn-failure", "empty-response", "response-timeout", "502", "503"} <= set(retry_on)
     assert re.search(r"^\s*option redispatch 1\b", HAPROXY_CFG, flags=re.M)
     assert re.search(r"^\s*retries [1-9]\b", HAPROXY_CFG, flags=re.M)
     assert re.search(r"^\s*http-request disable-l7-retry unless METH_GET\s*$", HAPROXY_CFG, flags=re.M)
+    every = yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text())
+    notes = next(d for d in every if d["kind"] == "Ingress")["metadata"]["annotations"]
+    retried = notes["nginx.ingress.kubernetes.io/proxy-next-upstream"].split()
+    assert {"error", "timeout", "http_502", "http_503"} <= set(retried) and "non_idempotent" not in retried
 
 
 def local_imports(path) -> set[str]:

@@ -33,6 +33,9 @@ Limits (memory stays bounded whatever a client sends):
 
 A class code is ``CODE_LENGTH`` characters of a 31-letter alphabet from ``secrets`` (31**8, about 8.5e11
 codes); a teacher key is 128 random bits, stored only as its SHA-256: nothing about it follows from the code.
+
+``VoterCookie`` is the ASGI middleware (hosting.MIDDLEWARE) that gives each browser its voter cookie.  What a
+student, a teacher and a host see in each fault, and why: docs/class-poll.md.
 """
 
 from __future__ import annotations
@@ -93,11 +96,11 @@ class SeatsTaken(RuntimeError):
 
 
 class TooManyStarts(RuntimeError):
-    """This network address, or this tab, has started as many classes as it may for now."""
+    """This network has started as many classes as it may for now, through this server."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
-        self.reason = reason  # "session", "pace" or "seats"
+        self.reason = reason  # "pace": too many starts in a row; "seats": its open classes hold its share
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,7 @@ class ClassStore:
         raise NotImplementedError
 
     def open_among(self, codes: Iterable[str]) -> set[str]:
-        """Which of ``codes`` are open classes (one round trip)."""
+        """Which of ``codes`` are open classes (RedisStore asks for all of them in one round trip)."""
         return {c for c in codes if self.exists(c)}
 
     def is_teacher(self, code: str, key: str) -> bool:

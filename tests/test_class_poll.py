@@ -344,6 +344,8 @@ def test_a_store_restarted_empty_is_recognised(redis_server):
 
 
 def test_a_voter_is_the_same_browser_in_one_class_and_another_in_each():
+    """Reference: voter_id's own definition, SHA-256 of the code and the cookie: the same pair the same id (every
+    replica, every reconnect), another code or another cookie another id."""
     cookie = "A" * 22
     assert classpoll.voter_id("abcdefgh", cookie) == classpoll.voter_id("abcdefgh", cookie)
     assert classpoll.voter_id("abcdefgh", cookie) != classpoll.voter_id("abcdefgz", cookie)

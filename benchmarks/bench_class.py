@@ -18,15 +18,15 @@ and current memory (VmHWM/VmRSS from /proc), and the CPU each side used.  Scenar
   one-slider app    the same class on a bare one-slider Streamlit app: Streamlit's own floor (ratio)
   haproxy xR        R replicas behind deploy/haproxy.cfg (harness/balancer.py), for every R in --replicas
 
---poll (the class poll, draw/class_poll.py): a teacher starts a class ("Start a class", as a click sends it) and
-keeps the presenter view open; --students students (default 30) on one process (the memory store), then
---poll-replicated (default 60 and 300) through HAProxy x2 with one Debian redis-server (GELU_CLASS_STORE), all
-open Home and then answer its question at a random moment within --poll-window (5 s).  The teacher's tab asks
-for a run every draw.class_poll.REFRESH_S, as its st.fragment(run_every=...) makes the browser do (here a
-whole-page run: a browser reruns only the fragment, which costs less), and reads the count it shows.  Printed:
-vote -> teacher-view latency p50/p95 (the j-th vote stored until the first teacher run showing at least j
-answers), lost votes (cast minus shown, target 0, and minus the store's own tally through Redis), the servers'
-memory before and after (VmRSS) and Redis's used_memory.
+--poll (the class poll, draw/class_poll.py): a teacher starts a class for the students' number ("Start a class", as a
+click sends it) and keeps the presenter view open; --students students (default 30) on one process (the memory
+store), then --poll-replicated (default 60 and 300) through HAProxy x2 with one Debian redis-server
+(GELU_CLASS_STORE, run with deploy/docker-compose.yml's options), all open Home and then answer its question at a
+random moment within --poll-window (5 s).  The teacher's tab asks for a run every draw.class_poll.REFRESH_S, as its
+st.fragment(run_every=...) makes the browser do (here a whole-page run: a browser reruns only the fragment, which
+costs less), and reads the count it shows.  Printed: vote -> teacher-view latency p50/p95 (the j-th vote stored
+until the first teacher run showing at least j answers), lost votes (cast minus shown, target 0, and minus the
+store's own tally through Redis), the servers' memory before and after (VmRSS) and Redis's used_memory.
 
     python benchmarks/bench_class.py --race --students 30 --explorers 10   # a class racing (one process, x2)
 
@@ -422,6 +422,7 @@ async def poll_class(base_url: str, n: int, args) -> dict:
     try:
         await teacher.open()
         await teacher.run()
+        teacher.enter("Students in your class", n)  # the class's size: answers past it would be refused
         await teacher.click("Start a class")
         query = dict(p.split("=", 1) for p in teacher.query_string.split("&") if "=" in p)
         code = query["class"]
@@ -515,7 +516,7 @@ def poll(args) -> int:
         print(f"\n(no replicas: {redis_missing()})")
         return 0 if ok else 1
     for n in sizes:
-        with RedisServer() as redis_server:
+        with RedisServer(deployed=True) as redis_server:  # Compose's options: each write fsynced before its answer
             os.environ[classpoll.ENV] = redis_server.url  # the replicas inherit it
             try:
                 with Balancer(2) as lb:

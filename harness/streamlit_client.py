@@ -85,9 +85,10 @@ class HttpResponse:
 
 async def http_request(
     base_url: str, method: str, path: str, headers: dict[str, str] | None = None, body: bytes = b"",
-    timeout_s: float = 30.0,
+    timeout_s: float = 30.0, local_address: str | None = None,
 ) -> HttpResponse:  # fmt: skip
-    """One HTTP/1.1 request to a plain-http `base_url` (`Connection: close`); the whole answer."""
+    """One HTTP/1.1 request to a plain-http `base_url` (`Connection: close`), from `local_address` where given (a
+    loopback address other than 127.0.0.1: another client); the whole answer."""
     parts = urlsplit(base_url)
     if parts.scheme != "http":
         raise ValueError(f"only http:// is spoken here, not {base_url}")
@@ -99,7 +100,8 @@ async def http_request(
     request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
     async def exchange() -> bytes:
-        reader, writer = await asyncio.open_connection(host, port)
+        reader, writer = await asyncio.open_connection(
+            host, port, local_addr=(local_address, 0) if local_address else None)
         try:
             writer.write(request)
             await writer.drain()
@@ -281,13 +283,16 @@ class Session:
     """One student's tab on `base_url`, at `path` ("", "curves", "ffn") with a `query` string ("a=1&b=2").
 
     `await open()` does the browser's HTTP requests and opens the websocket; `await run()` asks for a run and
-    waits until it finished; `await move()` steps the page's first control and waits for that rerun.
+    waits until it finished; `await move()` steps the page's first control and waits for that rerun;
+    `await reconnect()` does what the frontend does when its websocket closed under it.  `local_address` (a
+    loopback address such as 127.0.0.61) makes every connection come from there: another client address.
     Use `async with Session(...) as s:` so the websocket is always closed.
     """
 
     def __init__(self, base_url: str, path: str = "", query: str = "", *, timeout_s: float = TIMEOUT_S,
-                 compression: str | None = "deflate"):  # fmt: skip
+                 compression: str | None = "deflate", local_address: str | None = None):  # fmt: skip
         self.base_url = base_url.rstrip("/")
+        self.local_address = local_address
         self.compression = compression  # offered to the server as a browser offers it (None: not offered)
         self.path, self.query_string, self.timeout_s = path.strip("/"), query.lstrip("?"), timeout_s
         self.cookies: dict[str, str] = {}
@@ -313,29 +318,57 @@ class Session:
 
     async def get(self, path: str) -> HttpResponse:
         headers = {"Cookie": cookie_header(self.cookies)} if self.cookies else {}
-        response = await http_request(self.base_url, "GET", path, headers, timeout_s=self.timeout_s)
+        response = await http_request(self.base_url, "GET", path, headers, timeout_s=self.timeout_s,
+                                      local_address=self.local_address)
         self.cookies.update(response.set_cookies())
         return response
 
-    async def open(self) -> Session:
-        from websockets.asyncio.client import connect
+    def page_path(self) -> str:
+        """The page's path and query string, as the address bar holds it."""
+        return f"/{self.path}" + (f"?{self.query_string}" if self.query_string else "")
 
-        page = await self.get(f"/{self.path}" + (f"?{self.query_string}" if self.query_string else ""))
+    async def open(self) -> Session:
+        page = await self.get(self.page_path())
         if page.status != 200:
             raise SessionError(f"GET /{self.path} answered {page.status}")
         for probe in ("/_stcore/health", "/_stcore/host-config"):  # the frontend's own first requests
             await self.get(probe)
+        await self._connect()
+        return self
+
+    async def _connect(self, session_id: str | None = None) -> None:
+        """Open the websocket (with the session id to resume, as the frontend sends it on a reconnect) and start
+        reading it; cookies the upgrade's answer sets (a load balancer's, once it chose another replica) are kept."""
+        from websockets.asyncio.client import connect
+
         headers = {"Origin": self.base_url, "User-Agent": USER_AGENT}
         if self.cookies:
             headers["Cookie"] = cookie_header(self.cookies)
         token = self.cookies.get("_streamlit_xsrf", "PLACEHOLDER_AUTH_TOKEN")
         self.ws = await asyncio.wait_for(
-            connect(self.ws_url, subprotocols=["streamlit", token], additional_headers=headers, max_size=None,
-                    open_timeout=self.timeout_s, compression=self.compression),
+            connect(self.ws_url, subprotocols=["streamlit", token, *([session_id] if session_id else [])],
+                    additional_headers=headers, max_size=None, open_timeout=self.timeout_s,
+                    compression=self.compression,
+                    local_addr=(self.local_address, 0) if self.local_address else None),
             self.timeout_s,
         )  # fmt: skip
+        for value in self.ws.response.headers.get_all("Set-Cookie"):
+            self.cookies.update(HttpResponse(101, [("Set-Cookie", value)], b"").set_cookies())
+        self.closed_reason = None
         self._reader = asyncio.create_task(self._read(), name=f"streamlit-client-{self.path or 'home'}")
-        return self
+
+    async def reconnect(self) -> Run:
+        """What the frontend does when its websocket closed under it (its replica died): a new websocket with the
+        same cookies, naming the session it had (a replica that never held it starts a new one), then a run with
+        every widget state this tab has set, its answers among them.  The run that finishes is returned."""
+        if self._reader is not None:
+            self._reader.cancel()
+            try:
+                await self._reader
+            except (asyncio.CancelledError, Exception):
+                pass
+        await self._connect(self.session_id)
+        return await self.run(list(self.moved.values()))
 
     async def close(self) -> None:
         if self.ws is not None:
@@ -424,6 +457,15 @@ class Session:
         state.string_value = radios[-1].options[index]  # a radio's value goes as its option's text
         self.moved[state.id] = state
         return await self.run(list(self.moved.values()))
+
+    def enter(self, label: str, value: float) -> None:
+        """Type ``value`` into the number input labelled ``label`` (anywhere on the page, the sidebar too); it is
+        sent with the next run, as the frontend sends a number input's value once it is committed."""
+        found = [seen.control for seen in self.elements.values()
+                 if seen.kind == "number_input" and seen.control and seen.control.label == label]  # fmt: skip
+        if not found:
+            raise SessionError(f"no number input {label!r} on /{self.path}")
+        self.moved[found[0].id] = found[0].state((float(value),))
 
     async def click(self, label: str) -> Run:
         """Press the button labelled `label` (anywhere on the page, the sidebar too), as a click sends it: a

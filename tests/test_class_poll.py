@@ -17,7 +17,7 @@ from collections import Counter
 import pytest
 
 from hosting import classpoll
-from hosting.classpoll import ClassesFull, MemoryStore, StoreUnavailable, VoteLimiter
+from hosting.classpoll import ClassesFull, MemoryStore, SeatsTaken, StoreUnavailable, VoteLimiter
 from tests.conftest import ROOT, required_or_skip
 
 
@@ -33,11 +33,11 @@ def store(request):
 
 
 def classes_held(store) -> int:
-    """The classes a store holds, read from its own state: the memory store's table, Redis's set of open classes
+    """The classes a store holds, read from its own state: the memory store's table, Redis's table of seats taken
     (what each counts against the cap)."""
     if isinstance(store, MemoryStore):
         return len(store._classes)
-    return store._redis.zcard(store._k("open"))
+    return store._redis.hlen(store._k("seats"))
 
 
 # ------------------------------------------------------------------ the store
@@ -106,10 +106,14 @@ def test_made_up_codes_and_forged_votes_store_nothing(store):
 def test_a_question_counts_at_most_max_voters(store):
     code, _ = store.open_class()
     for i in range(classpoll.MAX_VOTERS + 20):
-        store.vote(code, "home", f"s{i}", i % 3, 3)
+        try:
+            store.vote(code, "home", f"s{i}", i % 3, 3)
+        except SeatsTaken:
+            assert i >= classpoll.MAX_VOTERS
     assert store.tally(code, "home", 3).total == classpoll.MAX_VOTERS
     assert store.vote(code, "home", "s0", 2, 3) == 0  # a counted session still moves its vote
-    assert store.vote(code, "home", "new", 2, 3) is None
+    with pytest.raises(SeatsTaken):
+        store.vote(code, "home", "new", 2, 3)
 
 
 def test_a_class_counts_at_most_max_questions(store):
@@ -120,13 +124,15 @@ def test_a_class_counts_at_most_max_questions(store):
 
 def test_classes_are_capped_and_expire():
     now = [1000.0]
-    store = MemoryStore(ttl_s=3600, max_classes=3, clock=lambda: now[0])
-    codes = [store.open_class()[0] for _ in range(3)]
+    store = MemoryStore(ttl_s=3600, idle_s=3600, seats=3 * classpoll.seats_of(30), clock=lambda: now[0])
+    codes = [store.open_class(30)[0] for _ in range(3)]
     with pytest.raises(ClassesFull):
-        store.open_class()
-    now[0] += 3600
+        store.open_class(30)
+    for _ in range(4):  # used every 15 minutes: never idle, closed when its hour is up
+        now[0] += 900
+        store.tally(codes[0], "home", 3)
     assert not any(store.exists(c) for c in codes) and classes_held(store) == 0
-    store.open_class()
+    store.open_class(30)
     assert classes_held(store) == 1
 
 
@@ -135,35 +141,80 @@ def test_redis_classes_expire_with_the_class(redis_server):
 
     client = redis.Redis.from_url(redis_server.url, decode_responses=True)
     client.flushall()
-    store = classpoll.RedisStore(redis_server.url, max_classes=2)
-    code, _ = store.open_class()
+    store = classpoll.RedisStore(redis_server.url, seats=2 * classpoll.seats_of(30))
+    code, _ = store.open_class(30)
     store.vote(code, "home", "s", 0, 3)
-    assert all(0 < client.ttl(k) <= classpoll.CLASS_TTL_S for k in client.keys("gelu:poll:*"))
-    store.open_class()
+    data = [k for k in client.keys("gelu:poll:*") if k not in ("gelu:poll:store", "gelu:poll:seats")]
+    assert data and all(0 < client.ttl(k) <= classpoll.IDLE_S for k in data)
+    store.open_class(30)
     with pytest.raises(ClassesFull):
-        store.open_class()
+        store.open_class(30)
 
 
-def test_a_flood_of_sessions_and_forged_votes_stays_within_a_budget():
-    """The worst a client can do to one server's memory: every class open, every question full of voters.
-    Reference: tracemalloc's count of what the store holds afterwards; the budget is 2 % of the app's."""
+def fill(store, code: str, size: int) -> None:
+    """The most a class of ``size`` can hold: every question (and two made-up ones) answered by twice as many
+    voters as the class has students, in three rounds (the last ROUNDS_KEPT are kept), votes for made-up codes."""
+    for q in range(classpoll.MAX_QUESTIONS + 2):
+        for rnd in range(classpoll.ROUNDS_KEPT + 1):
+            if rnd:
+                store.reset(code, f"q{q}")
+            for v in range(2 * size + 5):
+                try:
+                    store.vote(code, f"q{q}", f"{rnd:x}{v:015x}", v % 3, 3)  # 16 hex digits, as voter_id's
+                except SeatsTaken:
+                    pass
+    for fake in range(200):
+        store.vote(f"{fake:08d}".replace("0", "a").replace("1", "b"), "home", "v", 0, 3)
+
+
+@pytest.mark.parametrize("size", [1, 5, 40])
+def test_a_flood_of_sessions_and_forged_votes_stays_within_a_budget(size):
+    """The worst a client can do to one server's memory: every seat taken, every question of every class full of
+    voters and of refused voters, in every round kept.  Reference: tracemalloc's count of what the store holds
+    afterwards, per seat, against SEAT_BYTES, the bytes the cap is sized by (a small class is the most per seat:
+    what a class holds besides its answers is spread over fewer); the cap at SEAT_BYTES a seat is within 2 % of
+    the app's budget."""
     from gelu_core.budget import BUDGET
 
+    classes = 160 // size
     tracemalloc.start()
     before = tracemalloc.take_snapshot()
-    store = MemoryStore(max_classes=10)
-    codes = [store.open_class()[0] for _ in range(10)]
+    store = MemoryStore(seats=classes * classpoll.seats_of(size))
+    codes = [store.open_class(size)[0] for _ in range(classes)]
+    with pytest.raises(ClassesFull):
+        store.open_class(1)
     for code in codes:
-        for q in range(classpoll.MAX_QUESTIONS + 2):
-            for v in range(classpoll.MAX_VOTERS + 5):
-                store.vote(code, f"q{q}", f"{v:016x}", v % 3, 3)  # 16 hex digits, as ui.class_poll's ids
-        for fake in range(200):
-            store.vote(f"{fake:08d}".replace("0", "a").replace("1", "b"), "home", "v", 0, 3)
+        fill(store, code, size)
     held = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(before, "filename") if s.size_diff > 0)
     tracemalloc.stop()
-    per_class = held / 10
-    full = per_class * classpoll.MAX_CLASSES
-    assert full < 0.02 * BUDGET, f"{per_class / 2**20:.2f} MiB per full class, {full / 2**20:.0f} MiB at the cap"
+    per_seat = held / store.seats
+    assert per_seat <= classpoll.SEAT_BYTES, f"{per_seat:.0f} bytes per seat"
+    full = classpoll.SEATS * classpoll.SEAT_BYTES
+    assert full <= 0.02 * BUDGET, f"{full / 2**20:.0f} MiB at the cap"
+
+
+@pytest.mark.parametrize("size", [1, 60])
+def test_the_deployed_redis_holds_every_seat(redis_server, size):
+    """Reference: Redis's own used_memory before and after two more classes filled as the flood above fills them
+    (after a first, which loads the scripts), per seat; at SEATS seats that is within half the maxmemory
+    deploy/docker-compose.yml gives Redis (the other half: room for the append-only file's rewrite and Redis's own
+    buffers)."""
+    import redis
+    import yaml
+
+    redis.Redis.from_url(redis_server.url).flushall()
+    store = classpoll.RedisStore(redis_server.url)
+    fill(store, store.open_class(size)[0], size)
+    before = redis_server.used_memory()
+    for _ in range(2):
+        fill(store, store.open_class(size)[0], size)
+    per_seat = (redis_server.used_memory() - before) / (2 * classpoll.seats_of(size))
+    compose = yaml.safe_load((ROOT / "deploy" / "docker-compose.yml").read_text())
+    args = compose["services"]["redis"]["command"]
+    maxmemory = args[args.index("--maxmemory") + 1]
+    assert maxmemory.endswith("mb")
+    assert per_seat <= classpoll.SEAT_BYTES, f"{per_seat:.0f} bytes a seat"
+    assert classpoll.SEATS * classpoll.SEAT_BYTES <= int(maxmemory[:-2]) * 2**20 / 2
 
 
 def test_a_session_is_rate_limited():
@@ -186,6 +237,180 @@ def test_redis_down_answers_unavailable_at_once():
         with pytest.raises(StoreUnavailable):
             store.tally("abcdefgh", "home", 3)
     assert time.perf_counter() - started < 2.0
+
+
+def test_redis_back_answers_at_once():
+    """No back-off outlasts the store: Redis stopped, asked (and failing) every 50 ms for 4 s, started again on its
+    port.  Reference: the time from Redis answering PING to the store's first answer, with the same 50 ms asking;
+    tolerance: PROBE_S (one call in that long asks a failing Redis) plus two 50 ms steps."""
+    from harness.redis_server import RedisServer, redis_missing
+
+    missing = redis_missing()
+    if missing:
+        required_or_skip("redis-server is", missing)
+    with RedisServer() as server:
+        store = classpoll.RedisStore(server.url)
+        code, _ = store.open_class(30)
+        server.stop()
+        failing_until = time.monotonic() + 4.0
+        while time.monotonic() < failing_until:
+            with pytest.raises(StoreUnavailable):
+                store.tally(code, "home", 3)
+            time.sleep(0.05)
+        server.start()
+        back = time.monotonic()
+        while True:
+            try:
+                store.exists(code)
+                break
+            except StoreUnavailable:
+                time.sleep(0.05)
+        waited = time.monotonic() - back
+    assert waited <= classpoll.PROBE_S + 0.1, f"the store answered {waited:.2f} s after Redis was back"
+
+
+def test_a_full_class_refuses_new_voters_and_counts_them(store):
+    """A class of 3: 8 voters, the first 3 counted, the next 5 refused and counted as refused (at most 3, the
+    class's size); a counted voter still moves; a new round takes new voters again."""
+    code, _ = store.open_class(3)
+    took = []
+    for i in range(8):
+        try:
+            took.append(store.vote(code, "home", f"v{i}", i % 3, 3))
+        except SeatsTaken:
+            took.append("refused")
+    assert took == [0, 0, 0] + ["refused"] * 5
+    tally = store.tally(code, "home", 3)
+    assert tally.counts == (1, 1, 1) and tally.refused == 3 and tally.size == 3
+    assert store.vote(code, "home", "v0", 2, 3) == 0 and store.tally(code, "home", 3).counts == (0, 1, 2)
+    store.reset(code, "home")
+    assert store.vote(code, "home", "v7", 0, 3) == 1 and store.tally(code, "home", 3).refused == 0
+
+
+def test_a_new_round_keeps_the_one_before(store):
+    """Votes are kept by round: a reset starts an empty round and keeps the one before it (ROUNDS_KEPT); the
+    round before that is deleted.  Reference: the store's own keys (Redis) and table (memory)."""
+    code, _ = store.open_class(10)
+    for rnd in range(3):
+        store.vote(code, "gate", f"v{rnd}", rnd, 3)
+        store.reset(code, "gate")
+    assert store.tally(code, "gate", 3) == classpoll.Tally((0, 0, 0), 3, False)
+    if isinstance(store, MemoryStore):
+        kept = sorted(r for q, r in store._classes[code].votes if q == "gate")
+    else:
+        kept = sorted(int(k.rsplit(":", 1)[1]) for k in store._redis.keys(store._k("votes", code, "gate", "*")))
+    assert kept == [2], kept  # rounds 0 and 1 had votes; 2 is the one before the current, 3, which has none
+
+
+def test_idle_classes_close(store):
+    """A class nobody votes in or reads closes after IDLE_S (memory: a fake clock; Redis: idle 2 s, its keys gone
+    by their own expiry); one in use stays open."""
+    if isinstance(store, MemoryStore):
+        now = [1000.0]
+        store = MemoryStore(idle_s=60, clock=lambda: now[0])
+        idle, used = store.open_class(5)[0], store.open_class(5)[0]
+        for _ in range(3):
+            now[0] += 30
+            store.vote(used, "home", "v", 0, 3)
+        assert not store.exists(idle) and store.exists(used) and classes_held(store) == 1
+        return
+    store = classpoll.RedisStore(store.url, idle_s=2, touch_s=0)
+    idle, used = store.open_class(5)[0], store.open_class(5)[0]
+    store.vote(idle, "home", "v", 0, 3)
+    for _ in range(6):
+        time.sleep(0.5)
+        store.vote(used, "home", "v", 0, 3)
+    assert not store.exists(idle) and store.exists(used)
+    assert not store._redis.keys(store._k("*", idle + "*")), "an idle class's keys outlive it"
+
+
+def test_a_store_restarted_empty_is_recognised(redis_server):
+    """A Redis that comes back without its data (here FLUSHALL, as a restart without persistence leaves it): a
+    class there before is "lost", not closed, for any session; once another class opens in it, for the session
+    that saw the class (its store id), still.  Memory store: never lost (a restarted process holds no class)."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    store = classpoll.RedisStore(redis_server.url)
+    code, _ = store.open_class(30)
+    seen = store.tally(code, "home", 3).store
+    assert seen and not store.lost(code, seen)
+    client.flushall()
+    assert store.tally(code, "home", 3) is None and store.lost(code) and store.lost(code, seen)
+    store.open_class(30)
+    assert store.lost(code, seen) and not store.lost(code)
+    assert not MemoryStore().lost(code)
+
+
+def test_a_voter_is_the_same_browser_in_one_class_and_another_in_each():
+    """Reference: voter_id's own definition, SHA-256 of the code and the cookie: the same pair the same id (every
+    replica, every reconnect), another code or another cookie another id."""
+    cookie = "A" * 22
+    assert classpoll.voter_id("abcdefgh", cookie) == classpoll.voter_id("abcdefgh", cookie)
+    assert classpoll.voter_id("abcdefgh", cookie) != classpoll.voter_id("abcdefgz", cookie)
+    assert classpoll.voter_id("abcdefgh", cookie) != classpoll.voter_id("abcdefgh", "B" * 22)
+    assert len(classpoll.voter_id("abcdefgh", cookie)) == 16
+
+
+def test_starts_are_bounded_per_network():
+    """One network starts START_BURST classes in a row, then one a minute, and holds at most its seats; another
+    network is not held back; an IPv6 /64 is one network; seats come free as classes close."""
+    now = [0.0]
+    store = MemoryStore(seats=10_000)
+    starts = classpoll.Starts(seats=100, burst=5, per_minute=1, clock=lambda: now[0])
+    took = []
+    for _ in range(8):
+        try:
+            took.append(starts.start(store, "6.6.6.6", 10))
+        except classpoll.TooManyStarts as refused:
+            took.append(refused.reason)
+    assert [t if isinstance(t, str) else "ok" for t in took] == ["ok"] * 5 + ["pace"] * 3
+    now[0] += 60
+    starts.start(store, "6.6.6.6", 10)
+    now[0] += 600  # the pace refilled: now the seats bind
+    starts.start(store, "6.6.6.6", 10)  # 7 classes of 14 seats: 98 of 100
+    with pytest.raises(classpoll.TooManyStarts, match="seats"):
+        starts.start(store, "6.6.6.6", 10)
+    starts.start(store, "7.7.7.7", 10)
+    starts.start(store, "2001:db8::1", 50)
+    with pytest.raises(classpoll.TooManyStarts, match="seats"):
+        starts.start(store, "2001:db8::2", 50)
+    for code, _ in took[:3]:
+        store._classes.pop(code)  # three classes closed
+    starts.start(store, "6.6.6.6", 30)
+    assert classpoll.network("::ffff:6.6.6.6") == "6.6.6.6" and classpoll.network(None) == "local"
+
+
+def test_the_voter_cookie_is_set_on_page_documents_and_kept():
+    """hosting.classpoll.VoterCookie over a two-route ASGI app: a page document without the cookie gets a new one
+    (HttpOnly, SameSite=Lax, path /); with a well-formed one, the same value again; other answers none."""
+    from harness.streamlit_client import run_sync
+
+    async def app(scope, receive, send):
+        kind = b"text/html" if scope["path"] == "/" else b"application/json"
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", kind)]})
+        await send({"type": "http.response.body", "body": b"x"})
+
+    def cookies(path: str, sent: str = "") -> list[str]:
+        got = []
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                got.extend(v.decode() for k, v in message["headers"] if k == b"set-cookie")
+
+        scope = {"type": "http", "method": "GET", "path": path,
+                 "headers": [(b"cookie", sent.encode())] if sent else []}  # fmt: skip
+        run_sync(classpoll.VoterCookie(app)(scope, None, send))  # not asyncio.run: Playwright's loop may run here
+        return got
+
+    first = cookies("/")
+    assert len(first) == 1 and "HttpOnly" in first[0] and "SameSite=Lax" in first[0] and "Path=/" in first[0]
+    value = first[0].split(";")[0].split("=", 1)[1]
+    assert classpoll.KEY_RE.fullmatch(value)
+    assert cookies("/", f"a=1; {classpoll.VOTER_COOKIE}={value}")[0].startswith(f"{classpoll.VOTER_COOKIE}={value};")
+    assert cookies("/", f"{classpoll.VOTER_COOKIE}=forged<>")[0].split(";")[0] != f"{classpoll.VOTER_COOKIE}=forged<>"
+    assert cookies("/data.json") == [] and cookies("/_stcore/health") == []
 
 
 def test_the_setting_names_the_store():
@@ -331,3 +556,108 @@ def test_redis_stopped_mid_class_shows_no_error_box(monkeypatch):
         clean(teacher.run())
         assert any("tally is unavailable" in w.value for w in teacher.warning)
         clean(tab({"class": code}))  # a new student, the store down: a note, no error
+
+
+def captions(at) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def test_a_full_class_refuses_an_answer_and_the_teacher_sees_it(fresh_store):
+    """A class started for 2 students; a third student's answer is refused, with a sentence saying why, and the
+    teacher's view counts it as refused.  Reference: the store's tally, and the captions each view shows."""
+    from draw import class_poll
+
+    teacher = clean(tab())
+    teacher.number_input(key="poll_size").set_value(2)
+    code, _ = start_class(teacher)
+    students = [clean(tab({"class": code})) for _ in range(3)]
+    for s in students:
+        answer(s, "home", "0, like ReLU")
+    assert all(class_poll.COUNTED in captions(s) for s in students[:2])
+    assert class_poll.REFUSED in captions(students[2]) and class_poll.COUNTED not in captions(students[2])
+    answer(students[2], "home", "-1, unchanged")  # a changed answer is refused as well, and not counted again
+    assert class_poll.REFUSED in captions(students[2])
+    tally = fresh_store.tally(code, "home", 3)
+    assert tally.counts == (2, 0, 0) and tally.refused == 1
+    clean(teacher.run())
+    assert class_poll._refused(1, 2) in captions(teacher), captions(teacher)
+
+
+class FlakyStore(MemoryStore):
+    """A memory store that can be switched off: every call then raises StoreUnavailable, as a Redis down does."""
+
+    down = False
+
+    def __getattribute__(self, name):
+        attr = object.__getattribute__(self, name)
+        if name in ("vote", "tally", "exists", "is_teacher", "lost") and object.__getattribute__(self, "down"):
+            def unavailable(*args, **kwargs):
+                raise StoreUnavailable("switched off")
+
+            return unavailable
+        return attr
+
+
+def test_an_answer_the_store_cannot_take_is_kept_and_counted_when_it_is_back(monkeypatch):
+    """The store down when a student answers: the page says the answer is not counted yet and is kept (never
+    "counted"); the store back, the next run (the retry fragment's, or any) counts it, once.  Reference: the
+    store's tally and the student's captions."""
+    from draw import class_poll
+
+    store = FlakyStore()
+    monkeypatch.setattr(classpoll, "_STORE", store)
+    monkeypatch.setattr(classpoll, "LIMITER", VoteLimiter())
+    code, _ = store.open_class(30)
+    student = clean(tab({"class": code}))
+    store.down = True
+    answer(student, "home", "0, like ReLU")
+    assert class_poll.PENDING in captions(student) and class_poll.COUNTED not in captions(student)
+    clean(student.run())
+    assert class_poll.PENDING in captions(student)
+    store.down = False
+    clean(student.run())
+    assert class_poll.COUNTED in captions(student) and store.tally(code, "home", 3).counts == (1, 0, 0)
+    store.down = True
+    clean(student.run())  # counted before the store went away: the page says so, not "not counted"
+    assert class_poll.COUNTED_UNSEEN in captions(student), captions(student)
+    store.down = False
+    clean(student.run())
+    assert store.tally(code, "home", 3).counts == (1, 0, 0)
+
+
+def test_the_teacher_is_told_a_class_was_lost_with_the_store_not_that_it_ended(redis_server, monkeypatch):
+    """Redis comes back empty (FLUSHALL: what a restart without persistence leaves): the teacher's view and a
+    student's page say the class was lost with the store's data, never that it ended."""
+    import redis
+
+    from draw import class_poll
+
+    redis.Redis.from_url(redis_server.url).flushall()
+    monkeypatch.setattr(classpoll, "_STORE", classpoll.RedisStore(redis_server.url))
+    monkeypatch.setattr(classpoll, "LIMITER", VoteLimiter())
+    teacher = clean(tab())
+    code, key = start_class(teacher)
+    teacher = clean(tab({"present": "true", "class": code, "teacher": key}))
+    student = clean(tab({"class": code}))
+    answer(student, "home", "0, like ReLU")
+    redis.Redis.from_url(redis_server.url).flushall()
+    clean(teacher.run())
+    notes = [i.value for i in teacher.info]
+    assert class_poll.LOST_FOR_TEACHER in notes and not [n for n in notes if "ended" in n], notes
+    answer(student, "home", "a small negative number")
+    assert class_poll.LOST_FOR_STUDENT in captions(student)
+
+
+def test_the_teacher_is_told_a_class_closed_unused(monkeypatch):
+    """A class nobody used for IDLE_S (here half a second) closes: the teacher's view says it closed unused, not
+    that its 12 hours are over."""
+    from draw import class_poll
+
+    store = MemoryStore(idle_s=0.5)
+    monkeypatch.setattr(classpoll, "_STORE", store)
+    teacher = clean(tab())
+    code, key = start_class(teacher)
+    teacher = clean(tab({"present": "true", "class": code, "teacher": key}))
+    time.sleep(0.6)
+    clean(teacher.run())
+    assert class_poll.IDLE_FOR_TEACHER in [i.value for i in teacher.info]

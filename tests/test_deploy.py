@@ -64,7 +64,7 @@ def test_compose_runs_the_repository_image_behind_this_haproxy_cfg():
 
 def test_the_kubernetes_manifest_probes_health_and_keeps_students_on_their_pod():
     every = list(yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text()))
-    assert {d["kind"] for d in every} == {"Deployment", "Service", "Ingress"}
+    assert {d["kind"] for d in every} == {"Deployment", "Service", "Ingress", "PersistentVolumeClaim"}
     docs = {d["kind"]: d for d in every if d["metadata"]["name"] == "gelu-explorer"}  # the app's, not Redis's
     pod = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
     assert pod["readinessProbe"]["httpGet"]["path"] == "/readyz"  # after the start-up imports
@@ -98,6 +98,53 @@ def test_the_replicas_share_one_class_poll_store():
     assert service["spec"]["ports"][0]["port"] == int(port)
     assert any(d["kind"] == "Deployment" and d["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
                for d in every)
+
+def test_the_poll_store_persists_alike_in_compose_and_kubernetes():
+    """Reference: Redis's own options.  An append-only file fsynced before each answer (appendfsync always: an
+    answer a student was told is counted is on disk), nothing evicted (a full Redis refuses, it never drops a
+    class), in a directory on a volume that outlives the container (Compose: a named volume; Kubernetes: a
+    PersistentVolumeClaim); Kubernetes runs the very options Compose does.  The replicas take a client's address
+    from X-Forwarded-For (the per-network bounds of hosting.classpoll.Starts)."""
+    from hosting import classpoll
+
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    redis, app = compose["services"]["redis"], compose["services"]["app"]
+    command = redis["command"]
+    options = dict(zip(command[1::2], command[2::2], strict=True))
+    assert command[0] == "redis-server" and options["--appendonly"] == "yes" and options["--appendfsync"] == "always"
+    assert options["--maxmemory-policy"] == "noeviction" and options["--save"] == ""
+    volume, path = redis["volumes"][0].split(":")[:2]
+    assert path == options["--dir"] and volume in compose["volumes"]
+    assert app["environment"][classpoll.BEHIND_PROXY_ENV] == "1"
+    every = list(yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text()))
+    pod = next(d for d in every if d["kind"] == "Deployment" and d["metadata"]["name"] == "gelu-explorer-redis")
+    spec = pod["spec"]["template"]["spec"]
+    container = spec["containers"][0]
+    assert container["args"] == command[1:]
+    mount = next(m for m in container["volumeMounts"] if m["mountPath"] == options["--dir"])
+    claim = next(v for v in spec["volumes"] if v["name"] == mount["name"])["persistentVolumeClaim"]["claimName"]
+    assert any(d["kind"] == "PersistentVolumeClaim" and d["metadata"]["name"] == claim for d in every)
+    app_pod = next(d for d in every if d["kind"] == "Deployment" and d["metadata"]["name"] == "gelu-explorer")
+    env = {e["name"]: e["value"] for e in app_pod["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env[classpoll.BEHIND_PROXY_ENV] == "1"
+
+
+def test_haproxy_sends_a_safe_request_again_to_another_replica():
+    """Reference: HAProxy's configuration manual (2.6), retry-on and option redispatch; nginx's proxy_next_upstream
+    (ingress-nginx's annotation).  A request its replica took and never answered (the replica died), or answered
+    502/503, is sent again, each time to another replica; only GET and HEAD (METH_GET), which change nothing; a
+    connection that failed is retried for every method, as HAProxy always does (nothing was sent).  The Ingress
+    does the same, and never sends a non-idempotent request twice."""
+    retry_on = re.search(r"^\s*retry-on (.+)$", HAPROXY_CFG, flags=re.M).group(1).split("#")[0].split()
+    assert {"conn-failure", "empty-response", "response-timeout", "502", "503"} <= set(retry_on)
+    assert re.search(r"^\s*option redispatch 1\b", HAPROXY_CFG, flags=re.M)
+    assert re.search(r"^\s*retries [1-9]\b", HAPROXY_CFG, flags=re.M)
+    assert re.search(r"^\s*http-request disable-l7-retry unless METH_GET\s*$", HAPROXY_CFG, flags=re.M)
+    every = yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text())
+    notes = next(d for d in every if d["kind"] == "Ingress")["metadata"]["annotations"]
+    retried = notes["nginx.ingress.kubernetes.io/proxy-next-upstream"].split()
+    assert {"error", "timeout", "http_502", "http_503"} <= set(retried) and "non_idempotent" not in retried
+
 
 def local_imports(path) -> set[str]:
     found = set()

@@ -76,21 +76,37 @@ def test_students_on_two_replicas_see_one_tally(replicas, redis_url):
     assert shown and shown[0].text.startswith(f"{len(picks)} answers"), [t.text for t in shown]
 
 
+def start_in_browser(teacher, base_url: str) -> tuple[str, str]:
+    """Start a class from the sidebar of ``teacher`` (a Chromium page): its (code, teacher key)."""
+    driver.open_app(teacher, base_url)
+    sidebar = teacher.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text("Start a class").first.click()
+    start = sidebar.get_by_role("button", name="Start a class")
+    start.wait_for(state="visible")
+    # the expander has finished opening (two CI runs today clicked its button mid-slide, and no rerun came)
+    teacher.wait_for_function("() => !document.querySelector(\"[data-testid='stSidebar']\")"
+                              ".getAnimations({subtree: true}).some((a) => a.playState === 'running')")
+    driver.act(teacher, start.click)
+    query = driver.query(teacher.url)
+    return query["class"][0], query["teacher"][0]
+
+
+def wait_for_count(teacher, choice: int, count: int) -> None:
+    """Until the teacher's bars show ``count`` answers for choice index ``choice``."""
+    teacher.wait_for_function(
+        """([want, count]) => {
+             const rows = [...document.querySelectorAll('.st-key-class_poll_teacher .gelu-poll-row')];
+             return rows.length === 3 && rows[want].querySelector('.gelu-poll-count')
+               .textContent.startsWith(`${count} ·`);
+           }""",
+        arg=[choice, count], timeout=10_000)
+
+
 def test_the_teacher_view_redraws_within_2_s_of_a_vote_in_another_browser(browser, server):
     teacher = driver.new_page(browser)
     student = driver.new_page(browser)
     try:
-        driver.open_app(teacher, server.base_url)
-        sidebar = teacher.locator("[data-testid='stSidebar']")
-        sidebar.get_by_text("Start a class").first.click()
-        start = sidebar.get_by_role("button", name="Start a class")
-        start.wait_for(state="visible")
-        # the expander has finished opening (two CI runs today clicked its button mid-slide, and no rerun came)
-        teacher.wait_for_function("() => !document.querySelector(\"[data-testid='stSidebar']\")"
-                                  ".getAnimations({subtree: true}).some((a) => a.playState === 'running')")
-        driver.act(teacher, start.click)
-        query = driver.query(teacher.url)
-        code, key = query["class"][0], query["teacher"][0]
+        code, key = start_in_browser(teacher, server.base_url)
         # the sidebar's share box offers this view to students: with the class code, never the teacher key
         teacher.wait_for_function("() => document.querySelector('.gelu-share-url').value.includes('class=')")
         shared = teacher.locator(".gelu-share-url").input_value()
@@ -106,14 +122,7 @@ def test_the_teacher_view_redraws_within_2_s_of_a_vote_in_another_browser(browse
             before = driver.runs(student)
             student.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click()
             clicked = time.perf_counter()
-            want = f"{HOME_CHOICES.index(choice)}"
-            teacher.wait_for_function(
-                """([want]) => {
-                     const rows = [...document.querySelectorAll('.st-key-class_poll_teacher .gelu-poll-row')];
-                     return rows.length === 3 && rows[Number(want)].querySelector('.gelu-poll-count')
-                       .textContent.startsWith('1 ·');
-                   }""",
-                arg=[want], timeout=10_000)
+            wait_for_count(teacher, HOME_CHOICES.index(choice), 1)
             latencies.append(time.perf_counter() - clicked)
             driver.wait_idle(student, after=before)
         assert panel.get_by_text("1 answer ·").count() == 1
@@ -127,6 +136,73 @@ def test_the_teacher_view_redraws_within_2_s_of_a_vote_in_another_browser(browse
     finally:
         teacher.context.close()
         student.context.close()
+
+
+def test_a_reloaded_tab_answers_as_the_same_student(browser, server):
+    """A student answers in Chromium, reloads the page (a new Streamlit session: what a reconnect to another
+    replica also gives) and answers otherwise: the teacher's view counts one answer, moved.  Reference: the
+    teacher's bars and count; the browser's own cookie jar (the voter cookie, set by the server, HttpOnly)."""
+    teacher = driver.new_page(browser)
+    student = driver.new_page(browser)
+    try:
+        code, key = start_in_browser(teacher, server.base_url)
+        driver.open_app(teacher, f"{server.base_url}/?present=true&class={code}&teacher={key}")
+        panel = teacher.locator(".st-key-class_poll_teacher")
+        panel.get_by_text("0 answers").wait_for()
+        for choice in ["a small negative number", "0, like ReLU"]:
+            driver.open_app(student, f"{server.base_url}/?class={code}")  # the second time: a reload
+            before = driver.runs(student)
+            student.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click()
+            driver.wait_idle(student, after=before)
+            wait_for_count(teacher, HOME_CHOICES.index(choice), 1)
+            assert student.get_by_text("Your answer is counted.").count() == 1
+        panel.get_by_text("1 answer ·").wait_for()
+        voter = {c["name"]: c for c in student.context.cookies()}[classpoll.VOTER_COOKIE]
+        assert voter["httpOnly"] and classpoll.KEY_RE.fullmatch(voter["value"])
+        for page in (teacher, student):
+            assert page.locator(driver.EXCEPTION).count() == 0 and page.locator(driver.ERROR_BOX).count() == 0
+    finally:
+        teacher.context.close()
+        student.context.close()
+
+
+def test_an_answer_kept_while_redis_is_down_is_counted_when_it_is_back(browser):
+    """In Chromium, one server on a Redis of its own (the deployed options: it keeps its data over the restart):
+    Redis stopped, a student answers, and the page says the answer is not counted yet and kept; Redis started
+    again, the page says it is counted within RETRY_S + 2 s (one retry of the fragment's timer, one run, PROBE_S),
+    the student doing nothing; then the page runs no more (the fragment and its timer are gone).  Reference: the
+    store's tally, the page's text, the browser's count of finished runs."""
+    from draw.class_poll import PENDING, RETRY_S
+    from harness.redis_server import RedisServer, redis_missing
+    from tests.conftest import required_or_skip
+
+    missing = redis_missing()
+    if missing:
+        required_or_skip("redis-server is", missing)
+    with RedisServer(deployed=True) as store_server, driver.Server(env={classpoll.ENV: store_server.url}) as server:
+        code, _ = classpoll.RedisStore(store_server.url).open_class(30)
+        student = driver.new_page(browser)
+        try:
+            driver.open_app(student, f"{server.base_url}/?class={code}")
+            store_server.stop()
+            before = driver.runs(student)
+            student.locator("[data-testid='stRadio']").get_by_text("0, like ReLU", exact=True).click()
+            driver.wait_idle(student, after=before)
+            assert student.get_by_text(PENDING).count() == 1
+            assert student.get_by_text("Your answer is counted.").count() == 0
+            store_server.start()
+            back = time.perf_counter()
+            student.get_by_text("Your answer is counted.").wait_for(timeout=(RETRY_S + 2.0) * 1000)
+            waited = time.perf_counter() - back
+            driver.wait_idle(student, after=driver.runs(student) - 1)
+            settled = driver.runs(student)
+            time.sleep(2 * RETRY_S + 0.5)
+            assert driver.runs(student) == settled, "the retry fragment still runs after the answer was counted"
+            assert classpoll.RedisStore(store_server.url).tally(code, "home", 3).counts == (1, 0, 0)
+            assert student.locator(driver.EXCEPTION).count() == 0 and student.locator(driver.ERROR_BOX).count() == 0
+            print(f"answer counted {waited:.2f} s after Redis was back")
+        finally:
+            student.context.close()
 
 
 def test_redis_stopped_mid_class_no_error_box(replicas, redis_server):

@@ -261,8 +261,9 @@ def _bars(counts, shares, choices, right: int | None, label: str) -> str:
     )
 
 
-def student(page: str, question, choice: str | None) -> None:
-    """Below the question: count this browser's answer (once per change) and, once counted, the class's tally."""
+def student(page: str, question, choice: str | None, on_again=None) -> None:
+    """Below the question: count this browser's answer (once per change) and, once counted, the class's tally.
+    ``on_again``: called when the student answers a question the teacher started again (a new prediction)."""
     here = joined()
     if here is None or here[1] or choice is None or choice not in question.choices:
         return
@@ -278,7 +279,7 @@ def student(page: str, question, choice: str | None) -> None:
         _seen(code, tally)
         if page in voted and voted[page][0] != tally.round and voted[page][1] == index:
             st.caption("Your teacher started this question again: choose an answer to be counted.")
-            st.button("Answer again", key=f"poll_again_{page}", on_click=_answer_again, args=(page,))
+            st.button("Answer again", key=f"poll_again_{page}", on_click=_answer_again, args=(page, on_again))
             return
         refused = st.session_state.setdefault(_REFUSED, {})
         if refused.get(page) == tally.round:  # full before this voter answered: no answer of theirs counts this round
@@ -331,9 +332,11 @@ def _retry(code: str, page: str, n: int) -> None:
     st.caption(PENDING)
 
 
-def _answer_again(page: str) -> None:
+def _answer_again(page: str, on_again=None) -> None:
     st.session_state[f"quiz_{page}"] = None
     st.session_state.get(_VOTED, {}).pop(page, None)
+    if on_again is not None:
+        on_again()
 
 
 # ------------------------------------------------------------------ the teacher

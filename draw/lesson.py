@@ -66,6 +66,11 @@ def _commit(page: str, how: str, first: str | None = None) -> None:
     st.session_state.setdefault(_COMMITTED, {})[page] = {"how": how, "first": first}
 
 
+def forget(page: str) -> None:
+    """The student's answer on this page is forgotten: the page asks its question again."""
+    st.session_state.get(_COMMITTED, {}).pop(page, None)
+
+
 def note_arrival(page: str) -> None:
     """On a page's first run in this session, before the link check drops any value: when the URL holds any of
     its settings (a shared view, usable or not) and the view is not the presenter's, the page is shown whole."""
@@ -99,7 +104,8 @@ def ask_first(page: str) -> None:
                       icon=":material/visibility:")
             raise NotYet
         _reveal(question, form, choice, done)
-        class_poll.student(page, question, done["first"])  # counted: the prediction (only in a class)
+        # counted: the prediction (only in a class); a question the teacher starts again asks for a new one
+        class_poll.student(page, question, done["first"], on_again=lambda: forget(page))
 
 
 def _reveal(question, form: str, choice: str | None, done: Mapping) -> None:

@@ -47,6 +47,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 FINISHED_EARLY_FOR_RERUN = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN")
 MAIN = 0  # delta_path[0]: 0 the main area, 1 the sidebar (RootContainer)
 TIMEOUT_S = 120.0
+SHOW_ME_KEY = "show_"  # the key of a page's "Show me without predicting" starts so (draw/lesson.py)
 USER_AGENT = "gelu-explorer-class-client/1 (Streamlit protocol; like a browser tab)"
 
 
@@ -438,8 +439,11 @@ class Session:
         return control
 
     async def move(self, direction: int = 1) -> Run:
-        """One arrow-key step of the page's first control, and the rerun it causes."""
+        """One arrow-key step of the page's first control, and the rerun it causes.  On a page that still asks its
+        question first (draw/lesson.py), the student first presses "Show me without predicting" (``show_me``)."""
         control = self.control()
+        if control is None and await self.show_me() is not None:
+            control = self.control()
         if control is None:
             raise SessionError(f"no slider or number input on /{self.path}")
         value = control.stepped(direction)
@@ -466,6 +470,17 @@ class Session:
         if not found:
             raise SessionError(f"no number input {label!r} on /{self.path}")
         self.moved[found[0].id] = found[0].state((float(value),))
+
+    async def show_me(self) -> Run | None:
+        """Press the page's "Show me without predicting" where the page waits for its question (a student who wants
+        the whole page); the run it causes, or None where the page asks nothing now."""
+        found = [seen for seen in self.elements.values()
+                 if seen.kind == "button" and f"-{SHOW_ME_KEY}" in (seen.widget_id or "")]  # fmt: skip
+        if not found:
+            return None
+        trigger = WidgetState(id=found[0].widget_id)
+        trigger.trigger_value = True
+        return await self.run([*self.moved.values(), trigger])
 
     async def click(self, label: str) -> Run:
         """Press the button labelled `label` (anywhere on the page, the sidebar too), as a click sends it: a

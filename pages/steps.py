@@ -54,8 +54,6 @@ if st.session_state.get("steps_pick", STEPS["pick"].default) != coarse:
     st.session_state["steps_pick"] = coarse
 with pick_col:
     st.slider(**STEPS["pick"].kwargs(), on_change=_picked)
-st.button(f"x = {BOOK_X:g}, the book's example", key="steps_book", on_click=_book_example, icon=":material/menu_book:",
-          help="At x = 1 the gate and GELU are the same number, so the last step, multiply by x, changes nothing.")
 
 steps = tanh_steps(x)
 tanh_value = steps[-1].value
@@ -69,6 +67,9 @@ tanh_text, exact_text, difference_text = metric_values(x, steps)
 c1.metric("tanh form", tanh_text, help=full(tanh_value))
 c2.metric("exact  x·Φ(x)", exact_text, help=full(exact_value))
 c3.metric("difference (tanh − exact)", difference_text, help="What the approximation costs at this x, in float64.")
+readout.button(f"x = {BOOK_X:g}, the book's example", key="steps_book", on_click=_book_example,
+               icon=":material/menu_book:",
+               help="At x = 1 the gate and GELU are the same number, so the last step, multiply by x, changes nothing.")
 
 with readout:
     show_all = st.toggle(**STEPS["full"].kwargs())

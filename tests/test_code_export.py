@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.conftest import ROOT, chart_spec, metrics, sweep
+from tests.conftest import ROOT, chart_spec, metrics, show_me, sweep
 from ui.approximations import APPROXIMATIONS_VIEWS
 from ui.curves import OVERLAYS
 from ui.pages import EXPORTS, PAGES, code_for
@@ -76,7 +76,7 @@ def open_view(page: str, query: dict, upload: tuple[str, str, bytes] | None = No
         at.query_params[key] = value
     at.switch_page(f"pages/{page}.py")
     at.session_state["code_open"] = True  # the expander, opened: its script is built only then
-    at.run()
+    show_me(at.run())  # the view's script prints its numbers: it waits, as they do, for the student's answer
     if upload is not None:
         key, name, data = upload
         at.file_uploader(key=key).set_value((name, data, "application/octet-stream")).run()
@@ -183,8 +183,8 @@ def generated(page: str, key: str | None = None) -> list[dict]:
 # Values that take each template's branches together (a key left out is the control's default); generated()
 # takes each control alone
 BRANCHES = {
-    "curves": [{"curves_form": "none", "curves_more": list(OVERLAYS)}],
-    "approximations": [{"approximations_view": APPROXIMATIONS_VIEWS[1], "approximations_fw_form": "tanh"},
+    "curves": [{"form": "none", "curves_more": list(OVERLAYS)}],
+    "approximations": [{"approximations_view": APPROXIMATIONS_VIEWS[1], "form": "tanh"},
                        {"approximations_view": APPROXIMATIONS_VIEWS[1], "approximations_fw_dtypes": []}],
     "ffn": [{"ffn_backward": False, "ffn_act": "gelu_sigmoid", "ffn_vs": "gelu_sigmoid"},
             {"ffn_weights": "File", "ffn_input": "Upload"}],
@@ -248,7 +248,7 @@ def test_each_pages_script_prints_its_metrics_at_every_controls_values(tmp_path,
 def test_unknown_or_unusable_values_fall_back_to_the_defaults():
     """A key left out, a key of another page, None, or an option the control does not offer: the default."""
     default = code_for("curves", {})
-    assert code_for("curves", {"curves_form": "cubic", "curves_x": None, "gate_x": 3.0}) == default
+    assert code_for("curves", {"form": "cubic", "curves_x": None, "gate_x": 3.0}) == default
     assert code_for("curves", {"curves_more": ["bogus"]}) == default
     assert code_for("ffn", {"ffn_act": "swish", "ffn_demo": "3x3"}) == code_for("ffn", {})
 
@@ -293,9 +293,9 @@ def test_gate_prints_the_cards_the_readouts_and_the_gap(tmp_path):
 
 CURVES_CASES = [
     {},
-    {"curves_x": "-10", "curves_form": "exact", "curves_more": ["Sigmoid", "Tanh", "SiLU", "Softplus", "GELU tanh"],
+    {"curves_x": "-10", "form": "exact", "curves_more": ["Sigmoid", "Tanh", "SiLU", "Softplus", "GELU tanh"],
      "curves_points": "-1e6, -12.5, -3, 0, 0.25, 7, 1e6"},
-    {"curves_x": "0.37", "curves_form": "sigmoid", "curves_more": ["Leaky ReLU", "ELU", "GELU exact"],
+    {"curves_x": "0.37", "form": "sigmoid", "curves_more": ["Leaky ReLU", "ELU", "GELU exact"],
      "curves_slope": "0.3", "curves_alpha": "2.5", "curves_points": "-2; -0.5 1.5"},
 ]
 
@@ -314,9 +314,9 @@ def test_curves_prints_the_probe_and_the_values_table(tmp_path):
 
 # ---------------------------------------------------------------- Derivative
 
-DERIVATIVE_CASES = [{}, {"derivative_form": "tanh", "derivative_x": "0.3", "derivative_nudge": "0.7"},
-                    {"derivative_form": "sigmoid", "derivative_x": "-4", "derivative_nudge": "0.001"},
-                    {"derivative_form": "exact", "derivative_x": "1.4", "derivative_nudge": "1"}]
+DERIVATIVE_CASES = [{}, {"form": "tanh", "derivative_x": "0.3", "derivative_nudge": "0.7"},
+                    {"form": "sigmoid", "derivative_x": "-4", "derivative_nudge": "0.001"},
+                    {"form": "exact", "derivative_x": "1.4", "derivative_nudge": "1"}]
 
 
 def test_slopes_prints_the_gradient_the_nudge_and_the_landmarks(tmp_path):
@@ -375,7 +375,7 @@ def test_approximations_prints_the_largest_errors(tmp_path):
         assert set(printed(output)) == set(metrics(at))
 
 
-APPROX_TORCH_CASES = [{}, {"approximations_fw_form": "tanh",
+APPROX_TORCH_CASES = [{}, {"form": "tanh",
                            "approximations_fw_dtypes": ["float16", "float32", "bfloat16"]},
                       {"approximations_fw_dtypes": ["float16"], "approximations_fw_range": ["-8", "-2"]}]
 
@@ -527,7 +527,8 @@ def test_the_script_is_built_only_while_its_expander_is_open():
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page("pages/curves.py")
-    at.run()
+    assert not [e for e in at.run().expander if e.label == "Code for this view"]  # before the answer: none at all
+    show_me(at)
     [expander] = [e for e in at.expander if e.label == "Code for this view"]
     assert not expander.code and not at.get("download_button") or all(
         b.key != "code_download" for b in at.get("download_button"))

@@ -115,7 +115,7 @@ def lines(output: str) -> dict[str, str]:
     return dict(line.rsplit(": ", 1) for line in output.splitlines() if ": " in line)
 
 
-SEEN = {"curves": {"curves_more": ["silu"]}, "derivative": {"derivative_form": "tanh"}, "home": {}, "steps": {}}
+SEEN = {"curves": {"curves_more": ["silu"]}, "derivative": {"form": "tanh"}, "home": {}, "steps": {}}
 
 
 def test_a_formula_changed_in_the_registry_reaches_the_scripts(monkeypatch):
@@ -137,7 +137,7 @@ def test_a_formula_changed_in_the_registry_reaches_the_scripts(monkeypatch):
     assert shown["gate(1.50), tanh"] == fixed(gelu_core.gelu_gate(x, "tanh"))
     assert run(curves).splitlines()[-1].split()[-1] == fixed(ACTIVATIONS["silu"](x))  # the table's SiLU column
 
-    derivative = code_for("derivative", {"derivative_x": x, "derivative_form": "tanh"})
+    derivative = code_for("derivative", {"derivative_x": x, "form": "tanh"})
     assert lines(run(derivative))["passed back by GELU (tanh)"] == fixed(gelu_core.gelu_grad(x, "tanh"))
 
     home = run(code_for("home", {"home_x1": x}))
@@ -183,7 +183,7 @@ def test_derivative_prints_the_product_rule_the_page_runs(monkeypatch):
     the page's gradient and the script's follow it."""
     from gelu_core import activations
 
-    values = {"derivative_x": 1.5, "derivative_form": "tanh"}
+    values = {"derivative_x": 1.5, "form": "tanh"}
     code = code_for("derivative", values)
     assert "return at_infinity(x, gate(x) + x * gate_slope(x), 0.0, 1.0)" in printed_def(code, "gelu_slope_of")
     monkeypatch.setattr(activations, "_gelu_slope_of", _made_up_gelu_slope_of)

@@ -1,22 +1,21 @@
 """The guided lesson around the pages: goals, Previous/Next from the first page to the training race, a
 predict-then-reveal question per page whose answer is computed when asked, the sources, the presenter view.
 
-References: mpmath at 50 digits for every number a reveal quotes (GELU(-1), Φ(0), GELU(3), GELU'(-2), the
-tanh and exact GELU at 1, the tanh form's largest error); the lab's and the race's answers against
-gelu_core.lab.run_lab and gelu_core.training.train run here; the lesson's order as ui.pages.ORDER states it.
+References: each page's test module's ``answer()`` for the number its reveal quotes (mpmath at 50 digits for GELU(-1),
+the gate at 0, GELU(3), GELU'(-2), the tanh and exact GELU at 1, the tanh form's largest error; the lab's and the
+race's by hand and by gelu_core.training.train there); the lesson's order as ui.pages.ORDER states it.
 """
 
 from __future__ import annotations
 
-import mpmath as mp
+import importlib
+
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_ui_explorer_pages import gelu_ref, grad_ref, shown
 from ui import lesson
 from ui.pages import ORDER, PAGES
 
-mp.mp.dps = 50
 PAGE_FILES = {p.url_path: None if p.default else p.file for p in PAGES.values()}
 
 
@@ -68,43 +67,48 @@ def test_an_aside_returns_to_where_it_branches_off():
     assert any(c.value.startswith("Aside · **Goal**") for c in at.caption)
 
 
-# the answer each reveal must name, and a number it must quote: from independent references
-def _truths():
-    from gelu_core.analysis import worst_error
-    from gelu_core.training import RaceConfig, train, verdict
-    from ui.training import verdict_text
-
-    trained = train(RaceConfig())
-    race = verdict(trained)
-    tanh_1 = mp.mpf(1) / (1 + mp.exp(-2 * mp.sqrt(2 / mp.pi) * (1 + mp.mpf("0.044715"))))
-    return {
-        "home": ("a small negative number", shown(gelu_ref(-1, "tanh"))),
-        "gate": ("half open (50%)", "50.0%"),
-        "curves": ("almost exactly 3", shown(gelu_ref(3, "tanh"))),
-        "derivative": ("small, but not 0", shown(grad_ref(-2))),
-        "steps": ("the exact form", f"{float(gelu_ref(1)):.6f}" if tanh_1 < gelu_ref(1) else "?"),
-        "ffn": ("about half", "to exactly 0"),
-        "training": ({"relu": "ReLU", None: "they do about as well"}.get(race.leader, "GELU"),
-                     verdict_text(trained, race)),
-        "approximations": ("between 0.0001 and 0.01", f"{worst_error('tanh')[1]:.3e}"),
-    }
+def reference(page: str) -> tuple[str, str]:
+    """The right choice of the page's question and a number its reveal must quote, from the page's own test module
+    (``tests/test_page_<page>.py``'s ``answer()``: an independent reference there, mpmath or a run by hand)."""
+    module = importlib.import_module(f"tests.test_page_{page}")
+    assert hasattr(module, "answer"), f"tests/test_page_{page}.py needs answer(): the reference for its question"
+    return module.answer()
 
 
-@pytest.mark.parametrize("page", [p.url_path for p in PAGES.values() if p.question])  # a row may have none
-def test_predict_then_reveal(page):
-    """The student chooses; the page says right or not, with the truth computed when asked."""
-    right, quoted = _truths()[page]
+QUESTIONS = [p.url_path for p in PAGES.values() if p.question]  # a row may have none
+
+
+@pytest.mark.parametrize("page", QUESTIONS)
+def test_the_page_waits_for_a_prediction_and_keeps_it(page):
+    """Arriving on the lesson's path, the student meets the question and nothing that answers it (no metric, no
+    chart, no table); a wrong first answer is the prediction: "Not quite" with the computed reason, and the page
+    unfolds; an answer changed afterwards is said to be changed, and the prediction stays what it was."""
+    right, quoted = reference(page)
     question = PAGES[page].question
     wrong = next(c for c in question.choices if c != right)
-    at = open_at(page, training_steps="100")
+    at = open_at(page)
     radio = at.radio(key=f"quiz_{page}")
-    assert radio.value is None and not [s for s in at.success if "Right." in s.value]  # nothing before a choice
+    assert radio.value is None and not at.success and not at.warning
+    assert not at.metric and not at.get("plotly_chart") and not at.table and not at.dataframe
     radio.set_value(wrong).run()
-    assert [w.value for w in at.warning if w.value.startswith("Not quite.")]
-    radio = at.radio(key=f"quiz_{page}")
-    radio.set_value(right).run()
+    assert [w.value for w in at.warning if w.value.startswith("Not quite.") and quoted in w.value]
+    assert at.metric or at.get("plotly_chart") or at.table  # the page unfolded
+    at.radio(key=f"quiz_{page}").set_value(right).run()
+    assert [w.value for w in at.warning if w.value.startswith("Not quite.")]  # the prediction stays
+    assert [c.value for c in at.caption if "changed your answer after the reveal" in c.value and wrong in c.value]
+
+
+@pytest.mark.parametrize("page", QUESTIONS)
+def test_a_right_prediction_and_show_me(page):
+    """Right first: "Right." with the computed reason.  "Show me": the answer named, no prediction kept."""
+    right, quoted = reference(page)
+    at = open_at(page)
+    at.radio(key=f"quiz_{page}").set_value(right).run()
     revealed = [s.value for s in at.success if s.value.startswith("Right.")]
     assert len(revealed) == 1 and quoted in revealed[0], revealed
+    at = open_at(page)
+    at.button(key=f"show_{page}").click().run()
+    assert [i.value for i in at.info if i.value.startswith(f"The answer: {right}.") and quoted in i.value]
 
 
 def test_an_answer_is_computed_once_per_process_and_the_race_is_the_pages():
@@ -118,9 +122,10 @@ def test_an_answer_is_computed_once_per_process_and_the_race_is_the_pages():
 
     calls = []
     question = lesson.Question("A question only this test asks?", ("a", "b"),
-                               lambda: (calls.append(1), ("a", "because"))[1])
+                               lambda form: (calls.append(form), ("a", "because"))[1], hides="nothing")
     assert question.reveal("a") == (True, "because") and question.reveal("b") == (False, "because")
-    assert question.reveal("a") == (True, "because") and len(calls) == 1
+    assert question.reveal("a") == (True, "because") and calls == ["tanh"]
+    assert question.reveal("a", "none") == (True, "because") and calls == ["tanh", "none"]  # one answer a form
     _, why = PAGES["training"].question.reveal("GELU")
     race = LANE.train(training.RaceConfig())
     assert verdict_text(race, training.verdict(race)) in why

@@ -20,7 +20,6 @@ PAGE_FILES = {p.url_path: None if p.default else p.file for p in PAGES.values()}
 ALWAYS_SHOWN = {  # controls drawn only once another one is set: the parameter that shows them
     "curves_slope": {"curves_more": ["Leaky ReLU"]},
     "curves_alpha": {"curves_more": ["ELU"]},
-    "approximations_fw_form": {"approximations_view": ["What PyTorch computes"]},
     "approximations_fw_dtypes": {"approximations_view": ["What PyTorch computes"]},
     "approximations_fw_range": {"approximations_view": ["What PyTorch computes"]},
     **{key: {"training_steps": ["100"]} for key in ("training_task", "training_a", "training_b", "training_lr",
@@ -117,14 +116,23 @@ def test_any_text_in_any_parameter_is_safe(page, control, values):
 RENAMED = [(p.url_path, old, new) for p in PAGES.values() if p.controls for old, new in p.controls.renamed.items()]
 
 
+def now_key(name: str) -> str:
+    """A control's key now, from its short name on the Approximations page (its GELU form is the lesson's)."""
+    return "form" if name == "fw_form" else f"approximations_{name}"
+
+
 def test_an_old_link_opens_the_same_view():
     """Reference: the same link written with the keys' names now.  Every value of an old link (the Approximations
-    page's ``approx_`` keys) reaches its control, without a note, and the URL then holds the new key only."""
+    page's ``approx_`` keys, and each page's own GELU form) reaches its control, without a note, and the URL then
+    holds the new key only."""
     links = {"view": ["What PyTorch computes"], "range": ["-12", "0"], "fw_form": ["tanh"],
              "fw_dtypes": ["float16", "float32"], "fw_range": ["-8", "-2"]}
-    assert sorted(new for _, _, new in RENAMED) == sorted(f"approximations_{name}" for name in links)
+    assert {old: new for _, old, new in RENAMED if old.startswith("approx_")} == {
+        f"approx_{name}": now_key(name) for name in links}
+    assert {old: new for _, old, new in RENAMED if not old.startswith("approx_")} == {
+        "curves_form": "form", "derivative_form": "form", "approximations_fw_form": "form"}
     old = open_with("approximations", {f"approx_{name}": v for name, v in links.items()})
-    new = open_with("approximations", {f"approximations_{name}": v for name, v in links.items()})
+    new = open_with("approximations", {now_key(name): v for name, v in links.items()})
     for at in (old, new):
         assert not at.exception and not at.error and not [i for i in at.info if "could not be used" in i.value]
     for c in PAGES["approximations"].controls:

@@ -437,12 +437,12 @@ def test_every_home_view_and_paragraph_row_is_what_the_page_draws_there(i, other
 def test_the_home_row_is_what_a_rerun_at_that_input_draws(app, i, x):
     """The reference is the page's own rerun: the i-th input set to x (AppTest), its chart's layout and its
     paragraphs against the row for x of the table the page sent before, at the defaults."""
-    from tests.conftest import chart_spec
+    from tests.conftest import chart_spec, show_me
     from ui import home
     from ui.home import CONTROLS as HOME
     from ui.home import HOME_DEFAULT_INPUTS
 
-    at = app.run()
+    at = show_me(app.run())
     table = home.input_live_table(i, HOME_DEFAULT_INPUTS)
     at.number_input(key=HOME[f"x{i + 1}"].key).set_value(x).run()
     assert not at.exception

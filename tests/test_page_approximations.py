@@ -24,6 +24,16 @@ TABLE_X = (-12.0, -8.0, -6.0, -5.5, -5.0, -3.0, -1.0, 1.0, 3.0)
 mp.dps = 50
 
 
+def answer(form: str = "tanh") -> tuple[str, str]:
+    """The question's right choice and a number its reveal must quote: the tanh form's largest error, found by
+    mpmath's maximiser over the whole line (``SOURCE_WORST``-free: computed here)."""
+    import mpmath
+
+    worst = max(abs(mp_gelu(x, "tanh") - mp_gelu(x)) for x in (mpmath.mpf(i) / 1000 for i in range(-4000, 4001)))
+    right = "more than 0.01" if worst > 0.01 else "between 0.0001 and 0.01" if worst > 1e-4 else "less than 0.0001"
+    return right, f"{float(worst):.3e}"[:4]
+
+
 def mp_gelu(x, form: str = "none"):
     x = mpmath.mpf(x)
     if form == "none":
@@ -134,7 +144,7 @@ def limit(limits, dtype: str, which: str) -> float:
 def test_framework_table_against_torch_and_mpmath(app, form, approximate):
     """torch columns: bit for bit what torch returns; exact column: 50-digit mpmath within 8 (1 + x^2) ulps;
     relative error: recomputed here from those two; torch returns 0 at x = -12, -8, -6 (100 %)."""
-    at = open_page(app, PAGE, approximations_view=TORCH_TAB, approximations_fw_form=form,
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB, form=form,
                    approximations_fw_dtypes=["float32", "bfloat16", "float16"])
     assert len(at.get("plotly_chart")) == 1
     _, digits = framework_tables(at)
@@ -158,8 +168,8 @@ def test_framework_table_against_torch_and_mpmath(app, form, approximate):
 def test_limits_table_marks_torchs_cliff(app):
     """float32 row: torch gives 0 at the first column's x and at 1000 float32 inputs spread over the unit below
     it; it never gives 0 at 1000 inputs spread over the unit above the second column's x.  The third column is
-    far left: 50-digit GELU at x = -14 is still above float32's smallest number, 2^-149."""
-    at = open_page(app, PAGE, approximations_view=TORCH_TAB)
+    far left: 50-digit GELU at x = -14 is still above float32's smallest number, 2^-149.  PyTorch's exact form."""
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB, form="exact")
     limits, _ = framework_tables(at)
     every, some = limit(limits, "float32", "torch: every x ≤"), limit(limits, "float32", "torch: some x up to")
     holds = limit(limits, "float32", "true GELU rounded: x ≤")
@@ -172,12 +182,12 @@ def test_limits_table_marks_torchs_cliff(app):
 
 
 def test_framework_controls_change_the_chart(app):
-    at = open_page(app, PAGE, approximations_view=TORCH_TAB)
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB, form="exact")
     base = chart_spec(at, 0)
     at.slider(key="approximations_fw_range").set_value((-8.0, -2.0)).run()
     moved = chart_spec(at, 0)
     assert moved["data"] != base["data"] and x_range(moved)[0] == -8.0
-    at.segmented_control(key="approximations_fw_form").set_value("tanh").run()
+    at.segmented_control(key="form").set_value("tanh").run()
     assert chart_spec(at, 0)["data"] != moved["data"]
     at.multiselect(key="approximations_fw_dtypes").set_value(["float16"]).run()
     metas = [t.get("meta") for t in chart_spec(at, 0)["data"]]
@@ -193,9 +203,9 @@ def test_no_dtype_is_explained(app):
 
 
 def test_bad_framework_values_in_the_url_fall_back(app):
-    at = open_page(app, PAGE, approximations_view=TORCH_TAB, approximations_fw_form="float128",
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB, form="float128",
                    approximations_fw_dtypes=["int8"], approximations_fw_range=["-99", "0"])
-    assert at.segmented_control(key="approximations_fw_form").value == "none"  # PyTorch's name for the exact form
+    assert at.segmented_control(key="form").value == "tanh"  # the lesson's form unless the student chose another
     assert at.multiselect(key="approximations_fw_dtypes").value == ["float32", "bfloat16"]
     assert at.slider(key="approximations_fw_range").value == (-12.0, 4.0)
 
@@ -249,7 +259,7 @@ def test_the_digits_each_dtype_keeps_come_from_torch(app):
 def test_the_cliff_sentence_follows_the_limits_table(app):
     """Each dtype's distance from torch's cliff to where the true GELU rounds to 0, from the table's own numbers:
     1 or more is "far" (float32: more than 8, since the table test holds its ends to torch), less is "only"."""
-    at = open_page(app, PAGE, approximations_view=TORCH_TAB,
+    at = open_page(app, PAGE, approximations_view=TORCH_TAB, form="exact",
                    approximations_fw_dtypes=["float32", "bfloat16", "float16"])
     limits, _ = framework_tables(at)
     text = " ".join(c.value for c in at.caption)

@@ -15,6 +15,12 @@ from tests.test_ui_explorer_pages import arr, gelu_ref, grad_ref, shown
 from ui import derivative
 
 
+def answer(form: str = "tanh") -> tuple[str, str]:
+    """The question's right choice and a number its reveal must quote: GELU'(-2) in the lesson's form (mpmath's
+    numerical derivative at 50 digits)."""
+    return "small, but not 0", shown(grad_ref(-2, form))
+
+
 def verb(change: float) -> str:
     """The nudge card's words, as the page promises them: GELU's slope change against ReLU's jump of 1."""
     if change < 0.05:
@@ -27,8 +33,8 @@ PAGE = "pages/derivative.py"
 
 
 def test_the_lessons_nudge(app):
-    """From -0.01 to +0.01: ReLU' 0 -> 1, GELU' 0.4920 -> 0.5080 (lesson's figures, mpmath check)."""
-    at = open_page(app, PAGE)
+    """From -0.01 to +0.01: ReLU' 0 -> 1, GELU' 0.4920 -> 0.5080 (lesson's figures, exact form, mpmath check)."""
+    at = open_page(app, PAGE, form="exact")
     assert not at.exception
     m = metrics(at)
     assert m["ReLU′ jumps"] == "0 → 1"
@@ -36,8 +42,8 @@ def test_the_lessons_nudge(app):
 
 
 def test_landmarks_against_mpmath(app):
-    """GELU's minimum -0.1700 at -0.7518; GELU' from -0.1289 (at -sqrt 2) to 1.1289 (at sqrt 2)."""
-    at = open_page(app, PAGE)
+    """GELU's minimum -0.1700 at -0.7518; GELU' from -0.1289 (at -sqrt 2) to 1.1289 (at sqrt 2): the exact form."""
+    at = open_page(app, PAGE, form="exact")
     m = metrics(at)
     root = mp.findroot(lambda t: mp.ncdf(t) + t * mp.npdf(t), -0.75)
     assert m["GELU's minimum"] == shown(root * mp.ncdf(root)) == "-0.1700"
@@ -52,7 +58,7 @@ def test_landmarks_against_mpmath(app):
                                      ("exact", 0.5), ("tanh", 0.7)])
 def test_nudge_for_each_form_against_mpmath(app, form, h):
     """The card's words follow its numbers: at h = 1 the slope moves more than ReLU's jump (-0.0833 -> 1.0833)."""
-    at = open_page(app, PAGE, derivative_form=form, derivative_nudge=str(h))
+    at = open_page(app, PAGE, form=form, derivative_nudge=str(h))
     m = metrics(at)
     words = verb(float(abs(grad_ref(h, form) - grad_ref(-h, form))))
     assert m[f"GELU′ ({form}) {words}"] == f"{shown(grad_ref(-h, form))} → {shown(grad_ref(h, form))}"
@@ -69,24 +75,24 @@ def test_nudge_slider_and_form_change_the_charts(app):
     at.slider(key="derivative_nudge").set_value(0.3).run()
     assert not at.exception and chart_spec(at, 0) != before
     before = [chart_spec(at, 0), chart_spec(at, 1)]
-    at.button_group(key="derivative_form").set_value("sigmoid").run()
+    at.button_group(key="form").set_value("sigmoid").run()
     assert chart_spec(at, 0) != before[0] and chart_spec(at, 1) != before[1]
 
 
 @pytest.mark.parametrize("key, bad", [("derivative_nudge", "0"), ("derivative_nudge", "2"), ("derivative_nudge", "x"),
-                                      ("derivative_form", "quartic")])
+                                      ("form", "quartic")])
 def test_bad_query_values_fall_back_to_defaults(app, key, bad):
     at = open_page(app, PAGE, **{key: bad})
     assert not at.exception and not at.error
     assert at.slider(key="derivative_nudge").value == 0.01
-    assert at.button_group(key="derivative_form").value == "none"  # PyTorch's name for the exact form
+    assert at.button_group(key="form").value == "tanh"  # the lesson's form unless the student chose another
 
 
 @pytest.mark.parametrize("form", ["exact", "tanh", "sigmoid"])
 def test_the_sentence_on_the_slope_extremes_follows_them(app, form):
     """It quotes GELU's lowest and highest slope (mpmath at the page's x, 4 decimals) and judges them: below 0
     means GELU falls somewhere, above 1 that it outruns x (each against mpmath's value, not the page's)."""
-    at = open_page(app, PAGE, derivative_form=form)
+    at = open_page(app, PAGE, form=form)
     text = " ".join(c.value for c in at.caption)
     key = {"exact": "none"}.get(form, form)
     marks = derivative.landmarks(key)
@@ -98,7 +104,7 @@ def test_the_sentence_on_the_slope_extremes_follows_them(app, form):
 
 def test_each_slider_sits_right_above_what_it_moves(app):
     """Phone order: the unit's x, then the gradient it passes back; the nudge, then its chart, then its cards."""
-    at = open_page(app, PAGE)
+    at = open_page(app, PAGE, form="exact")
     assert next_after(at, "slider:derivative_x")[:2] == ["metric:passed back by ReLU",
                                                          "metric:passed back by GELU (exact)"]
     assert next_after(at, "slider:derivative_nudge")[:3] == ["plotly_chart:chart_slopes", "metric:ReLU′ jumps",
@@ -109,8 +115,8 @@ def test_each_slider_sits_right_above_what_it_moves(app):
 def test_the_opening_sentence_on_negative_slopes_is_true(app, form):
     """For x < 0 GELU' lies between its minimum (mpmath at the page's x) and GELU'(0) = 1/2, and changes sign once
     on [-12, 0] (mpmath on a 0.01 grid): 0 at one point only, GELU's minimum (findroot)."""
-    at = open_page(app, PAGE, derivative_form=form)
-    text = at.markdown[0].value
+    at = open_page(app, PAGE, form=form)
+    text = next(m.value for m in at.markdown if "stays between" in m.value)
     key = {"exact": "none"}.get(form, form)
     marks = derivative.landmarks(key)
     root = mp.findroot(lambda t: grad_ref(t, form), -0.75)
@@ -124,7 +130,7 @@ def test_the_opening_sentence_on_negative_slopes_is_true(app, form):
 def test_the_gradient_sentence_follows_the_two_slopes(app, x):
     """ReLU' is 0 or 1; GELU' at x from mpmath, 4 decimals: passed back "so they still learn" for x < 0; for x > 0
     "a little more than all" exactly when GELU' > 1 (at x = 2, 1.0852)."""
-    at = open_page(app, PAGE, derivative_x=str(x))
+    at = open_page(app, PAGE, derivative_x=str(x), form="exact")
     text = " ".join(c.value for c in at.caption)
     g = grad_ref(x)
     if x < 0:

@@ -19,16 +19,25 @@ import pytest
 import torch
 
 from gelu_core import FeedForward, demo_input
-from tests.conftest import chart_spec, functional
+from tests.conftest import chart_spec, functional, show_me
 
 PAGE = "pages/ffn.py"
 
 
+def answer(form: str = "tanh") -> tuple[str, str]:
+    """The question's right choice and a number its reveal must quote: ReLU zeroes every negative hidden value of
+    the seeded (2, 3, 768) demo, by hand in float64 here (``by_hand``): about half of 18,432."""
+    want = by_hand(demo_input(768, 0), *seeded(768))
+    share = want["zeroed_b"] / want["hidden_numel"]
+    return ("about half" if 0.35 < share < 0.65 else "?"), f"{want['hidden_numel']:,}"
+
+
 def open_lab(app, **params):
+    """The lab with these URL values, past its question ("Show me")."""
     for key, value in params.items():
         app.query_params[key] = str(value)
     app.switch_page(PAGE)
-    return app.run()
+    return show_me(app.run())
 
 
 def metrics(at) -> dict[str, str]:

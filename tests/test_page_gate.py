@@ -18,6 +18,11 @@ PAGE = "pages/gate.py"
 BELL, GATES, GENERALISED = 0, 1, 2  # chart order on the page
 
 
+def answer(form: str = "tanh") -> tuple[str, str]:
+    """The question's right choice and a number its reveal must quote: every form's gate at 0 is one half."""
+    return "half open (50%)", "50.0%"
+
+
 def test_bouncer_readouts_are_the_lessons(app):
     """The lesson: card 2 ~97 %, card 0 half, card -3 ~0.1 %; shown 97.7 %, 50.0 %, 0.13 % (mpmath ncdf)."""
     at = open_page(app, PAGE)
@@ -30,7 +35,7 @@ def test_bouncer_readouts_are_the_lessons(app):
 
 @pytest.mark.parametrize("x", [1.0, -0.75, 2.5, -3.9])
 def test_probe_readouts_against_mpmath(app, x):
-    at = open_page(app, PAGE, gate_x=str(x))
+    at = open_page(app, PAGE, gate_x=str(x), form="exact")  # Φ itself: the exact form's gate
     label = f"{x:.2f}"
     m = metrics(at)
     assert m[f"gate Φ({label})"] == percent(float(phi_ref(x)))
@@ -100,5 +105,5 @@ def test_the_slider_comes_right_before_the_charts_it_moves(app):
     """On a phone the columns stack in page order: the x slider, the bell curve, the gate chart, then readouts."""
     at = open_page(app, PAGE)
     assert next_after(at, "slider:gate_x")[:3] == ["plotly_chart:chart_gate-bell", "plotly_chart:chart_gate",
-                                                   "metric:gate Φ(1.00)"]
+                                                   "metric:gate at 1.00, tanh form"]  # the lesson's form
     assert next_after(at, "slider:gate_sigma")[:1] == ["plotly_chart:chart_gate-soften"]

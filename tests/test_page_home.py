@@ -8,26 +8,30 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import chart_spec
+from tests.conftest import chart_spec, show_me
 from tests.stacking import WORDS, next_after
 from tests.test_ui_explorer_pages import arr, gate_ref, gelu_ref, shown
-from ui.home import CONTROLS as HOME
-from ui.home import HOME_DEFAULT_INPUTS, five_inputs_table
+from ui.home import HOME_DEFAULT_INPUTS, INPUTS, five_inputs_table
+
+
+def answer(form: str = "tanh") -> tuple[str, str]:
+    """The question's right choice and a number its reveal must quote: GELU(-1) in the lesson's form (mpmath)."""
+    return "a small negative number", shown(gelu_ref(-1, form))
 
 
 @pytest.fixture
 def home(app):
-    """The app as it opens: on Home."""
-    return app.run()
+    """The app as it opens: on Home, past its question ("Show me")."""
+    return show_me(app.run())
 
 
 def test_home_opens_on_the_five_inputs_of_the_source(home):
     """Reference: the source text's chapter 4 table of the five inputs (tanh GELU) and mpmath for exact GELU."""
     assert not home.exception
-    assert [home.number_input(key=c.key).value for c in HOME] == list(HOME_DEFAULT_INPUTS)
+    assert [home.number_input(key=c.key).value for c in INPUTS] == list(HOME_DEFAULT_INPUTS)
     table = home.table[0].value
-    assert table["GELU(x)"].tolist() == ["-0.0454", "-0.1588", "0.0000", "0.8412", "1.9546"]
-    assert table["x·Φ(x)"].tolist() == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
+    assert table["GELU (tanh)"].tolist() == ["-0.0454", "-0.1588", "0.0000", "0.8412", "1.9546"]
+    assert table["GELU (exact)"].tolist() == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
 
 
 def cells(at) -> list[tuple[str, ...]]:
@@ -54,7 +58,7 @@ def test_far_inputs_never_show_minus_zero(app):
 
 @pytest.mark.parametrize("index", range(5))
 def test_each_input_changes_table_and_chart(home, index):
-    key = HOME.controls[index].key
+    key = INPUTS[index].key
     before = chart_spec(home)
     home.number_input(key=key).set_value(3.5).run()
     assert not home.exception
@@ -69,7 +73,7 @@ def test_query_parameter_sets_an_input(app):
     app.query_params["home_x2"] = "-0.25"
     app.run()
     assert app.number_input(key="home_x2").value == -0.25
-    assert app.table[0].value["GELU(x)"][1] == shown(gelu_ref(-0.25, "tanh"))
+    assert app.table[0].value["GELU (tanh)"][1] == shown(gelu_ref(-0.25, "tanh"))
 
 
 @pytest.mark.parametrize("bad", ["abc", "1e9", "", "nan"])

@@ -21,6 +21,13 @@ SOURCE_AT_1 = ["1.000000", "1.044715", "0.797885", "0.833562", "0.682384", "0.84
 mp.dps = 50
 
 
+def answer(form: str = "tanh") -> tuple[str, str]:
+    """The question's right choice and a number its reveal must quote: at x = 1 the exact form is larger (mpmath's
+    steps against x·Φ(x)), by about 1.5e-4, so they differ in the sixth decimal."""
+    tanh_1, exact_1 = mp_steps(1.0)[-1], mp_exact(1.0)
+    return ("the exact form" if exact_1 > tanh_1 else "the tanh form"), six(exact_1)
+
+
 def mp_steps(x):
     x = mpmath.mpf(x)
     cube = x**3
@@ -48,8 +55,9 @@ def values(at) -> list[str]:
 
 def test_x_1_reproduces_the_source(app):
     """The source's seven lines at x = 1, to six decimals; exact GELU 0.841345 and the difference -1.528e-04
-    from 50-digit mpmath."""
+    from 50-digit mpmath.  (The page opens at 1.5; x = 1, the book's example, is one press away.)"""
     at = open_page(app, PAGE)
+    at.button(key="steps_book").click().run()
     assert values(at) == SOURCE_AT_1 == [six(v) for v in mp_steps(1.0)]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["tanh form"] == "0.841192"
@@ -100,16 +108,17 @@ def test_url_x_puts_the_slider_in_place(app):
 
 
 @pytest.mark.parametrize("bad", ["abc", "99", "nan", ""])
-def test_bad_x_in_the_url_falls_back_to_1(app, bad):
+def test_bad_x_in_the_url_falls_back_to_the_default(app, bad):
+    """Reference: the page's default, 1.5 (every step apart on the chart), and 50-digit mpmath's steps there."""
     at = open_page(app, PAGE, steps_x=bad, steps_pick="42")
-    assert at.number_input(key="steps_x").value == 1.0
-    assert at.slider(key="steps_pick").value == 1.0
-    assert values(at) == SOURCE_AT_1
+    assert at.number_input(key="steps_x").value == 1.5
+    assert at.slider(key="steps_pick").value == 1.5
+    assert values(at) == [six(v) for v in mp_steps(1.5)]
 
 
 def test_full_precision_toggle(app):
     """Full digits: each parses back to within 4 float64 ulps of 50-digit mpmath (x = 1, no cancellation)."""
-    at = open_page(app, PAGE, steps_full="true")
+    at = open_page(app, PAGE, steps_full="true", steps_x="1")
     assert len(at.table) == 2 and list(at.table[1].value.columns) == ["step", "full precision"]  # fits a phone
     full = at.table[1].value["full precision"].tolist()
     for shown, ref in zip(full, mp_steps(1.0), strict=True):

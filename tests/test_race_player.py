@@ -73,4 +73,5 @@ def test_the_colour_table_is_the_regions_scale_at_every_percent():
     for (at, text), percent in zip(scale, (0, 50, 100), strict=True):
         r, g, b, a = (float(v) for v in text[5:-1].split(","))
         assert at * 100 == percent and colours[percent] == [round(r), round(g), round(b), round(255 * a)]
-    assert colours[25] == [round(240 / 2), round(163 / 2), round(94 / 2), round(255 * 0.55 / 2)]
+    r, g, b = (int(view.CLASS_COLORS[0][i:i + 2], 16) for i in (1, 3, 5))  # class 0's colour, half way to none
+    assert colours[25] == [round(r / 2), round(g / 2), round(b / 2), round(255 * 0.55 / 2)]

@@ -21,7 +21,7 @@ import math
 
 import pytest
 
-from tests.conftest import ROOT, chart_spec
+from tests.conftest import ROOT, chart_spec, show_me
 from ui import pages as table
 from ui.controls import Control
 
@@ -51,14 +51,10 @@ def new_app(query: dict[str, list[str]] | None = None, page: str | None = None):
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    if page is None:
-        for k, v in (query or {}).items():
-            at.query_params[k] = v
-        return at.run()
-    at.run()
-    at.switch_page(page)
     for k, v in (query or {}).items():
         at.query_params[k] = v
+    if page is not None:
+        at.switch_page(page)
     return at.run()
 
 
@@ -86,10 +82,10 @@ def link_of(at, page: str) -> dict[str, list[str]]:
 MOVES = {
     "home": [("number_input", "home_x1", 1.5), ("number_input", "home_x5", -3.0)],
     "curves": [("slider", "curves_x", 1.3), ("slider", "curves_range", (-5.0, 2.5)), ("slider", "curves_n", 250),
-               ("button_group", "curves_form", "sigmoid"), ("multiselect", "curves_more", ["leaky_relu", "silu"]),
+               ("button_group", "form", "sigmoid"), ("multiselect", "curves_more", ["leaky_relu", "silu"]),
                ("slider", "curves_slope", 0.2), ("text_input", "curves_points", "0.5, -4")],
     "gate": [("slider", "gate_x", -2.0), ("slider", "gate_mu", 0.5), ("slider", "gate_sigma", 0.0)],
-    "derivative": [("button_group", "derivative_form", "tanh"), ("slider", "derivative_x", 0.5),
+    "derivative": [("button_group", "form", "none"), ("slider", "derivative_x", 0.5),
                    ("slider", "derivative_nudge", 0.25)],
     "approximations": [("slider", "approximations_range", (-12.0, 2.0))],
     "steps": [("number_input", "steps_x", -2.5), ("toggle", "steps_full", True)],
@@ -111,6 +107,7 @@ def test_link_restores_the_exact_view(app, page):
     app.run()
     if PAGES[page]:
         app.switch_page(PAGES[page]).run()
+    show_me(app)  # the student has seen the page whole, then moves its controls
     for kind, key, value in MOVES[page]:
         move(app, kind, key, value)
     query = link_of(app, page)
@@ -125,7 +122,7 @@ def test_link_restores_the_exact_view(app, page):
 
 def test_moving_back_to_the_default_leaves_the_url(app):
     app.run()
-    app.switch_page(PAGES["gate"]).run()
+    show_me(app.switch_page(PAGES["gate"]).run())
     app.slider(key="gate_x").set_value(2.0).run()
     assert link_of(app, "gate") == {"gate_x": ["2"]}
     app.slider(key="gate_x").set_value(1.0).run()

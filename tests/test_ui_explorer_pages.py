@@ -133,10 +133,14 @@ def test_the_table_of_pages_has_one_row_per_script_in_pages():
 
 
 def test_every_key_carries_its_page_prefix_and_is_unique():
-    keys = [c.key for page in (p.controls for p in PAGES.values() if p.controls) for c in page]
-    assert len(keys) == len(set(keys))
+    """Every page's own control is keyed ``<page>_<name>``, each key once; the lesson's GELU form is the one
+    control that several pages share, under its own key."""
+    from ui.controls import LESSON_FORM
+
+    keys = [c.key for page in (p.controls for p in PAGES.values() if p.controls) for c in page if c != LESSON_FORM]
+    assert len(keys) == len(set(keys)) and LESSON_FORM.key not in keys
     for page in (p.controls for p in PAGES.values() if p.controls):
-        assert all(c.key.startswith(f"{page.page}_") for c in page)
+        assert all(c.key.startswith(f"{page.page}_") for c in page if c != LESSON_FORM)
 
 
 def test_defaults_lie_inside_their_widgets_bounds():
@@ -212,19 +216,23 @@ def test_fmt_and_percent_read_well():
 # ----------------------------------------------------------------- home
 
 def test_five_inputs_table_against_mpmath_and_the_source():
-    """Reference: mpmath (50 digits); the source's rounded figures: tanh GELU [-0.0454, -0.1588, 0, 0.8412, 1.9546]."""
+    """Reference: mpmath (50 digits); the source's rounded figures: tanh GELU [-0.0454, -0.1588, 0, 0.8412, 1.9546].
+    Each column names its form; the lesson's form first, then the other one beside it."""
     xs = [-2.0, -1.0, 0.0, 1.0, 2.0]
-    table = home.five_inputs_table(xs)
-    assert list(table) == ["x", "ReLU(x)", "gate(x)", "GELU(x)", "x·Φ(x)"]  # the source's order, gate beside GELU
-    for i, x in enumerate(xs):
-        assert table["ReLU(x)"][i] == max(0.0, x)
-        assert close(table["GELU(x)"][i], gelu_ref(x, "tanh"))
-        assert close(table["x·Φ(x)"][i], gelu_ref(x))
-        # the gate beside tanh GELU is the tanh gate: the row reads GELU(x) = x · gate(x)
-        assert close(table["gate(x)"][i], gate_ref(x, "tanh"))
-    assert [f"{v:.4f}" for v in table["GELU(x)"]] == ["-0.0454", "-0.1588", "0.0000", "0.8412", "1.9546"]
-    assert [f"{v:.4f}" for v in table["x·Φ(x)"]] == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
-    assert [f"{v:.4f}" for v in table["gate(x)"]][3:] == ["0.8412", "0.9773"]  # not Φ: 0.8413, 0.9772
+    for form, other in (("tanh", "exact"), ("none", "tanh")):
+        table = home.five_inputs_table(xs, form)
+        word = {"none": "exact"}.get(form, form)
+        assert list(table) == ["x", "ReLU(x)", f"gate ({word})", f"GELU ({word})", f"GELU ({other})"]
+        for i, x in enumerate(xs):
+            assert table["ReLU(x)"][i] == max(0.0, x)
+            assert close(table[f"GELU ({word})"][i], gelu_ref(x, form))
+            assert close(table[f"GELU ({other})"][i], gelu_ref(x, {"exact": "none"}.get(other, other)))
+            # the gate beside GELU is that form's gate: the row reads GELU(x) = x · gate(x)
+            assert close(table[f"gate ({word})"][i], gate_ref(x, form))
+    table = home.five_inputs_table(xs, "tanh")
+    assert [f"{v:.4f}" for v in table["GELU (tanh)"]] == ["-0.0454", "-0.1588", "0.0000", "0.8412", "1.9546"]
+    assert [f"{v:.4f}" for v in table["GELU (exact)"]] == ["-0.0455", "-0.1587", "0.0000", "0.8413", "1.9545"]
+    assert [f"{v:.4f}" for v in table["gate (tanh)"]][3:] == ["0.8412", "0.9773"]  # not Φ: 0.8413, 0.9772
 
 
 @pytest.mark.parametrize("xs", [[-2.0, -1.0, 0.0, 1.0, 2.0], [-0.5, 3.0, 3.0, 4.0, 5.0], [0.0, 1.5, 2.0, 3.0, 4.0],
@@ -269,7 +277,7 @@ def test_overview_figure_marks_every_input_in_the_house_colours():
     assert tanh_marks["marker"]["color"] == COLORS["gelu_tanh"]
     # the most negative output is named (mpmath's value), with an arrow to its point
     note = fig.layout.annotations[0]
-    assert note.text == f"GELU {shown(gelu_ref(-1, 'tanh'))}<br>ReLU 0" == "GELU -0.1588<br>ReLU 0"
+    assert note.text == f"GELU (tanh) {shown(gelu_ref(-1, 'tanh'))}<br>ReLU 0" == "GELU (tanh) -0.1588<br>ReLU 0"
     assert (note.x, note.showarrow, note.axref, note.ayref) == (-1.0, True, "x", "y")
     assert close(note.y, gelu_ref(-1, "tanh"))
 
@@ -302,7 +310,7 @@ def test_overview_names_no_point_when_no_output_is_negative():
     fig = home.overview_figure([0.0, 1.0, 2.0, 3.0, 4.0])
     assert [a.visible for a in fig.layout.annotations] == [False]
     assert "Labels on the chart" not in describe(fig).summary
-    assert "Labels on the chart: GELU -0.1588 ReLU 0." in describe(home.overview_figure([-1.0, 1.0])).summary
+    assert "Labels on the chart: GELU (tanh) -0.1588 ReLU 0." in describe(home.overview_figure([-1.0, 1.0])).summary
 
 
 def test_overview_range_grows_to_hold_far_inputs():

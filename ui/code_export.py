@@ -44,7 +44,7 @@ def settings(controls: PageControls, values: Values) -> dict[str, Any]:
 
     >>> from ui.gate import CONTROLS as GATE
     >>> settings(GATE, {"gate_x": -2.0, "elsewhere": 1})
-    {'x': -2.0, 'mu': 0.0, 'sigma': 1.0}
+    {'x': -2.0, 'mu': 0.0, 'sigma': 1.0, 'form': 'tanh'}
     """
     out = {}
     for control in controls:

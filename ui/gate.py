@@ -245,8 +245,8 @@ for card in ($cards):
 
 x = torch.tensor($x, dtype=torch.float64)  # the slider
 at = fixed(x, 2)
-print(f"$gate_label: {percent(gate(x))}")  # the gate in the lesson's form ($form)
-print(f"$gelu_label: {fixed(x * gate(x))}")
+print(f"$gate_label: {percent($gate(x))}")  # the gate in the lesson's form ($form)
+print(f"$gelu_label: {fixed(x * $gate(x))}")
 print(f"ReLU({at}): {fixed(relu(x))}")
 
 # Soften or harden the gate: gate(x; mu, sigma) = Phi((x - mu) / sigma); sigma = 0 is the hard step at mu
@@ -261,9 +261,10 @@ def code(values: Values) -> str:
     v = settings(CONTROLS, values)
     chart = {k: p.default for k, p in inspect.signature(generalised_figure).parameters.items()}  # the chart's grid
     gate_label, gelu_label = readout_labels(v["form"])
+    gates = {"phi": GATES["none"]} if v["form"] == "none" else {"phi": GATES["none"], "gate": GATES[v["form"]]}
     return fill(TEMPLATE, x=number(v["x"]), mu=number(v["mu"]), sigma=number(v["sigma"]),
-                gate_label=gate_label, gelu_label=gelu_label, form=gelu_core.form_word(v["form"]),
+                gate_label=gate_label, gelu_label=gelu_label, form=gelu_core.form_word(v["form"]), gate=list(gates)[-1],
                 cards=", ".join(number(c) for c in BOUNCER_XS), lo=number(chart["lo"]), hi=number(chart["hi"]),
                 points=chart["points"], lo_text=fixed(chart["lo"], 0), hi_text=fixed(chart["hi"], 0),
-                code=source(fixed, percent, names={"relu": ACTIVATIONS["relu"].formula, "phi": GATES["none"],
-                                                     "gate": GATES[v["form"]], "soft_gate": _gaussian_gate}))
+                code=source(fixed, percent, names={"relu": ACTIVATIONS["relu"].formula, **gates,
+                                                     "soft_gate": _gaussian_gate}))

@@ -18,13 +18,13 @@ pytestmark = pytest.mark.e2e
 VIEWS = [
     "?home_x1=-20&home_x2=-12.5&home_x5=20",
     "gate?gate_x=-3.9&gate_sigma=3",
-    "curves?curves_form=sigmoid&curves_more=Leaky+ReLU&curves_more=ELU&curves_more=GELU+exact&curves_more=Softplus"
+    "curves?form=sigmoid&curves_more=Leaky+ReLU&curves_more=ELU&curves_more=GELU+exact&curves_more=Softplus"
     "&curves_slope=0.25&curves_alpha=2.5&curves_points=-1000000,-12.5,0,0.001,999999",
-    "derivative?derivative_form=sigmoid&derivative_nudge=1",
+    "derivative?form=sigmoid&derivative_nudge=1",
     "steps?steps_x=-10&steps_full=true",
     "steps?steps_x=-0.123456789&steps_full=true",
     "approximations?approximations_range=-12&approximations_range=-11.5",
-    "approximations?approximations_view=What+PyTorch+computes&approximations_fw_form=tanh&approximations_fw_dtypes=float32"
+    "approximations?approximations_view=What+PyTorch+computes&form=tanh&approximations_fw_dtypes=float32"
     "&approximations_fw_dtypes=bfloat16&approximations_fw_dtypes=float16",
 ]
 

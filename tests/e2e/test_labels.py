@@ -26,8 +26,8 @@ VIEWS = [
     "gate?gate_x=0.1",
     "gate?gate_x=4",
     "derivative",  # GELU' = 0, its extremes, GELU's minimum
-    "derivative?derivative_form=tanh&derivative_nudge=1",
-    "derivative?derivative_form=sigmoid",
+    "derivative?form=tanh&derivative_nudge=1",
+    "derivative?form=sigmoid",
 ]
 
 CHART_TEXT_JS = r"""() => {

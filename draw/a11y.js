@@ -1,5 +1,5 @@
 // Accessibility, page-wide: sent with the share box (draw/frame.py), on every page.  Mends Streamlit's markup after
-// every redraw: the sidebar navigation's sections (an <li> in a <div> in the <ul>) become lists, a slider's thumb is
+// every redraw: the sidebar navigation's sections (a list item in a div in the list) become lists, a slider's thumb is
 // named once (not its label twice), Plotly's off-screen measuring SVG is hidden from a reader, a formula or table
 // wider than its column is reachable by keyboard, each chart gets its name and description (ui/describe.py), and a
 // changed chart summary is read out once, politely, after a control has settled.

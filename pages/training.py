@@ -124,5 +124,5 @@ else:
 if snapshot is not None and snapshot.done and snapshot.config == config:
     verdict = training.verdict(snapshot)
     # the whole race's result, whatever step the replay above has reached
-    st.markdown(f"**The whole race, all {snapshot.config.steps:,} steps:** {view.verdict_text(snapshot, verdict)}")
+    st.markdown(f"**The whole race, all {snapshot.config.steps:,} steps: {view.verdict_text(snapshot, verdict)}**")
     st.caption(view.race_notes(snapshot, verdict))

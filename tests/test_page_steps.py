@@ -55,7 +55,7 @@ def values(at) -> list[str]:
 
 def test_x_1_reproduces_the_source(app):
     """The source's seven lines at x = 1, to six decimals; exact GELU 0.841345 and the difference -1.528e-04
-    from 50-digit mpmath.  (The page opens at 1.5; x = 1, the book's example, is one press away.)"""
+    from 50-digit mpmath.  (The page opens at 2; x = 1, the book's example, is one press away.)"""
     at = open_page(app, PAGE)
     at.button(key="steps_book").click().run()
     assert values(at) == SOURCE_AT_1 == [six(v) for v in mp_steps(1.0)]
@@ -109,11 +109,11 @@ def test_url_x_puts_the_slider_in_place(app):
 
 @pytest.mark.parametrize("bad", ["abc", "99", "nan", ""])
 def test_bad_x_in_the_url_falls_back_to_the_default(app, bad):
-    """Reference: the page's default, 1.5 (every step apart on the chart), and 50-digit mpmath's steps there."""
+    """Reference: the page's default, 2 (every step apart on the chart), and 50-digit mpmath's steps there."""
     at = open_page(app, PAGE, steps_x=bad, steps_pick="42")
-    assert at.number_input(key="steps_x").value == 1.5
-    assert at.slider(key="steps_pick").value == 1.5
-    assert values(at) == [six(v) for v in mp_steps(1.5)]
+    assert at.number_input(key="steps_x").value == 2.0
+    assert at.slider(key="steps_pick").value == 2.0
+    assert values(at) == [six(v) for v in mp_steps(2.0)]
 
 
 def test_full_precision_toggle(app):

@@ -30,7 +30,7 @@ def verdict_line(at) -> str:
     """The race's verdict as the page writes it, after its label (the whole race: the replay may be mid-way)."""
     lines = [m.value for m in at.markdown if m.value.startswith("**The whole race") and "test accuracy" in m.value]
     assert len(lines) == 1, [m.value for m in at.markdown]
-    return lines[0].split(":** ", 1)[1]
+    return lines[0].strip("*").split(" steps: ", 1)[1]
 
 
 def test_the_default_race_and_its_verdict(app):

@@ -277,7 +277,7 @@ def test_overview_figure_marks_every_input_in_the_house_colours():
     assert tanh_marks["marker"]["color"] == COLORS["gelu_tanh"]
     # the most negative output is named (mpmath's value), with an arrow to its point
     note = fig.layout.annotations[0]
-    assert note.text == f"GELU (tanh) {shown(gelu_ref(-1, 'tanh'))}<br>ReLU 0" == "GELU (tanh) -0.1588<br>ReLU 0"
+    assert note.text == f"GELU (tanh)<br>{shown(gelu_ref(-1, 'tanh'))}<br>ReLU 0" == "GELU (tanh)<br>-0.1588<br>ReLU 0"
     assert (note.x, note.showarrow, note.axref, note.ayref) == (-1.0, True, "x", "y")
     assert close(note.y, gelu_ref(-1, "tanh"))
 

@@ -26,17 +26,17 @@ from ui.theme import NEUTRAL, base_layout, legend_name, line_trace, marker_trace
 
 # ---------------------------------------------------------------- the controls (each bound to the URL)
 
-BOOK_X = 1.0  # the input chapter 4 of the book unfolds step by step (one click away: the page opens at 1.5, where
+BOOK_X = 1.0  # the input chapter 4 of the book unfolds step by step (one click away: the page opens at 2, where
 # every step, the last one included, stands apart on the chart)
 STEPS_LIMIT = 10.0  # the exact input
 STEPS_PICK_LIMIT = 6.0  # the slider: a coarse pick, tenths
 
 CONTROLS = PageControls("steps", (
-    Control("number_input", "steps_x", "Exact x", 1.5,
+    Control("number_input", "steps_x", "Exact x", 2.0,
             dict(min_value=-STEPS_LIMIT, max_value=STEPS_LIMIT, step=0.1, format="%.10g",
                  help=f"Type any number from -{STEPS_LIMIT:g} to {STEPS_LIMIT:g}; the slider follows to the "
                       "nearest tenth.")),
-    Control("slider", "steps_pick", "Pick x", 1.5,
+    Control("slider", "steps_pick", "Pick x", 2.0,
             dict(min_value=-STEPS_PICK_LIMIT, max_value=STEPS_PICK_LIMIT, step=0.1), bound=False),
     Control("toggle", "steps_full", "Show every digit (float64)", False),
 ))

@@ -89,7 +89,7 @@ def curves_expected(x: float, form: str = "tanh", lo: float = -3.0, hi: float = 
             f"The probe x = {_at(x)} lies outside the plotted range: widen the range to see it."}
 
 
-def slopes_expected(x: float, form: str = "none") -> dict:
+def slopes_expected(x: float, form: str = "tanh") -> dict:
     """The caption's words are the page's own rule (ui.derivative.gradient_words, doctested) applied to the
     numbers the metrics show, which are mpmath's."""
     from ui.derivative import gradient_words
@@ -102,13 +102,16 @@ def slopes_expected(x: float, form: str = "none") -> dict:
             "caption": gradient_words(relu, gelu)}
 
 
-def gate_expected(x: float) -> dict:
-    """The gate's metrics and its chart's label: mpmath's Φ as ui.format.percent writes a probability (its rule
-    doctested and checked against mpmath in tests/test_ui_explorer_pages.py), GELU and ReLU to 4 decimals."""
+def gate_expected(x: float, form: str = "tanh") -> dict:
+    """The gate's metrics in the lesson's form and its chart's label, Φ itself: mpmath's gate as ui.format.percent
+    writes a probability (its rule doctested and checked against mpmath in tests/test_ui_explorer_pages.py), GELU
+    and ReLU to 4 decimals."""
     from ui.format import percent
 
-    return {"labels": [f"gate Φ({_at(x)})", f"GELU({_at(x)}) = x · Φ(x)", f"ReLU({_at(x)})"],
-            "values": [percent(float(gate_ref(x))), shown(gelu_ref(x)), shown(max(x, 0.0))],
+    labels = ([f"gate Φ({_at(x)})", f"GELU({_at(x)}) = x · Φ(x)"] if form == "none"
+              else [f"gate at {_at(x)}, {form} form", f"GELU({_at(x)}), {form} form"])
+    return {"labels": [*labels, f"ReLU({_at(x)})"],
+            "values": [percent(float(gate_ref(x, form))), shown(gelu_ref(x, form)), shown(max(x, 0.0))],
             "label": f"Φ({_at(x)})= {percent(float(gate_ref(x)))}"}  # the chart's label: its lines run together
 
 
@@ -759,7 +762,8 @@ def check_home(state: dict, i: int = 1) -> None:
     view = overview_view(inputs)
     assert (state["view"]["y"], state["view"]["ticks"]) == (view["yaxis.range"], view["yaxis.tickvals"]), x
     lowest = min(inputs, key=lambda v: float(gelu_ref(v, "tanh")))
-    assert state["view"]["label"] == (f"GELU {shown(gelu_ref(lowest, 'tanh'))}ReLU 0" if lowest < 0 else None), x
+    assert state["view"]["label"] == (f"GELU (tanh){shown(gelu_ref(lowest, 'tanh'))}ReLU 0" if lowest < 0
+                                      else None), x
     assert set(state["points"]) == {"marker:relu", "marker:gelu_tanh", "gap"}
     assert all(v == pytest.approx(x, abs=state["tol"]) for v in state["points"].values()), state
 

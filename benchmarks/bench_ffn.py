@@ -36,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.results import printed, record  # noqa: E402
 from hosting import warm  # noqa: E402
 
 warm.set_threads()  # torch's threads as the server sets them (one per usable CPU, asleep while they wait)
@@ -59,7 +60,7 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: one per usable CPU)")
@@ -67,7 +68,10 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=5, help="students uploading at once (with --upload)")
     parser.add_argument("--arrive", choices=("lab", "link"), default="lab",
                         help="how a student reaches the uploader (with --upload; see above)")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(args: argparse.Namespace) -> None:
     if args.upload:
         upload_wait(args.students, args.arrive)
         return
@@ -219,4 +223,7 @@ def upload_wait(students: int, how: str = "lab") -> None:
 
 
 if __name__ == "__main__":
-    main()
+    arguments = parse_args()
+    with printed() as lines:
+        main(arguments)
+    record("bench_ffn --upload" if arguments.upload else "bench_ffn", None, lines)

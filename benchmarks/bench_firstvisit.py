@@ -37,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results import printed, record  # noqa: E402
 from harness import browser as driver  # noqa: E402
 from harness.balancer import children_cpu_seconds, cpu_seconds  # noqa: E402
 from harness.wire import Wire  # noqa: E402
@@ -228,4 +229,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with printed() as lines:
+        main()
+    record("bench_firstvisit", None, lines)

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
+from benchmarks.results import printed, record  # noqa: E402
 from gelu_core import FeedForward, as_tokens, demo_input, run_lab  # noqa: E402
 from gelu_core.training import (  # noqa: E402
     RaceConfig,
@@ -200,4 +201,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with printed() as lines:
+        main()
+    record("bench_training", None, lines)

@@ -19,6 +19,7 @@ RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requir
 RUN useradd --system --no-create-home --shell /usr/sbin/nologin gelu
 COPY --chown=root:root app.py ./
 COPY --chown=root:root assets/ ./assets/
+COPY --chown=root:root draw/ ./draw/
 COPY --chown=root:root .streamlit/ ./.streamlit/
 COPY --chown=root:root gelu_core/ ./gelu_core/
 COPY --chown=root:root hosting/ ./hosting/

@@ -1,6 +1,6 @@
 """A whole class at once: N students on a fresh server, one process and behind HAProxy with 1, 2, ... replicas.
 
-    python benchmarks/bench_class.py                                   # 30 students, every mode (~3 min)
+    python benchmarks/bench_class.py                                   # 30 students, every mode
     python benchmarks/bench_class.py --modes haproxy --replicas 2 --students 8 --moves 3     # CI's short run
 
 Each student is a session of harness/streamlit_client.py (Streamlit's websocket protocol, as the browser

@@ -22,7 +22,8 @@ server, the browser and the timing here: compare the ratio, not the seconds, acr
 as its link or the lesson opens it, its demo batch drawn (so the page has loaded Plotly's chunk of the
 frontend, as every page before the lab in the lesson has too), then **Upload** pressed.  ``link``: a link
 straight to the uploader (``?ffn_input=Upload``) in a fresh tab, no chart drawn before the file: the result
-then also pays for loading and starting Plotly in that tab (about 2.6 s of a core per page, measured).
+then also pays for loading and starting Plotly in that tab (seconds of a core per page: the browser's CPU line
+shows it).
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@
    drawn), p50 / p95 / max (inf: not drawn within ``--limit-s``).  Each context reaches the server through a
    shaping proxy of its own on loopback (``harness.wire.Wire`` with a rate; ``--shaping loopback``, the
    default), or throttled by Chromium (CDP ``Network.emulateNetworkConditions``, ``--shaping chromium``):
-   with thirty contexts on a busy 2-core machine Chromium's throttle left some visits' requests unsent for
-   minutes (no socket open to the server, nothing pending on its side), and they were never drawn.  Every student's
-   browser runs on this machine's cores, and the server beside them: a school's thirty laptops would each
-   have their own.
+   with a class's contexts on one busy machine Chromium's throttle can leave some visits' requests unsent for
+   minutes (no socket open to the server, nothing pending on its side), and those are never drawn.  Every
+   student's browser runs on this machine's cores, and the server beside them: a school's thirty laptops would
+   each have their own.
 
 Needs Debian's Chromium.
 """

@@ -1,6 +1,6 @@
 """A whole class at once: N students on a fresh server, one process and behind HAProxy with 1, 2, ... replicas.
 
-    python benchmarks/bench_class.py                                   # 30 students, every mode (~3 min)
+    python benchmarks/bench_class.py                                   # 30 students, every mode
     python benchmarks/bench_class.py --modes haproxy --replicas 2 --students 8 --moves 3     # CI's short run
 
 Each student is a session of harness/streamlit_client.py (Streamlit's websocket protocol, as the browser
@@ -66,6 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_browser import BASELINE_APP  # noqa: E402
+from benchmarks.results import printed, record  # noqa: E402
 from harness import browser as driver  # noqa: E402
 from harness.balancer import Balancer, cpu_seconds  # noqa: E402
 from harness.memory import memory_kib  # noqa: E402
@@ -533,7 +534,7 @@ def poll(args) -> int:
     return 0 if ok else 1
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--students", type=int, default=30)
     parser.add_argument("--moves", type=int, default=8)
@@ -558,7 +559,17 @@ def main() -> int:
     parser.add_argument("--explorers", type=int, default=10, help="with --race: students on the explorer pages")
     parser.add_argument("--lab", action="store_true", help="a lab class: --students each open the (8, 1024) demo "
                         "with their own weight seed while --explorers students move Curves' slider (one process)")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def section_name(args: argparse.Namespace) -> str:
+    """Its section of benchmarks/RESULTS.md: one per kind of class (the scenarios, the sweep, the poll, the race,
+    the lab)."""
+    mode = next((m for m in ("poll", "race", "lab", "sweep") if getattr(args, m)), None)
+    return f"bench_class --{mode}" if mode else "bench_class"
+
+
+def main(args: argparse.Namespace) -> int:
     if args.poll:
         return poll(args)
     if args.race:
@@ -624,4 +635,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    arguments = parse_args()
+    with printed() as lines:
+        status = main(arguments)
+    record(section_name(arguments), None, lines)
+    sys.exit(status)

@@ -37,6 +37,7 @@ from urllib.parse import parse_qs, urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results import printed, record  # noqa: E402
 from harness import browser as driver  # noqa: E402
 from harness import drag as hand  # noqa: E402
 
@@ -245,4 +246,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with printed() as lines:
+        main()
+    record("bench_drag", None, lines)

@@ -22,7 +22,8 @@ server, the browser and the timing here: compare the ratio, not the seconds, acr
 as its link or the lesson opens it, its demo batch drawn (so the page has loaded Plotly's chunk of the
 frontend, as every page before the lab in the lesson has too), then **Upload** pressed.  ``link``: a link
 straight to the uploader (``?ffn_input=Upload``) in a fresh tab, no chart drawn before the file: the result
-then also pays for loading and starting Plotly in that tab (about 2.6 s of a core per page, measured).
+then also pays for loading and starting Plotly in that tab (seconds of a core per page: the browser's CPU line
+shows it).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.results import printed, record  # noqa: E402
 from hosting import warm  # noqa: E402
 
 warm.set_threads()  # torch's threads as the server sets them (one per usable CPU, asleep while they wait)
@@ -59,7 +61,7 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: one per usable CPU)")
@@ -67,7 +69,10 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=5, help="students uploading at once (with --upload)")
     parser.add_argument("--arrive", choices=("lab", "link"), default="lab",
                         help="how a student reaches the uploader (with --upload; see above)")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(args: argparse.Namespace) -> None:
     if args.upload:
         upload_wait(args.students, args.arrive)
         return
@@ -219,4 +224,7 @@ def upload_wait(students: int, how: str = "lab") -> None:
 
 
 if __name__ == "__main__":
-    main()
+    arguments = parse_args()
+    with printed() as lines:
+        main(arguments)
+    record("bench_ffn --upload" if arguments.upload else "bench_ffn", None, lines)

@@ -15,10 +15,10 @@
    drawn), p50 / p95 / max (inf: not drawn within ``--limit-s``).  Each context reaches the server through a
    shaping proxy of its own on loopback (``harness.wire.Wire`` with a rate; ``--shaping loopback``, the
    default), or throttled by Chromium (CDP ``Network.emulateNetworkConditions``, ``--shaping chromium``):
-   with thirty contexts on a busy 2-core machine Chromium's throttle left some visits' requests unsent for
-   minutes (no socket open to the server, nothing pending on its side), and they were never drawn.  Every student's
-   browser runs on this machine's cores, and the server beside them: a school's thirty laptops would each
-   have their own.
+   with a class's contexts on one busy machine Chromium's throttle can leave some visits' requests unsent for
+   minutes (no socket open to the server, nothing pending on its side), and those are never drawn.  Every
+   student's browser runs on this machine's cores, and the server beside them: a school's thirty laptops would
+   each have their own.
 
 Needs Debian's Chromium.
 """
@@ -37,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results import printed, record  # noqa: E402
 from harness import browser as driver  # noqa: E402
 from harness.balancer import children_cpu_seconds, cpu_seconds  # noqa: E402
 from harness.wire import Wire  # noqa: E402
@@ -228,4 +229,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with printed() as lines:
+        main()
+    record("bench_firstvisit", None, lines)

@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results import printed, record  # noqa: E402
 from gelu_core import budget  # noqa: E402
 from harness import browser as driver  # noqa: E402
 from harness.hostile_files import hostile_files  # noqa: E402
@@ -173,5 +174,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    print(f"{'kind':<6}{'case':<45}{'seconds':>7}{'peak':>8}{'held':>7}{'healthy':>8}  outcome (MiB above the start)")
-    main()
+    with printed() as lines:
+        print(f"{'kind':<6}{'case':<45}{'seconds':>7}{'peak':>8}{'held':>7}{'healthy':>8}"
+              "  outcome (MiB above the start)")
+        main()
+    record("bench_hostile", None, lines)

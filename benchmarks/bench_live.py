@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results import printed, record  # noqa: E402
 from harness import browser as driver  # noqa: E402
 
 TARGET_FPS = 10.0
@@ -97,4 +98,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with printed() as lines:
+        status = main()
+    record("bench_live", None, lines)
+    sys.exit(status)

@@ -38,6 +38,7 @@ import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.results import printed, record  # noqa: E402
 from gelu_core import tensor_io  # noqa: E402
 from gelu_core.weights import WeightsError, check_block_shapes  # noqa: E402
 from harness import tensor_corpus as corpus  # noqa: E402
@@ -153,4 +154,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with printed() as lines:
+        main()
+    record("bench_load", None, lines)

@@ -30,6 +30,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.results import printed, record  # noqa: E402
+
 TARGET_MS = 50.0
 
 # The slider a teacher moves most on each page (url_path -> key); others: the first slider.
@@ -52,7 +56,6 @@ st.slider("x", -3.0, 3.0, 1.0, 0.01, key="bench_x")
 
 def pages_of_app() -> list[tuple[str, str]]:
     """(url_path, script path) of every page in ui/pages.py's table, in menu order."""
-    sys.path.insert(0, str(ROOT))
     from ui.pages import PAGES
 
     return [(url, page.file) for url, page in PAGES.items()]
@@ -158,7 +161,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", action="append", help="url_path(s) to measure (default: all)")
     args = parser.parse_args(argv)
 
-    sys.path.insert(0, str(ROOT))
     times = _page_timer()
     with tempfile.TemporaryDirectory() as tmp:
         empty = Path(tmp) / "empty.py"
@@ -189,4 +191,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with printed() as lines:
+        status = main()
+    record("bench_rerun", None, lines)
+    sys.exit(status)

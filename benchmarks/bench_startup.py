@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_browser import BASELINE_APP, PLOTLY_APP  # noqa: E402
+from benchmarks.results import printed, record  # noqa: E402
 from harness import browser as driver  # noqa: E402
 
 TARGET_S = 3.0
@@ -122,4 +123,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with printed() as lines:
+        main()
+    record("bench_startup", None, lines)

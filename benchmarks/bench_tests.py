@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results import printed, record  # noqa: E402
 from harness.balancer import descends, processes  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -75,4 +76,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with printed() as lines:
+        status = main()
+    record("bench_tests", None, lines)
+    sys.exit(status)

@@ -1,8 +1,8 @@
 """The training race's wall time, and the lab's backward pass against its forward run, as ratios.
 
-1. The default race (gelu_core.training.RaceConfig()), before and after in one run, interleaved: CPU seconds
-   and torch operations per training step of the race as it was computed before stacking
-   (gelu_core.training.autograd_race: each network an nn.Module, autograd, torch.optim) against the stacked trainer
+1. The default race (gelu_core.training.RaceConfig()), both ways in one run, interleaved: CPU seconds and torch
+   operations per training step of the race by autograd (gelu_core.training.autograd_race: each network an
+   nn.Module, autograd, torch.optim; the readable reference) against the stacked trainer
    (gelu_core.training.train: target <= 0.3 s of CPU), ``race`` yielding a snapshot every 100 steps and every 20
    (the lane's way: the film the page plays, hosting.races.film_every), and 30 different default races trained
    as one stack (``train_many``), per race.
@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
+from benchmarks.results import printed, record  # noqa: E402
 from gelu_core import FeedForward, as_tokens, demo_input, run_lab  # noqa: E402
 from gelu_core.training import (  # noqa: E402
     RaceConfig,
@@ -101,7 +102,7 @@ def operations_per_step(step) -> int:
 
 
 def reference_step(config: RaceConfig):
-    """One training step of both networks as before stacking (autograd and torch.optim, network by network)."""
+    """One training step of both networks by autograd and torch.optim, network by network (as autograd_race)."""
     import torch.nn.functional as F
 
     from gelu_core.training import make_dataset, twin_networks
@@ -132,20 +133,20 @@ def bench_race(repeats: int) -> None:
     train(RaceConfig(steps=20))  # warm-up: first-call costs of torch's kernels
     autograd_race(RaceConfig(steps=20))
     functions = {
-        "before: autograd + torch.optim, net by net": lambda: autograd_race(config),
-        "after: stacked, train()": lambda: train(config),
-        "after: race(), a snapshot every 100 steps": lambda: list(race(config, yield_every=100)),
-        "after: the lane's way, a 51-frame film (every 20)": lambda: list(race(config, yield_every=20)),
-        "after: 30 races stacked, train_many(), per race": lambda: train_many(many),
+        "autograd + torch.optim, net by net": lambda: autograd_race(config),
+        "stacked, train()": lambda: train(config),
+        "stacked, race(), a snapshot every 100 steps": lambda: list(race(config, yield_every=100)),
+        "stacked, the lane's way: a 51-frame film (every 20)": lambda: list(race(config, yield_every=20)),
+        "30 races stacked, train_many(), per race": lambda: train_many(many),
     }
     cpu = {name: [] for name in functions}
     for _ in range(repeats):
         for name, function in functions.items():
             cpu[name].append(cpu_seconds(function) / (len(many) if "30 races" in name else 1))
-    before = statistics.median(cpu[next(iter(cpu))])
+    by_autograd = statistics.median(cpu[next(iter(cpu))])
     for name, times in cpu.items():
         median = statistics.median(times)
-        print(f"  {name:<50} {median:6.3f} s CPU  ({before / median:5.1f}x less than before; "
+        print(f"  {name:<52} {median:6.3f} s CPU  ({by_autograd / median:5.1f}x less than autograd's; "
               f"{median / TARGET_CPU_SECONDS:.2f} of the {TARGET_CPU_SECONDS} s target)")
     with torch.no_grad():
         stack = _Stack([config])
@@ -153,14 +154,15 @@ def bench_race(repeats: int) -> None:
         stack30 = _Stack(many)
         stacked30_ops = operations_per_step(stack30.step)
     with one_thread_for_ops():
-        before_ops = operations_per_step(reference_step(config))
-    print(f"  torch operations per training step (both networks): before {before_ops}, after {stacked_ops} "
-          f"({before_ops / stacked_ops:.1f}x fewer); 30 races stacked: {stacked30_ops} for 60 networks "
-          f"({30 * before_ops / stacked30_ops:.0f}x fewer than 30 races one by one)")
+        autograd_ops = operations_per_step(reference_step(config))
+    print(f"  torch operations per training step (both networks): autograd {autograd_ops}, stacked {stacked_ops} "
+          f"({autograd_ops / stacked_ops:.1f}x fewer); 30 races stacked: {stacked30_ops} for 60 networks "
+          f"({30 * autograd_ops / stacked30_ops:.0f}x fewer than 30 races one by one)")
     trained = train(config)
     print(f"  verdict: {verdict_text(trained, verdict(trained))}")
     print(f"  exact GELU on PyTorch's own kernel, not oneDNN's: {native_gelu(config)} (gelu_core.training.native_gelu;"
-          " before and after alike); a network's matmuls one by one, as autograd's (the stack's _addmm and its step)")
+          " autograd's race and the stack alike); a network's matmuls one by one, as autograd's (the stack's _addmm"
+          " and its step)")
 
 
 def one_thread_for_ops():
@@ -200,4 +202,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with printed() as lines:
+        main()
+    record("bench_training", None, lines)

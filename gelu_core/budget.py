@@ -2,9 +2,9 @@
 
 The budget is the memory this process may spend on students' data at once: the
 file being loaded, the lab run under way, and the caches that keep recent
-results.  The interpreter, torch and Streamlit themselves (about 450 MB once
-every page has been opened, README "Memory") come on top of it, which is why it
-is a share of the host's memory and not all of it.
+results.  The interpreter, torch and Streamlit themselves (their share:
+``python benchmarks/bench_browser.py``) come on top of it, which is why it is a
+share of the host's memory and not all of it.
 
 How it is set, once, when the process starts:
 
@@ -13,8 +13,9 @@ How it is set, once, when the process starts:
 - Otherwise it is ``min(1.5 GiB, 60 % of the host limit)``, where the host
   limit is the smallest of this process's cgroup memory limit (v2
   ``memory.max``, v1 ``memory.limit_in_bytes``) and the machine's physical
-  memory.  1.5 GiB keeps the lab's long-standing caps; 60 % leaves the rest of a
-  small container (Community Cloud gives 690 MB at least) to the libraries.
+  memory.  1.5 GiB gives the lab GPT-2 small's full batch (the table below); 60 %
+  leaves the rest of a small container (a hosted app's smallest allowance) to the
+  libraries.
 
 Every cap is derived from it and charged before the memory is allocated:
 

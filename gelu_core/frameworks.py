@@ -130,8 +130,8 @@ def zero_band(dtype: str = "float32", approximate: str = "none") -> tuple[float,
     flickers); no input above b gives 0.  Found by trying every ``dtype`` number
     near the edge, so both ends are exact.
 
-    On this project's x86 CPUs: a = -5.542593, b = -5.485835 (the SIMD kernel's
-    rounding, so another CPU may move them a little); the true GELU(a) is -8.3e-08.
+    In float32 both lie near -5.5 (where exactly follows the CPU's SIMD kernel and
+    its rounding); the true GELU there is about -8e-08.
 
     >>> a, b = zero_band("float32"); -5.7 < a <= b < -5.3
     True

@@ -144,7 +144,7 @@ def descends(pid: int, root: int, table: dict[int, tuple[int, list[str]]], exclu
 
 def tree_cpu_seconds(root: int, exclude: int | None = None) -> float:
     """User + system CPU time of ``root`` and every live descendant so far (each with its reaped children's; a
-    closed browser's renderers were not reaped that way, see ``children_cpu_seconds``), leaving out the subtree of
+    closed browser's renderers are not reaped that way, see ``children_cpu_seconds``), leaving out the subtree of
     ``exclude`` (a server we started)."""
     table = processes()
     ticks = sum(sum(int(f) for f in fields[11:15]) for pid, (_, fields) in table.items()

@@ -273,9 +273,8 @@ def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = No
 # Kept contexts, one per (browser, colour scheme, touch, init scripts): tests that each want a page of their own take it
 # from one of these (``kept_page``) rather than a fresh context.  A page is still its own Streamlit session (a session
 # is a websocket, one per page); what its pages share is cookies and Chromium's cache, so the frontend's files are
-# fetched and compiled once: a page load here cost 3.4 to 4.3 CPU-s against 3.8 to 5.8 in a fresh context (the
-# server's part 0.04 to 0.1 s against 0.2 to 0.7 s), measured on Curves, The gate, Step by step, the race, the lab
-# and Home, 3 loads each.
+# fetched and compiled once, not for every page: a page load in a kept context costs Chromium and the server less
+# CPU than one in a fresh context.
 _KEPT: dict[tuple, object] = {}
 
 
@@ -334,9 +333,9 @@ def open_app(page, url: str, *, show: bool = True) -> None:
 
 
 # A page given a new window size is laid out as a load at that size once: Streamlit's sidebar has taken the state
-# it takes for that width (collapsed up to the theme's md breakpoint, README "Browser tests") and finished sliding
-# (no CSS transition runs), and every chart has been drawn again at its box's width by Streamlit (its layout width,
-# and its SVG's, that of the element holding it: a chart is relaid out some 0.2 to 1 s after the box changes).
+# it takes for that width (collapsed up to the theme's md breakpoint, docs/testing.md "Browser tests") and finished
+# sliding (no CSS transition runs), and every chart has been drawn again at its box's width by Streamlit (its layout
+# width, and its SVG's, that of the element holding it: a chart is relaid out a moment after the box changes).
 RELAID_JS = """(width) => {
   if (window.innerWidth !== width) return false;
   if (document.getAnimations().some((a) => a.playState === "running" && a instanceof CSSTransition)) return false;

@@ -11,8 +11,8 @@ With ``rate`` (bytes per second) the proxy is also one student's share of a shap
 carries, in each direction, all its connections together, passes at most at that rate (a token bucket, in
 chunks of ``PACED_CHUNK``), and each new connection waits ``latency_s`` before it reaches the server, as a
 round trip would.  That is a shaped loopback: benchmarks/bench_firstvisit.py gives each student's browser
-context a ``Wire`` of its own instead of Chromium's emulated throttling, which held some of a class's
-requests unsent for minutes on a busy 2-core machine.  Used there and by the hosting tests; nothing here
+context a ``Wire`` of its own instead of Chromium's emulated throttling, which, with a class's contexts on
+one busy machine, can hold requests unsent for minutes.  Used there and by the hosting tests; nothing here
 leaves 127.0.0.1.
 """
 

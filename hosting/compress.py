@@ -2,8 +2,9 @@
 
 Streamlit 1.67 serves its static files (``/static/...``, the page document) uncompressed on purpose: its
 ``SelectiveGZipMiddleware`` skips them because Starlette's ``GZipMiddleware`` would compress the same bytes
-again on every request.  A first visit then moved 9.0-9.7 MB (Plotly's chunk alone 4.7 MB), over a minute for
-a class on a school's shared link.  ``Compress`` keeps Streamlit's reasoning and fixes the cost instead:
+again on every request.  Uncompressed, a first visit moves several megabytes (Plotly's chunk the largest part), a
+long wait for a class on a school's shared link.  ``Compress`` keeps Streamlit's reasoning and fixes the cost
+instead:
 
 * a file Streamlit marks ``immutable`` (its name carries the hash of its content) is gzipped the first time
   it is asked for, in a worker thread, once even when thirty browsers ask at the same moment, and the
@@ -31,7 +32,7 @@ from collections import OrderedDict
 
 import anyio
 
-LEVEL = 9  # compressed once and kept: the smallest output is worth the one-off CPU (under a second for Plotly)
+LEVEL = 9  # compressed once and kept: the smallest output is worth the one-off CPU
 MINIMUM = 1024  # bytes; below this gzip's header eats the gain
 CACHE_BYTES = 32 * 2**20  # compressed bytes kept; far above Streamlit's whole frontend gzipped
 COMPRESSIBLE = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/wasm")

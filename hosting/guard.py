@@ -10,7 +10,7 @@
   replaced by the script's file name before it leaves the process.
 * Uploads cannot be parked: Streamlit keeps every file PUT to ``/_stcore/upload_file/<session>/<file id>``
   in memory until the session ends, for any file id a client makes up.  A session may hold at most
-  ``SESSION_FILES`` files and ``SESSION_BYTES`` bytes (the lab has two uploaders); past that an upload is
+  ``SESSION_FILES`` files and twice the upload cap in bytes (the lab has two uploaders); past that an upload is
   refused (413) before its body is read.
 * A script's file path typed as a URL (``/pages/ffn.py``, ``/app.py``), which Streamlit's frontend would try
   to treat as a base path (a blank page, a minute of retries), is redirected to the page itself (``/ffn``); a

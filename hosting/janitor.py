@@ -11,18 +11,17 @@ departed sessions used.  A student who comes back later starts a fresh session a
 Garbage in cycles (a run's page module and its functions, and whatever its globals held) is collected by
 ``Collector``, at most once a ``COLLECT_PERIOD`` after script runs have ended, instead of by Streamlit after
 every run (``runner.postScriptGC = false`` in .streamlit/config.toml).  A full collection walks every object
-the sessions hold and holds the GIL meanwhile; after each of a class's runs it was a fifth of the script
-threads' time while thirty races trained (README, "A bigger class").  Once a second, a run's cycles wait at
-most about a second.
+the sessions hold and holds the GIL meanwhile, so one after each of a class's runs takes a share of the script
+threads' time that grows with the class (``python benchmarks/bench_class.py --race`` measures a class racing).
+Once a second, a run's cycles wait at most about a second.
 
 Freed memory then goes back to the system: glibc's malloc keeps freed blocks for reuse (and after a large
 block is freed it raises its mmap threshold, so later arrays of a few MB come from its heaps, not from
 mmap); ``release_memory`` runs a collection and ``malloc_trim``.  Elsewhere than glibc it only collects.
 ``tune_allocator`` fixes the mmap threshold at start-up instead (16 MiB): a whole run's tensors (an upload, h,
 the outputs) come from mmap and go back when freed, while the lab's row-chunk temporaries (up to 2**20 values,
-8 MiB in float64) are reused from the heap.  With the threshold at 1 MiB every chunk temporary was a fresh mapping
-whose pages the kernel faulted in and zeroed anew: a (6, 1024, 768) upload's run took ~920,000 page faults
-and 1.5 s of system CPU, against ~240,000 and 0.4 s at 16 MiB (README, "Speed").
+8 MiB in float64) are reused from the heap.  Below that size every chunk temporary would be a fresh mapping whose
+pages the kernel faults in and zeroes anew, several times the page faults and system CPU of a run.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ the first ``warm()`` imports ``PAGES``.
 After each part and group, ``gc.freeze()``: a full collection holds the GIL, and the imported modules' objects
 (which live as long as the process) would be walked every time; frozen, a collection only looks at what the
 runs made (``hosting.janitor.Collector`` collects once a second after runs, not Streamlit after every run).
-The cost measured: README, "Speed".
+``python benchmarks/bench_class.py`` prints the server's CPU per script run, the app's and a bare Streamlit app's.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ LATER = (  # groups, each imported (and frozen) at once
         "gelu_core.tensor_io",
         "gelu_core.weights",
         "gelu_core.gradients",
-        "torch.fx.experimental.symbolic_shapes",  # autograd imports it (and sympy) on its first use: the lab's
-        # first backward, a student's upload, paid it (0.2-0.3 s)
+        "torch.fx.experimental.symbolic_shapes",  # autograd imports it (and sympy) on its first use: here, so
+        # that the lab's first backward does not wait for it
         "gelu_core.training",
         "hosting.races",
     ),
@@ -95,7 +95,7 @@ def set_threads() -> None:
     spinning while they wait for work (``OMP_WAIT_POLICY=PASSIVE``), unless the environment already says.
 
     Spinning pays on an idle machine; a server shares its cores with its own script threads, and often with
-    others, where spinning threads take the CPU the waiting work needs (the figures: README, "Speed")."""
+    others, where spinning threads take the CPU the waiting work needs."""
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, str(usable_cpus()))
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

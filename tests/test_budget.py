@@ -98,6 +98,7 @@ def test_cache_entries():
     assert cache_entries(MIB) == budget.CACHE_BYTES // MIB
 
 
+@pytest.mark.slow  # a fresh process that imports torch and runs the lab
 def test_the_variable_reaches_the_loader_and_the_lab():
     """A fresh process with GELU_MEMORY_BUDGET_MB=384: a quarter of every cap, and a file over the loader's is
     refused naming it.  Reference: shares(384 MiB) and a float32 .npy of 36 MiB made in that process."""

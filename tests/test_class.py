@@ -21,6 +21,8 @@ import asyncio
 import re
 import time
 
+import pytest
+
 from harness import browser as driver
 from harness.streamlit_client import Session, run_sync
 from ui.pages import PAGES as ROWS
@@ -67,6 +69,7 @@ def server_errors(log: str) -> list[str]:
     return sorted(set(re.findall(r"^\w*(?:Error|Exception)\b.*$", log, flags=re.M)))
 
 
+@pytest.mark.slow  # a fresh server of its own and a class on every page: the longest of the non-browser tests
 def test_a_class_arriving_at_once_on_a_fresh_server_sees_no_error():
     pages = driver.app_pages()
     paths = ["" if p.default else p.url_path for p in pages] * PER_PAGE

@@ -105,9 +105,18 @@ def _made_up_silu(ops, x):
 
 
 def run(code: str) -> str:
+    """A script's printed output, run in this process.  What a script sets for the whole process (the race's: one
+    torch thread, oneDNN off) is set back after it, so the tests that follow on this worker meet torch as it was:
+    oneDNN off moves where float32 GELU's gradient ends (tests/test_training.py) and where it returns 0
+    (tests/test_page_approximations.py)."""
+    threads, onednn = torch.get_num_threads(), torch.backends.mkldnn.enabled
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "<script>", "exec"), {"__name__": "__main__"})
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "<script>", "exec"), {"__name__": "__main__"})
+    finally:
+        torch.set_num_threads(threads)
+        torch.backends.mkldnn.enabled = onednn
     return out.getvalue()
 
 

@@ -26,7 +26,7 @@ import pytest
 from gelu_core import budget
 from gelu_core import shared as shared_module
 from gelu_core.shared import SharedResults, memo
-from tests.conftest import metrics, open_page
+from tests.conftest import metrics, open_page, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 KB = 1024
@@ -155,7 +155,11 @@ def test_every_memo_is_measured_here():
     assert sorted(_memos()) == sorted(CALLS)
 
 
-@pytest.mark.parametrize("name", sorted(CALLS))
+# every memo in CI; the default run all but the range slider's live table, which fills every pair of the thumbs'
+# positions (seconds, where each other takes a fraction of one)
+@pytest.mark.parametrize("name", sweep(sorted(CALLS), sorted(CALLS),
+                                       kept=[i for i, n in enumerate(sorted(CALLS))
+                                             if n != "ui.approximations.range_live_table"]))
 def test_each_memo_keeps_no_more_than_it_declares(name):
     """An entry (its key and result) measured by tracemalloc is at most the entry_bytes its bound is made of: a
     fresh entry's measure, taken once more if it is over (a library's own cache filling within the first, such as
@@ -172,6 +176,7 @@ def test_each_memo_keeps_no_more_than_it_declares(name):
     assert 0 < kept <= function.runs.entry_bytes, f"{name}: {kept} bytes kept, {function.runs.entry_bytes} declared"
 
 
+@pytest.mark.slow  # a fresh interpreter importing every module that keeps something, twice
 def test_every_cache_at_its_bound_fits_the_budget():
     """In a fresh interpreter that imports every module that keeps something, at the default budget and at 60 %
     of a 690 MB host: the caches all full hold no more than CACHE_BYTES, and none is unbounded by the budget."""

@@ -132,6 +132,7 @@ def test_a_waiter_gives_up_with_a_sentence_after_its_timeout():
     t.join()
 
 
+@pytest.mark.slow  # six runs of 0.8 s one after another, on the clock
 def test_the_slot_serves_in_order_and_refuses_nobody_while_the_line_moves():
     """Five runs of 0.8 s queue behind a first one, each with a timeout of 3 s: the last waits over 3.2 s, past
     its timeout, and is not refused, because no run in front held the slot that long; they run in the order they

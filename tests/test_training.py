@@ -394,6 +394,7 @@ def test_races_stacked_give_each_race_alone_bit_for_bit(shape):
                 assert np.array_equal(getattr(x, field), getattr(y, field)), field
 
 
+@pytest.mark.slow  # two fresh pytest processes, each every case again; the two tests above hold this CPU's kernels
 @pytest.mark.parametrize("kernels", [
     "ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2",  # an AVX2 machine's kernels, on any x86 CPU
     "ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2",  # no vector kernels in ATen, the oldest in MKL

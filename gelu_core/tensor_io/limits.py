@@ -27,16 +27,16 @@ MAX_LOADED_BYTES = budget.LOADED_BYTES
 MAX_ELEMENTS = budget.LOADED_ELEMENTS
 MAX_TENSORS = 1024  # tensors in one file (GPT-2 small's state dict has 149)
 MAX_NDIM = 8  # dimensions of one tensor
-MAX_CSV_CELLS = 2**21  # numbers in a CSV table: 2,097,152, e.g. 2,730 rows of 768 (parsed in ~1 s)
+MAX_CSV_CELLS = 2**21  # numbers in a CSV table: 2,097,152, e.g. 2,730 rows of 768
 # One CSV row: numpy's parser holds ~8 bytes a character of the line it reads (a 2,000,000-value row of 38 MiB
-# peaked near 300 MiB), and the lab's widest token, 1,600 float64s written in full, is ~40 kB.
+# peaks near 300 MiB), and the lab's widest token, 1,600 float64s written in full, is ~40 kB.
 MAX_CSV_COLUMNS = 2**16  # numbers in one row
 MAX_CSV_LINE_BYTES = 2**20  # bytes in one line
 MAX_HEADER_BYTES = 2**20  # a safetensors JSON header (the library writes ~100 bytes a tensor)
 MAX_NPY_HEADER_BYTES = 10_000  # a .npy header (numpy's own max_header_size; np.save writes ~128 bytes)
 MAX_PICKLE_BYTES = 2**18  # data.pkl inside a .pt: ~100 bytes a tensor, and read opcode by opcode twice
-# Calls a .pt's pickle may make (torch.save makes 2 a tensor): each costs torch's pure-Python
-# unpickler ~0.1 ms, and 5 bytes of pickle can repeat one, so a 1 MiB pickle could keep it busy 20 s.
+# Calls a .pt's pickle may make (torch.save makes 2 a tensor): each is a tensor rebuild in torch's pure-Python
+# unpickler, and 5 bytes of pickle can repeat one, so an unbounded 1 MiB pickle could keep it busy for seconds.
 MAX_PICKLE_CALLS = 4 * MAX_TENSORS + 64
 MAX_ZIP_MEMBERS = MAX_TENSORS + 16  # a .pt has 6 bookkeeping records besides one per storage
 MAX_ZIP_DIRECTORY = 2**20  # bytes of zip central directory

@@ -4,8 +4,8 @@ torch.load(weights_only=True) already refuses to import anything outside its
 allowlist, so no code in a pickle runs.  That allowlist still admits calls that
 cost memory or time: ``bytearray(10**10)`` is 40 bytes of pickle and 10 GB of
 zeroed memory, ``UntypedStorage(n)`` and ``Tensor(n)`` allocate memory the file
-never filled, and 5 bytes of pickle can repeat a tensor rebuild that costs
-torch's pure-Python unpickler ~0.1 ms.  This walk admits only what torch.save
+never filled, and 5 bytes of pickle can repeat a tensor rebuild, each one a
+call into torch's pure-Python unpickler.  This walk admits only what torch.save
 writes for tensors and dicts of them (protocol 2), a bounded number of times.
 
 Each stack entry is tracked only as "this global" or "something else", so every

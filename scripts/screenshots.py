@@ -6,6 +6,7 @@ then the views a page's default hides (another tab, every overlay, the far tails
     python scripts/screenshots.py --pages approximations --views   # only that page's extra views
     python scripts/screenshots.py --poll           # only the class poll: teacher's view, a student's answer
     python scripts/screenshots.py --a11y           # keyboard focus, and pages at 200 % zoom on a phone
+    python scripts/screenshots.py --predict        # each page's question before and after it is answered
 
 Needs Debian's Chromium at /usr/bin/chromium (or GELU_CHROMIUM) and the playwright package.
 """
@@ -28,10 +29,10 @@ VIEWS = {
     "home-far-inputs": ("home", "home_x1=-20&home_x2=-0.25&home_x5=20"),
     "gate-card-minus-3": ("gate", "gate_x=-3"),
     "gate-hard-step": ("gate", "gate_sigma=0"),
-    "curves-every-overlay": ("curves", "curves_form=exact&" + "&".join(
+    "curves-every-overlay": ("curves", "form=exact&" + "&".join(
         f"curves_more={name.replace(' ', '+')}" for name in ("Sigmoid", "Tanh", "SiLU", "Leaky ReLU", "ELU", "Softplus",
                                                              "GELU tanh", "GELU sigmoid"))),
-    "derivative-tanh-wide-nudge": ("derivative", "derivative_form=tanh&derivative_nudge=1"),
+    "derivative-exact-wide-nudge": ("derivative", "form=exact&derivative_nudge=1"),
     "steps-every-digit": ("steps", "steps_x=-9.5&steps_full=true"),
     "approximations-tails": ("approximations", "approximations_range=-12&approximations_range=0"),
     "approximations-pytorch": ("approximations", "approximations_view=What+PyTorch+computes&"
@@ -51,6 +52,29 @@ def shoot_views(browser, base_url: str, out_dir: Path, views: dict[str, tuple[st
                 for scheme in ("light", "dark"):
                     driver.set_scheme(page, scheme)
                     written.append(out_dir / f"{name}-{scheme}-{device}.png")
+                    driver.screenshot_full(page, written[-1])
+            finally:
+                page.context.close()
+    return written
+
+
+def shoot_predict(browser, base_url: str, out_dir: Path, pages) -> list[Path]:
+    """Each page as the lesson reaches it (its question first, nothing that answers it) and once its first choice
+    is chosen, light on a desktop and dark on a phone: ``predict-<page>-before|after-<scheme>-<device>.png``."""
+    written = []
+    for app_page in pages:
+        for scheme, device, viewport in (("light", "desktop", driver.DESKTOP), ("dark", "phone", driver.PHONE)):
+            page = driver.new_page(browser, color_scheme=scheme, viewport=viewport)
+            try:
+                driver.open_app(page, f"{base_url}/{'' if app_page.default else app_page.url_path}", show=False)
+                written.append(out_dir / f"predict-{app_page.url_path}-before-{scheme}-{device}.png")
+                driver.screenshot_full(page, written[-1])
+                radio = page.locator(".st-key-lesson_question [role='radiogroup'] label")
+                if radio.count():
+                    runs = driver.runs(page)
+                    radio.first.click()
+                    driver.wait_idle(page, runs)
+                    written.append(out_dir / f"predict-{app_page.url_path}-after-{scheme}-{device}.png")
                     driver.screenshot_full(page, written[-1])
             finally:
                 page.context.close()
@@ -153,14 +177,16 @@ def main() -> None:
     parser.add_argument("--views", action="store_true", help="only the extra views (of --pages, if given)")
     parser.add_argument("--poll", action="store_true", help="only the class poll's views (shoot_poll)")
     parser.add_argument("--a11y", action="store_true", help="only the keyboard-focus and zoom shots (shoot_a11y)")
+    parser.add_argument("--predict", action="store_true", help="only each page before and after its question")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
 
     pages = [p for p in driver.app_pages() if not args.pages or p.url_path in args.pages]
-    pages = [] if args.views or args.poll or args.a11y else pages
+    chosen = pages
+    pages = [] if args.views or args.poll or args.a11y or args.predict else pages
     views = {name: v for name, v in VIEWS.items() if not args.pages or v[0] in args.pages}
-    views = {} if args.poll or args.a11y else views
+    views = {} if args.poll or args.a11y or args.predict else views
     started = time.perf_counter()
     with nullcontext(args.url) if args.url else driver.Server() as server, sync_playwright() as playwright:
         base_url = server if isinstance(server, str) else server.base_url
@@ -171,6 +197,8 @@ def main() -> None:
             written += shoot_poll(browser, base_url.rstrip("/"), args.out)
         if args.a11y:
             written += shoot_a11y(browser, base_url.rstrip("/"), args.out)
+        if args.predict:
+            written += shoot_predict(browser, base_url.rstrip("/"), args.out, chosen)
         browser.close()
     for path in written:
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)

@@ -76,6 +76,20 @@ def test_nothing_that_answers_the_question_shows_before_the_answer(new_tab, page
     tab.assert_clean()
 
 
+@pytest.mark.parametrize("scheme, viewport", [("light", driver.DESKTOP), ("dark", driver.PHONE)], ids=["light", "dark"])
+def test_every_question_is_axe_clean_before_its_answer(new_tab, scheme, viewport):
+    """axe-core's WCAG 2.2 A and AA rules on each page as the lesson reaches it: its question, nothing after it."""
+    from tests.e2e.test_accessibility import axe, summary_of
+
+    tab = new_tab(color_scheme=scheme, viewport=viewport)
+    found = {}
+    for page in (p for p in PAGES if PAGES[p].question):
+        driver.open_app(tab.page, f"{tab.base_url}/{'' if PAGES[page].default else page}", show=False)
+        assert tab.page.locator(driver.SHOW_ME).count() == 1, f"{page} did not ask first"
+        found[page] = summary_of(axe(tab.page))
+    assert all(v == [] for v in found.values()), found
+
+
 def test_a_shared_view_opens_whole_and_the_presenter_view_asks_first(new_tab):
     """A link holding a page's settings is a teacher's exact view: shown whole at once; the same link in the
     presenter view asks the room first."""

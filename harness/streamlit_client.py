@@ -202,8 +202,10 @@ class Seen:
     kind: str  # the Element oneof ("slider", "alert", "exception", ...) or "block"
     control: Control | None = None
     trouble: str | None = None  # an exception's type/message, an error alert's body
-    text: str = ""  # a markdown element's first 200 characters (what a short readout says); a radio's label
-    widget_id: str = ""  # a radio's id and options (the class poll's question: Session.answer)
+    text: str = ""  # a markdown element's first 200 characters (what a short readout says); a radio's, button's
+    # or rerunning expander's label
+    widget_id: str = ""  # a radio's id and options (the class poll's question: Session.answer); a button's or a
+    # rerunning expander's id (Session.click, Session.expand)
     options: tuple[str, ...] = ()
 
 
@@ -213,6 +215,9 @@ def summarize(msg: ForwardMsg) -> Seen | None:
         return None
     delta = msg.delta
     if delta.WhichOneof("type") == "add_block":
+        block = delta.add_block
+        if block.WhichOneof("type") == "expandable" and block.expandable.id:  # an expander that reruns when toggled
+            return Seen("block", text=block.expandable.label, widget_id=block.expandable.id)
         return Seen("block")
     if delta.WhichOneof("type") != "new_element":
         return None
@@ -427,6 +432,18 @@ class Session:
             raise SessionError(f"no radio on /{self.path}")
         state = WidgetState(id=radios[-1].widget_id)
         state.string_value = radios[-1].options[index]  # a radio's value goes as its option's text
+        self.moved[state.id] = state
+        return await self.run(list(self.moved.values()))
+
+    async def expand(self, label: str, open_: bool = True) -> Run:
+        """Open (or close) the expander labelled ``label`` whose state reruns the page (a key and on_change), as a
+        click on its summary sends it."""
+        found = [seen for seen in self.elements.values() if seen.kind == "block" and seen.widget_id
+                 and seen.text == label]
+        if not found:
+            raise SessionError(f"no expander {label!r} on /{self.path}")
+        state = WidgetState(id=found[0].widget_id)
+        state.bool_value = open_
         self.moved[state.id] = state
         return await self.run(list(self.moved.values()))
 

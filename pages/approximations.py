@@ -23,7 +23,7 @@ from ui.approximations import (
 )
 from ui.controls import APPROXIMATIONS, DTYPES
 from ui.format import sci
-from ui.frame import chart, require_app_frame
+from ui.frame import chart, part, require_app_frame
 from ui.live import follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
@@ -36,6 +36,7 @@ st.markdown(
 )
 
 
+@part
 def three_forms(shown: bool):
     for key in ("gelu", "gelu_tanh", "gelu_sigmoid"):
         st.caption(ACTIVATIONS[key].label)
@@ -67,6 +68,7 @@ def three_forms(shown: bool):
         col.caption(f"at x = ±{at_x:.2f}, marked on the absolute-error chart")
 
 
+@part
 def what_pytorch_computes(shown: bool):
     intro = st.empty()  # written once the tab is open: its numbers come from torch
     with st.expander("Why it becomes 0, for the curious"):

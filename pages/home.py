@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui.controls import HOME
-from ui.frame import chart, csv_button, page_link, require_app_frame
+from ui.frame import chart, csv_button, page_link, part, require_app_frame
 from ui.home import PROSE, five_inputs_table, input_live_table, on_screen, overview_figure, prose
 from ui.live import follow
 from ui.pages import PAGES
@@ -29,22 +29,30 @@ with right:
 
 st.subheader("Five numbers through both")
 st.caption("Change any input; the table and the chart follow. The defaults are the five from the book's chapter 4.")
-# A row that wraps (three and two on a phone) rather than five columns stacked five high: the table stays close.
-with st.container(horizontal=True, gap="small", key="home_inputs"):
-    inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in HOME]
 
-table = five_inputs_table(inputs)
-# Five rows: a plain table (the interactive grid is a large chunk of code for the browser's first page).
-st.table(on_screen(table), hide_index=True, width="content")
-st.caption("gate(x): how open GELU's door is. GELU(x) = x · gate(x), both in the tanh form GPT-2 uses; x·Φ(x) is "
-           "exact GELU, with the true normal gate Φ.")
-csv_button({name: column.tolist() for name, column in table.items()}, "home")
-chart(overview_figure(inputs), "home")
-with st.container(gap=None):  # the five layers in one slot: one gap above the paragraphs, not five
-    for i, c in enumerate(HOME):  # each input's row, points, the chart's view and the paragraph, moved as its arrow
-        follow(input_live_table(i, inputs), f"{c.key}_live")  # key is held or a number typed
-with st.container(key=PROSE):
-    st.markdown(prose(inputs))
+
+@part
+def inputs_and_views():
+    """The five inputs and everything they move: the table, the chart, the live layers and the paragraphs."""
+    # A row that wraps (three and two on a phone) rather than five columns stacked five high: the table stays close.
+    with st.container(horizontal=True, gap="small", key="home_inputs"):
+        inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in HOME]
+
+    table = five_inputs_table(inputs)
+    # Five rows: a plain table (the interactive grid is a large chunk of code for the browser's first page).
+    st.table(on_screen(table), hide_index=True, width="content")
+    st.caption("gate(x): how open GELU's door is. GELU(x) = x · gate(x), both in the tanh form GPT-2 uses; x·Φ(x) is "
+               "exact GELU, with the true normal gate Φ.")
+    csv_button({name: column.tolist() for name, column in table.items()}, "home")
+    chart(overview_figure(inputs), "home")
+    with st.container(gap=None):  # the five layers in one slot: one gap above the paragraphs, not five
+        for i, c in enumerate(HOME):  # each input's row, points, the chart's view and the paragraph, moved as its arrow
+            follow(input_live_table(i, inputs), f"{c.key}_live")  # key is held or a number typed
+    with st.container(key=PROSE):
+        st.markdown(prose(inputs))
+
+
+inputs_and_views()
 
 st.subheader("The lesson, step by step")
 cards = [row for row in PAGES.values() if row.card and not row.aside]

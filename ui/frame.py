@@ -13,13 +13,16 @@ rest of ui/ is Streamlit-free.
   address bar when the button is pressed.
 * ``presenting()``: ``?present=true`` hides the sidebar and the lesson around the page and enlarges the type;
   ``&hide=<key>`` (repeatable) also hides those controls, which still hold their URL values.
+* ``part``: a page's control and what it moves as an ``st.fragment``: a move reruns that part alone, not the page
+  and the frame around it, unless something outside the part shows the controls' values or the link's note.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
@@ -30,6 +33,8 @@ from ui import pages as table
 from ui.controls import PageControls
 
 PRESENT, HIDE = "present", "hide"  # the presenter view's URL parameters (no widget binds them)
+CODE_OPEN = "code_open"  # the code for this view's expander (its state: open or not)
+LINK_NOTE = "gelu_link_note"  # session state: the last full run showed the link check's note
 
 
 _LINK_TARGETS: dict[str, object] = {}  # url path -> an st.Page used only as a link target
@@ -52,6 +57,26 @@ def session_owner() -> str | None:
     all left); None outside a script run."""
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx else None
+
+
+def part(function: Callable) -> Callable:
+    """``st.fragment`` for a page's control and everything it moves: a move reruns the part alone, not the page and
+    the frame around it, so the server's work for a move is the part's.
+
+    Everything the part's controls change must be drawn inside it (its arguments are what the page's last full run
+    gave it: values of controls outside the part, which rerun the whole page).  Two things outside it follow the
+    controls, so a move reruns the whole page while either shows: the code for this view (built from every control's
+    value, below the page) when open, and the link check's note (a full run after a bad link drops it)."""
+    @st.fragment
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        ctx = get_script_run_ctx()
+        if ctx is not None and ctx.fragment_ids_this_run and (st.session_state.get(CODE_OPEN)
+                                                              or st.session_state.get(LINK_NOTE)):
+            st.rerun()
+        return function(*args, **kwargs)
+
+    return run
 
 
 def require_app_frame() -> None:
@@ -106,6 +131,7 @@ def check_link(controls: PageControls | None) -> None:
         _rename_url_values(controls.renamed)
     query = {key: st.query_params.get_all(key) for key in st.query_params}
     problems = controls.url_problems(query)
+    st.session_state[LINK_NOTE] = bool(problems)
     if not problems:
         return
     _drop_url_values(problems)
@@ -458,7 +484,7 @@ def code_for_view(page: str, controls: PageControls | None) -> None:
     if page not in table.EXPORTS:
         return
     with st.container(key="code_for_view"):
-        box = st.expander("Code for this view", icon=":material/code:", key="code_open", on_change="rerun")
+        box = st.expander("Code for this view", icon=":material/code:", key=CODE_OPEN, on_change="rerun")
         with box:
             if not box.open:
                 return

@@ -24,7 +24,7 @@ from ui.approximations import (
 from ui.controls import APPROXIMATIONS, DTYPES
 from ui.format import sci
 from ui.frame import chart, part, require_app_frame
-from ui.live import follow
+from ui.live import as_json, follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -60,7 +60,8 @@ def three_forms(shown: bool):
         st.markdown("**Relative error**")
         chart(figures["approximations-relative"], "approximations-relative")
     st.container(key="approximations_errors_words").caption(errors_words(lo))
-    follow(range_live_table(), "approximations_range_live")  # the axes and the two captions, moved as the thumbs go
+    # the axes and the two captions, moved as the thumbs go
+    follow(as_json(range_live_table), "approximations_range_live")
     c1, c2 = st.columns(2)
     for col, a in ((c1, "tanh"), (c2, "sigmoid")):
         at_x, value = worst[a]

@@ -16,7 +16,7 @@ from ui.curves import (
 )
 from ui.format import fixed
 from ui.frame import chart, part, require_app_frame
-from ui.live import follow
+from ui.live import as_json, follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -57,7 +57,8 @@ def probe(lo: float, hi: float, n: int, approximate: str, overlays: list[str], p
         c1.metric(t["relu_label"], t["relu"])
         c2.metric(t["gelu_label"], t["gelu"], help="GELU(x) = x · gate(x)")
         c3.metric(t["gate_label"], t["gate"], help="How open GELU's door is at this x, from 0 to 1.")
-        follow(probe_live_table(approximate, lo, hi), "curves_x_live")  # the above, moved by the thumb as it goes
+        # the above, moved by the thumb as it goes
+        follow(as_json(probe_live_table, approximate, lo, hi), "curves_x_live")
 
 
 probe(lo, hi, n, approximate, overlays, params)

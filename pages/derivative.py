@@ -19,7 +19,7 @@ from ui.derivative import (
 )
 from ui.format import fixed
 from ui.frame import chart, part, require_app_frame
-from ui.live import follow
+from ui.live import as_json, follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -53,7 +53,8 @@ def gradient(approximate: str, form: str):
         a.metric("passed back by ReLU", fixed(relu_slope), help="1 × ReLU′(x)")
         b.metric(f"passed back by GELU ({form})", fixed(gelu_slope), help="1 × GELU′(x)")
         st.caption(gradient_words(relu_slope, gelu_slope))
-        follow(gradient_live_table(approximate), "derivative_x_live")  # the above, moved by the thumb as it goes
+        # the above, moved by the thumb as it goes
+        follow(as_json(gradient_live_table, approximate), "derivative_x_live")
 
 
 @part

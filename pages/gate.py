@@ -17,7 +17,7 @@ from ui.gate import (
     generalised_figure,
     readout_texts,
 )
-from ui.live import follow
+from ui.live import as_json, follow
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -53,7 +53,8 @@ def probe():
     a.metric(gate_label, gate_text, help=f"{gelu_core.gelu_gate(x):.6f}")
     b.metric(gelu_label, gelu_text)
     c.metric(relu_label, relu_text, help="ReLU's gate is 1 for x > 0 and 0 otherwise.")
-    follow(gate_live_table(), "gate_x_live")  # the metrics and the gate chart's probe, moved by the thumb as it goes
+    # the metrics and the gate chart's probe, moved by the thumb as it goes
+    follow(as_json(gate_live_table), "gate_x_live")
 
 
 probe()

@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui.controls import HOME
 from ui.frame import chart, csv_button, page_link, part, require_app_frame
-from ui.home import PROSE, five_inputs_table, input_live_table, on_screen, overview_figure, prose
+from ui.home import PROSE, five_inputs_table, input_live_json, on_screen, overview_figure, prose
 from ui.live import follow
 from ui.pages import PAGES
 
@@ -47,7 +47,7 @@ def inputs_and_views():
     chart(overview_figure(inputs), "home")
     with st.container(gap=None):  # the five layers in one slot: one gap above the paragraphs, not five
         for i, c in enumerate(HOME):  # each input's row, points, the chart's view and the paragraph, moved as its arrow
-            follow(input_live_table(i, inputs), f"{c.key}_live")  # key is held or a number typed
+            follow(input_live_json(i, inputs), f"{c.key}_live")  # key is held or a number typed
     with st.container(key=PROSE):
         st.markdown(prose(inputs))
 

@@ -6,7 +6,7 @@ from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
 from ui.controls import STEPS, STEPS_PICK_LIMIT
 from ui.format import full
 from ui.frame import chart, csv_button, part, require_app_frame
-from ui.live import follow
+from ui.live import as_json, follow
 from ui.steps import (
     READOUT,
     chart_range,
@@ -73,7 +73,7 @@ def number():
             digits = digits_table(steps)
             st.table(digits, hide_index=True)
             csv_button(digits, "steps-digits", label="Download every digit (CSV)")
-        follow(steps_live_table(show_all), "steps_pick_live")
+        follow(as_json(steps_live_table, show_all), "steps_pick_live")
 
 
 number()

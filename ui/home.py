@@ -52,8 +52,10 @@ def _own_table(i: int) -> dict:
     traces = {"marker:relu": {"x": xs, "y": relu, "point": i},
               "marker:gelu_tanh": {"x": xs, "y": tanh, "point": i},
               "gap": {"x": xs, "y": tanh, "segment": i, "y0": relu, "y1": tanh}}
-    return live_table({"key": control.key, **control.options}, texts=texts, chart_key=CHART, traces=traces,
-                      number_input=True)
+    table = live_table({"key": control.key, **control.options}, texts=texts, chart_key=CHART, traces=traces,
+                       number_input=True)
+    del table["views"]  # none of its own: the shared part's (``_shared_table``) are the input's
+    return table
 
 
 @memo(entry_bytes=SHARED_BYTES)
@@ -86,13 +88,9 @@ def _shared_table(i: int, others: tuple[float, ...]) -> dict:
                           steady={CHART: ([tick_width(v) for v in views], HELD_WIDTH)})
 
 
-def input_live_table(i: int, inputs) -> dict:
-    """The live layer's table for the i-th input (0-based), the five at ``inputs`` now: at every step of its grid
-    (-20 … 20 by 0.5) the cells of its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), its
-    two markers and the dotted stub between them on the chart (``overview_figure``'s), and, with the other four
-    inputs as they are, the paragraphs under the table, which depend on all five (``prose_pieces``).  The others'
-    values change only by a rerun, which sends new tables.  With them, what depends on all five: the chart's view and
-    label (``overview_view``) and the paragraphs (``prose_pieces``)."""
+def _parts(i: int, inputs) -> tuple[tuple, tuple, dict]:
+    """``input_live_table``'s parts: the arguments of its own part and of its shared part, and this rerun's own
+    keys (``base``, ``gen``)."""
     from ui.controls import HOME
     from ui.live import grid
 
@@ -100,8 +98,31 @@ def input_live_table(i: int, inputs) -> dict:
     o = HOME[f"x{i + 1}"].options
     steps = grid(o["min_value"], o["max_value"], o["step"]).tolist()
     own = values[i]
-    return {**_own_table(i), **_shared_table(i, tuple(values[:i] + values[i + 1:])),
-            "base": steps.index(own) if own in steps else -1, "gen": " ".join(map(repr, values))}
+    return ((i,), (i, tuple(values[:i] + values[i + 1:])),
+            {"base": steps.index(own) if own in steps else -1, "gen": " ".join(map(repr, values))})
+
+
+def input_live_json(i: int, inputs) -> bytes:
+    """``input_live_table`` as the layer receives it: the JSON of its own part and of its shared part (each made
+    once, ``ui.live.as_json``) and this rerun's keys, joined into one object."""
+    import json
+
+    from ui.live import as_json
+
+    own, shared, keys = _parts(i, inputs)
+    return b",".join([as_json(_own_table, *own)[:-1], as_json(_shared_table, *shared)[1:-1],
+                      json.dumps(keys, ensure_ascii=False, separators=(",", ":")).encode()[1:]])
+
+
+def input_live_table(i: int, inputs) -> dict:
+    """The live layer's table for the i-th input (0-based), the five at ``inputs`` now: at every step of its grid
+    (-20 … 20 by 0.5) the cells of its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), its
+    two markers and the dotted stub between them on the chart (``overview_figure``'s), and, with the other four
+    inputs as they are, the paragraphs under the table, which depend on all five (``prose_pieces``).  The others'
+    values change only by a rerun, which sends new tables.  With them, what depends on all five: the chart's view and
+    label (``overview_view``) and the paragraphs (``prose_pieces``)."""
+    own, shared, keys = _parts(i, inputs)
+    return {**_own_table(*own), **_shared_table(*shared), **keys}
 
 
 def prose_pieces(xs, tanh=None, exact=None) -> list[str]:

@@ -23,11 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from hosting.runs import memo
 from ui.format import fixed as _fixed
 
 JS = r"""
 export default function (component) {
-  const { data, parentElement } = component;
+  const { parentElement } = component;
+  // the table as its JSON's UTF-8 bytes (ui/live.as_json), else as an object
+  const data = ArrayBuffer.isView(component.data) ? JSON.parse(new TextDecoder().decode(component.data))
+                                                  : component.data;
   const note = parentElement.querySelector(".gelu-live-note");
   let input = null, inputs = [], shown = -1, stopped = false;
   // a column is a list, or its distinct values and an index ({u, i}: ui/live._packed); null: write nothing there
@@ -803,8 +807,16 @@ def annotation_pieces(text: str) -> list[str]:
     return [piece for piece in re.split(r"<br>|</?b>", text) if piece]
 
 
-def follow(table: dict, key: str) -> None:
-    """Mount the live layer for one slider (once per page run, after the readouts and chart it writes into)."""
+@memo(entry_bytes=512 * 1024)  # the largest, the Approximations range's: 195 KB measured
+def as_json(table: Callable[..., dict], *args) -> bytes:
+    """The live table ``table(*args)`` as the layer receives it: its JSON, UTF-8, made once and kept (handed the
+    table itself, Streamlit writes its JSON twice at every rerun).  No NaN: the browser's JSON.parse reads none."""
+    return json.dumps(table(*args), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def follow(table: bytes, key: str) -> None:
+    """Mount the live layer for one slider (once per page run, after the readouts and chart it writes into), given
+    its table's JSON (``as_json``)."""
     _draw(key=key, data=table, height="content")
 
 

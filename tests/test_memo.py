@@ -129,6 +129,7 @@ def _printed() -> tuple:
 # One call of each memo, its arguments made inside the call (the key is kept too, and counted).
 CALLS = {
     "ui.theme._base_layout_json": lambda f: f("x", "GELU(x) and ReLU(x)", 420),
+    "ui.theme._template_json": lambda f: f(),
     "ui.derivative.landmarks": lambda f: f("tanh"),
     "ui.derivative.gradient_live_table": lambda f: f("none"),
     "ui.gate.gap_per_sigma": lambda f: f(),

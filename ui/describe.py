@@ -103,7 +103,9 @@ def _x_view(layout) -> tuple[float, float] | None:
 
 def describe(fig) -> Description:
     """The name, summary and table of a Plotly figure (a go.Figure, or its dict)."""
-    spec = fig if isinstance(fig, dict) else fig.to_plotly_json()  # no copy: read only
+    from ui.theme import plain_spec
+
+    spec = fig if isinstance(fig, dict) else plain_spec(fig) or fig.to_plotly_json()  # read only
     layout = spec.get("layout") or {}
     x_word, y_word = _title(layout.get("xaxis")) or "x", _title(layout.get("yaxis")) or "value"
     chart_title = _title(layout)

@@ -410,11 +410,50 @@ def chart(fig, name: str, *, frame: int | None = None, **kwargs) -> None:
     Each drawing gets its own key: without one, Streamlit's id is a hash of the figure, and two drawings that
     come out equal (a collapsed network's flat 50 % regions) would collide.
     """
+    from ui.theme import plain_spec  # Plotly's modules with it: imported by the page that draws a chart
+
     key = f"chart_{name}" if frame is None else f"chart_{name}_frame{frame}"
-    st.plotly_chart(fig, theme="streamlit", key=key, config=chart_config(name), **kwargs)
+    spec = plain_spec(fig)
+    if spec is None or kwargs or not _plotly_chart(spec, key, chart_config(name)):
+        st.plotly_chart(fig, theme="streamlit", key=key, config=chart_config(name), **kwargs)
     # What a screen reader hears of it: a name, a summary the chart is described by, the data as a table
     # (ui/describe.py; _A11Y_SCRIPT ties them to the plot).  A live chart's summary is not announced.
-    st.html(describe.as_html(describe.describe(fig), name, announce=frame is None))
+    st.html(describe.as_html(describe.describe(spec or fig), name, announce=frame is None))
+
+
+def _plotly_chart(spec: dict, key: str, config: dict) -> bool:
+    """Draw a figure's plain spec (``ui.theme.plain_spec``) as ``st.plotly_chart(fig, theme="streamlit", key=key,
+    config=config)`` draws the figure: the same element (tests/test_page_furniture.py holds the two equal), its
+    JSON written once here from the dicts it is made of, where st.plotly_chart copies the whole figure and writes
+    it through plotly's encoder twice (the second time for NaN: it sends null).  False, drawing nothing, when the
+    spec is not strict JSON (a NaN outside a typed array, a numpy scalar): st.plotly_chart draws that one.
+
+    It reaches Streamlit's own element helpers (pinned in requirements.txt), as st.plotly_chart does."""
+    try:
+        text = json.dumps(spec, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    from streamlit.elements.lib import agent_spec
+    from streamlit.elements.lib.form_utils import current_form_id
+    from streamlit.elements.lib.layout_utils import LayoutConfig
+    from streamlit.elements.lib.utils import compute_and_register_element_id
+    from streamlit.elements.plotly_chart import _plotly_data, _resolve_content_height
+    from streamlit.proto.PlotlyChart_pb2 import PlotlyChart
+
+    dg = st._main
+    proto = PlotlyChart()
+    proto.theme = "streamlit"
+    proto.form_id = current_form_id(dg)
+    proto.spec = text
+    proto.config = json.dumps(config)
+    proto.id = compute_and_register_element_id(
+        "plotly_chart", user_key=key, key_as_main_identity=False, dg=dg, plotly_spec=proto.spec,
+        plotly_config=proto.config, selection_mode=("points", "box", "lasso"), is_selection_activated=False,
+        theme="streamlit", width="stretch", height="content", alt=None)
+    dg._enqueue("plotly_chart", proto, layout_config=LayoutConfig(width="stretch", height=_resolve_content_height(
+        "content", spec)), agent_props=agent_spec.element("plotly_chart", key=key,
+                                                          data_builder=lambda: _plotly_data(text), alt=None))
+    return True
 
 
 def csv_button(table: Mapping[str, list], name: str, label: str = "Download table (CSV)") -> None:

@@ -143,6 +143,7 @@ CALLS = {
     "ui.home._own_table": lambda f: f(1),
     "ui.home._shared_table": lambda f: f(0, (-1.0, 0.0, 1.0, 2.0)),
     "ui.home._curves": lambda f: f(),
+    "ui.home._top": lambda f: f(20.5),
     "ui.live.as_json": lambda f: f(__import__("ui.approximations").approximations.range_live_table),
     "ui.approximations.framework_runs": lambda f: f(_x(), ("float32", "bfloat16", "float16"), "none"),
     "ui.approximations.dtype_limits": lambda f: f("float16", "tanh"),

@@ -134,6 +134,8 @@ CALLS = {
     "ui.derivative.gradient_live_table": lambda f: f("none"),
     "ui.gate.gap_per_sigma": lambda f: f(),
     "ui.gate.gate_live_table": lambda f: f(),
+    "ui.gate._gate_curves": lambda f: f(401),
+    "ui.gate._bell_curve": lambda f: f(401),
     "ui.steps._pick_rows": lambda f: f(),
     "ui.steps.steps_live_table": lambda f: f(True),
     "ui.curves._probe_columns": lambda f: f("none"),

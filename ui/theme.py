@@ -194,9 +194,10 @@ def typed_array(values: np.ndarray) -> dict | np.ndarray:
     return spec
 
 
-def _typed(obj):
+def typed(obj):
     """Every numeric numpy array inside a trace (or layout) as a typed-array spec, in place; a property set to None
-    left out, as plotly leaves it out (a list keeps its None: a gap in a line)."""
+    left out, as plotly leaves it out (a list keeps its None: a gap in a line).  A layout's template is left as it is:
+    plotly's JSON, read back (``base_layout``, ``_template_json``), holds neither."""
     if isinstance(obj, dict):
         for key in [k for k, v in obj.items() if v is None]:
             del obj[key]
@@ -204,8 +205,8 @@ def _typed(obj):
     for key, value in items:
         if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":
             obj[key] = typed_array(value)
-        elif isinstance(value, (dict, list)):
-            _typed(value)
+        elif isinstance(value, (dict, list)) and key != "template":
+            typed(value)
     return obj
 
 
@@ -254,4 +255,4 @@ def quick_figure(traces: list[dict], layout: dict) -> go.Figure:
     instead.  Plotly's own objects are built only if asked for (``QuickFigure``)."""
     if "template" not in layout:
         layout["template"] = json.loads(_template_json())
-    return QuickFigure(spec={"data": [_typed(t) for t in traces], "layout": _typed(layout)})
+    return QuickFigure(spec={"data": [typed(t) for t in traces], "layout": typed(layout)})

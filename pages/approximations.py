@@ -36,11 +36,14 @@ st.markdown(
 )
 
 
-@part
-def three_forms(shown: bool):
+def three_forms_formulas():
     for key in ("gelu", "gelu_tanh", "gelu_sigmoid"):
         st.caption(ACTIVATIONS[key].label)
         st.latex(ACTIVATIONS[key].latex)
+
+
+@part
+def three_forms(shown: bool):
     # the slider, then the three charts it moves (on a phone directly below it), then the worst points
     lo, hi = st.slider(**APPROXIMATIONS["range"].kwargs())
     if not shown:
@@ -140,6 +143,7 @@ def what_pytorch_computes(shown: bool):
 
 forms_tab, torch_tab = st.tabs(**APPROXIMATIONS["view"].kwargs())
 with forms_tab:
+    three_forms_formulas()  # before the part: the range moves nothing in them
     three_forms(bool(forms_tab.open))
 with torch_tab:
     what_pytorch_computes(bool(torch_tab.open))

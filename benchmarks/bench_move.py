@@ -21,9 +21,9 @@ each round right after this one, so that before and after see the same machine a
 
 Classes (``--classes``, default 30 and 100): the class of benchmarks/bench_class.py (``run_class``: each student
 arrives within ``--arrive`` s, opens their page, moves ``--class-moves`` times about ``--think`` s apart), spread over
-the explorer pages, on a fresh `streamlit run app.py`, then the same class on a fresh bare one-slider app: p95 of the
-moves each, their ratio (target <= 1.2x for the class of 30), errors (target 0), and the app server's memory once
-the class has left (VmRSS, against the memory budget, gelu_core/budget.py).
+the explorer pages, on a fresh `streamlit run app.py` of each checkout, then the same class on a fresh bare one-slider
+app: p95 of the moves each, their ratio (target <= 1.2x for the class of 30), errors (target 0), and the app server's
+memory once the class has left (VmRSS, beside the memory budget for students' data, gelu_core/budget.py).
 
 Every figure is printed with its ratio or target, never asserted; the tables also go to benchmarks/RESULTS.md (this
 benchmark's section, replaced by each run).  The students share this machine's cores with the servers.
@@ -137,36 +137,46 @@ def solo_table(rounds: list[dict[str, dict[str, Solo]]], app_dirs: list[Path], n
     return lines
 
 
-def class_lines(n: int, args) -> tuple[list[str], bool]:
-    """A class of ``n`` on the app, then on the bare app, each on a fresh server: the table's lines, and whether
-    every student went without an error."""
+def class_lines(n: int, app_dirs: list[Path], names: dict[str, str], args) -> tuple[list[str], bool]:
+    """A class of ``n`` on each checkout, then on the bare app, each on a fresh server: the table's lines (one per
+    checkout), and whether every student went without an error."""
+    from gelu_core import budget
+
     paths = class_paths(n, ",".join(PAGES))
     ns = argparse.Namespace(moves=args.class_moves, think=args.think, arrive=args.arrive, timeout=args.timeout,
                             seed=args.seed)
-    with driver.Server() as server:
-        driver.wait_ready(server.base_url)
-        app = run_class("one process", server.base_url, paths, {"streamlit": server.proc.pid}, ns)
-        time.sleep(args.settle)  # the class has left: the janitor gives back what the sessions held
-        after = memory_kib(server.proc.pid)
+    apps = {}
+    for d in app_dirs:
+        with driver.Server(d) as server:
+            driver.wait_ready(server.base_url)
+            result = run_class("one process", server.base_url, paths, {"streamlit": server.proc.pid}, ns)
+            time.sleep(args.settle)  # the class has left: the janitor gives back what the sessions held
+            apps[str(d)] = result, memory_kib(server.proc.pid)
     with driver.one_file_app(BASELINE_APP) as folder, driver.Server(folder) as bare_server:
         bare = run_class(BARE, bare_server.base_url, [""] * n, {"streamlit": bare_server.proc.pid}, ns)
-    from gelu_core import budget
-
-    app95, bare95 = percentile(app.moves(), 95), percentile(bare.moves(), 95)
-    ratio = app95 / bare95
-    errors = {k: app.errors[k] + bare.errors[k] for k in app.errors}
-    target = f" (target <= {TARGET_CLASS_RATIO:g}x: {'met' if ratio <= TARGET_CLASS_RATIO else 'NOT met'})" \
-        if n <= 30 else ""
-    cells = [n, len(app.moves()), ms(percentile(app.moves(), 50)), ms(app95), ms(percentile(bare.moves(), 50)),
-             ms(bare95), f"{ratio:.2f}{target}", sum(errors.values()),
-             f"{app.server_cpu_s / max(1, len(app.moves())) * 1e3:.1f}",
-             f"{bare.server_cpu_s / max(1, len(bare.moves())) * 1e3:.1f}",
-             f"{after['VmRSS'] / 2**10:.0f} ({budget.BUDGET / 2**20:.0f} budget + libraries)", f"{app.load[0]:.1f}"]
-    lines = ["| " + " | ".join(str(c) for c in cells) + " |"]
-    for s in app.students + bare.students:
+    bare95 = percentile(bare.moves(), 95)
+    lines, fine = [], not any(bare.errors.values())
+    for d in app_dirs:
+        app, after = apps[str(d)]
+        app95 = percentile(app.moves(), 95)
+        ratio = app95 / bare95
+        target = f" (target <= {TARGET_CLASS_RATIO:g}x: {'met' if ratio <= TARGET_CLASS_RATIO else 'NOT met'})" \
+            if n <= 30 else ""
+        errors = sum(app.errors.values())
+        fine &= not errors
+        cells = [names[str(d)], n, len(app.moves()), ms(percentile(app.moves(), 50)), ms(app95),
+                 ms(percentile(bare.moves(), 50)), ms(bare95), f"{ratio:.2f}{target}", errors,
+                 sum(bare.errors.values()), f"{app.server_cpu_s / max(1, len(app.moves())) * 1e3:.1f}",
+                 f"{bare.server_cpu_s / max(1, len(bare.moves())) * 1e3:.1f}",
+                 f"{after['VmRSS'] / 2**10:.0f} (data budget {budget.BUDGET / 2**20:.0f})", f"{app.load[0]:.1f}"]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+        for s in app.students:
+            if s.failure:
+                lines.append(f"  {names[str(d)]} /{s.path}: {s.failure}")
+    for s in bare.students:
         if s.failure:
-            lines.append(f"  /{s.path}: {s.failure}")
-    return lines, not any(errors.values())
+            lines.append(f"  bare /{s.path}: {s.failure}")
+    return lines, fine
 
 
 def main() -> int:
@@ -210,12 +220,12 @@ def main() -> int:
         say(f"Classes over the explorer pages, one process: each student moves {args.class_moves} times "
             f"~{args.think:g} s apart, arriving within {args.arrive:g} s; then the same class on a bare one-slider app")
         say()
-        say("| students | moves | p50 ms | p95 ms | bare p50 ms | bare p95 ms | p95 / bare | errors "
-            "| CPU ms a move, first runs in | bare CPU ms a move, first runs in | VmRSS MiB after the class "
-            "| load at start |")
-        say("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|")
+        say("| checkout | students | moves | p50 ms | p95 ms | bare p50 ms | bare p95 ms | p95 / bare | errors "
+            "| bare errors | CPU ms a move, first runs in | bare CPU ms a move, first runs in "
+            "| VmRSS MiB after the class | load at start |")
+        say("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|")
         for n in sizes:
-            lines, fine = class_lines(n, args)
+            lines, fine = class_lines(n, app_dirs, names, args)
             ok &= fine
             for line in lines:
                 say(line)

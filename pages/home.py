@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui.controls import HOME
-from ui.frame import chart, csv_button, page_link, part, require_app_frame
+from ui.frame import chart, csv_button, page_link, part, require_app_frame, text_table
 from ui.home import PROSE, five_inputs_table, input_live_json, on_screen, overview_figure, prose
 from ui.live import follow
 from ui.pages import PAGES
@@ -40,7 +40,7 @@ def inputs_and_views():
 
     table = five_inputs_table(inputs)
     # Five rows: a plain table (the interactive grid is a large chunk of code for the browser's first page).
-    st.table(on_screen(table), hide_index=True, width="content")
+    text_table(on_screen(table), hide_index=True, width="content")
     st.caption("gate(x): how open GELU's door is. GELU(x) = x · gate(x), both in the tanh form GPT-2 uses; x·Φ(x) is "
                "exact GELU, with the true normal gate Φ.")
     csv_button({name: column.tolist() for name, column in table.items()}, "home")

@@ -5,7 +5,7 @@ import streamlit as st
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
 from ui.controls import STEPS, STEPS_PICK_LIMIT
 from ui.format import full
-from ui.frame import chart, csv_button, part, require_app_frame
+from ui.frame import chart, csv_button, part, require_app_frame, text_table
 from ui.live import as_json, follow
 from ui.steps import (
     READOUT,
@@ -64,7 +64,7 @@ def number():
     with readout:
         show_all = st.toggle(**STEPS["full"].kwargs())
         table = step_table(x, steps)
-        st.table(on_screen(table), hide_index=True)
+        text_table(on_screen(table), hide_index=True)
         csv_button(table, "steps")
         st.caption(f"The step “{steps[-2].label}” is the gate; “{steps[-1].label}” multiplies the input by it. "
                    "Values are rounded to six decimals, as in the source; “Show every digit” adds each value in full "

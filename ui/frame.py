@@ -456,6 +456,14 @@ def _plotly_chart(spec: dict, key: str, config: dict) -> bool:
     return True
 
 
+def text_table(columns: Mapping[str, list[str]], **kwargs) -> None:
+    """st.table of columns of text (the page's own formatting), handed to Streamlit as the Arrow table it sends
+    (a dict would go through a pandas DataFrame at every rerun, most of what a small table costs)."""
+    import pyarrow as pa
+
+    st.table(pa.table({name: pa.array(column, pa.large_string()) for name, column in columns.items()}), **kwargs)
+
+
 def csv_button(table: Mapping[str, list], name: str, label: str = "Download table (CSV)") -> None:
     """A download button for a table (columns of equal length) as CSV."""
     import csv

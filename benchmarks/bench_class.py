@@ -1,7 +1,7 @@
 """A whole class at once: N students on a fresh server, one process and behind HAProxy with 1, 2, ... replicas.
 
     python benchmarks/bench_class.py                                   # 30 students, every mode (~3 min)
-    python benchmarks/bench_class.py --modes haproxy --replicas 2 --students 8 --moves 3     # CI's short run
+    python benchmarks/bench_class.py --modes haproxy --replicas 2 --students 8 --moves 3 --no-results  # CI's run
 
 Each student is a session of harness/streamlit_client.py (Streamlit's websocket protocol, as the browser
 speaks it; all students share this one asyncio process).  The class is spread over every page of app.py in
@@ -44,7 +44,7 @@ seconds while ``--explorers`` students move Curves' slider; per student the time
 drawn p50/p95/max, the Curves moves' p95 meanwhile, errors (a student told the lab is busy is one) and peak
 memory, one process.  Targets: every run drawn within 60 s, none refused, Curves p95 < 1 s.
 
-Targets from the issue, printed with each figure (never asserted): 0 errors; one process p95 within 1.5x the
+Targets from the issue, printed with each figure (never asserted): 0 errors; one process p95 within 1.2x the
 one-slider app's; behind HAProxy p95 < 1 s with as few replicas as that takes.  Exit status 1 if any student
 saw an error (exception, error box, disconnect, unfinished run), else 0.
 """
@@ -65,13 +65,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import results  # noqa: E402
 from benchmarks.bench_browser import BASELINE_APP  # noqa: E402
 from harness import browser as driver  # noqa: E402
 from harness.balancer import Balancer, cpu_seconds  # noqa: E402
 from harness.memory import memory_kib  # noqa: E402
 from harness.streamlit_client import Session, run_sync  # noqa: E402
 
-TARGET_RATIO = 1.5  # one process p95 / one-slider app p95
+TARGET_RATIO = 1.2  # one process p95 / one-slider app p95
 TARGET_P95_S = 1.0  # behind HAProxy
 UTILISATION = 0.6  # capacity estimate: a core kept 60 % busy keeps queues short (M/M/1: mean wait 1.5x the run)
 
@@ -557,7 +558,14 @@ def main() -> int:
     parser.add_argument("--explorers", type=int, default=10, help="with --race: students on the explorer pages")
     parser.add_argument("--lab", action="store_true", help="a lab class: --students each open the (8, 1024) demo "
                         "with their own weight seed while --explorers students move Curves' slider (one process)")
+    parser.add_argument("--no-results", action="store_true", help="print only; leave benchmarks/RESULTS.md as it is")
     args = parser.parse_args()
+    mode = next((f" --{m}" for m in ("poll", "race", "lab", "sweep") if getattr(args, m)), "")
+    with results.recorded(f"bench_class{mode}", enabled=not args.no_results):  # the printout, kept in RESULTS.md
+        return run_mode(args)
+
+
+def run_mode(args) -> int:
     if args.poll:
         return poll(args)
     if args.race:

@@ -6,7 +6,9 @@ was measured; the rest of the file is left as it is.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import io
 import re
 import subprocess
 import sys
@@ -53,3 +55,31 @@ def write_section(name: str, lines: list[str], command: str | None = None) -> No
     else:
         text = text.rstrip() + "\n\n" + section
     FILE.write_text(text)
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, out):
+        self.out, self.kept = out, io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.kept.write(text)
+        return self.out.write(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+@contextlib.contextmanager
+def recorded(name: str, enabled: bool = True):
+    """Print as usual, and keep what is printed: the section ``name`` of RESULTS.md becomes it at the end (unless
+    ``enabled`` is false, or the block raised)."""
+    if not enabled:
+        yield
+        return
+    tee = _Tee(sys.stdout)
+    sys.stdout = tee
+    try:
+        yield
+    finally:
+        sys.stdout = tee.out
+    write_section(name, ["```", *tee.kept.getvalue().rstrip().splitlines(), "```"])

@@ -44,7 +44,7 @@ seconds while ``--explorers`` students move Curves' slider; per student the time
 drawn p50/p95/max, the Curves moves' p95 meanwhile, errors (a student told the lab is busy is one) and peak
 memory, one process.  Targets: every run drawn within 60 s, none refused, Curves p95 < 1 s.
 
-Targets from the issue, printed with each figure (never asserted): 0 errors; one process p95 within 1.5x the
+Targets from the issue, printed with each figure (never asserted): 0 errors; one process p95 within 1.2x the
 one-slider app's; behind HAProxy p95 < 1 s with as few replicas as that takes.  Exit status 1 if any student
 saw an error (exception, error box, disconnect, unfinished run), else 0.
 """
@@ -72,7 +72,7 @@ from harness.balancer import Balancer, cpu_seconds  # noqa: E402
 from harness.memory import memory_kib  # noqa: E402
 from harness.streamlit_client import Session, run_sync  # noqa: E402
 
-TARGET_RATIO = 1.5  # one process p95 / one-slider app p95
+TARGET_RATIO = 1.2  # one process p95 / one-slider app p95
 TARGET_P95_S = 1.0  # behind HAProxy
 UTILISATION = 0.6  # capacity estimate: a core kept 60 % busy keeps queues short (M/M/1: mean wait 1.5x the run)
 

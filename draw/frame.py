@@ -12,13 +12,16 @@ the presenter view, the lesson around each page, the code for each view, and one
   address bar when the button is pressed.
 * ``presenting()``: ``?present=true`` hides the sidebar and the lesson around the page and enlarges the type;
   ``&hide=<key>`` (repeatable) also hides those controls, which still hold their URL values.
+* ``part``: a page's control and what it moves as an ``st.fragment``: a move reruns that part alone, not the page
+  and the frame around it, unless something outside the part shows the controls' values or the link's note.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import streamlit as st
 
@@ -29,6 +32,8 @@ from ui import pages as table
 from ui.controls import PageControls
 
 PRESENT, HIDE = "present", "hide"  # the presenter view's URL parameters (no widget binds them)
+CODE_OPEN = "code_open"  # the code for this view's expander (its state: open or not)
+LINK_NOTE = "gelu_link_note"  # session state: the last full run showed the link check's note
 
 
 _LINK_TARGETS: dict[str, object] = {}  # url path -> an st.Page used only as a link target
@@ -52,6 +57,24 @@ def session_owner() -> str | None:
     return internals.session_id()
 
 
+def part(function: Callable) -> Callable:
+    """``st.fragment`` for a page's control and everything it moves: a move reruns the part alone, not the page and
+    the frame around it, so the server's work for a move is the part's.
+
+    Everything the part's controls change must be drawn inside it (its arguments are what the page's last full run
+    gave it: values of controls outside the part, which rerun the whole page).  Two things outside it follow the
+    controls, so a move reruns the whole page while either shows: the code for this view (built from every control's
+    value, below the page) when open, and the link check's note (a full run after a bad link drops it)."""
+    @st.fragment
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        if internals.in_fragment_rerun() and (st.session_state.get(CODE_OPEN) or st.session_state.get(LINK_NOTE)):
+            st.rerun()
+        return function(*args, **kwargs)
+
+    return run
+
+
 def require_app_frame() -> None:
     """Rerun through app.py if Streamlit ran this page on its own (legacy pages/ mode)."""
     if internals.in_pages_directory_mode():
@@ -70,6 +93,7 @@ def check_link(controls: PageControls | None) -> None:
         internals.rename_url_values(controls.renamed)
     query = {key: st.query_params.get_all(key) for key in st.query_params}
     problems = controls.url_problems(query)
+    st.session_state[LINK_NOTE] = bool(problems)
     if not problems:
         return
     internals.drop_url_values(problems)
@@ -152,11 +176,23 @@ def chart(fig, name: str, *, frame: int | None = None, **kwargs) -> None:
     Each drawing gets its own key: without one, Streamlit's id is a hash of the figure, and two drawings that
     come out equal (a collapsed network's flat 50 % regions) would collide.
     """
+    from ui.theme import plain_spec  # Plotly's modules with it: imported by the page that draws a chart
+
     key = f"chart_{name}" if frame is None else f"chart_{name}_frame{frame}"
-    st.plotly_chart(fig, theme="streamlit", key=key, config=chart_config(name), **kwargs)
+    spec = plain_spec(fig)
+    if spec is None or kwargs or not internals.plotly_chart_of_spec(spec, key, chart_config(name)):
+        st.plotly_chart(fig, theme="streamlit", key=key, config=chart_config(name), **kwargs)
     # What a screen reader hears of it: a name, a summary the chart is described by, the data as a table
     # (ui/describe.py; a11y.js ties them to the plot).  A live chart's summary is not announced.
-    st.html(describe.as_html(describe.describe(fig), name, announce=frame is None))
+    st.html(describe.as_html(describe.describe(spec or fig), name, announce=frame is None))
+
+
+def text_table(columns: Mapping[str, list[str]], **kwargs) -> None:
+    """st.table of columns of text (the page's own formatting), handed to Streamlit as the Arrow table it sends
+    (a dict would go through a pandas DataFrame at every rerun, most of what a small table costs)."""
+    import pyarrow as pa
+
+    st.table(pa.table({name: pa.array(column, pa.large_string()) for name, column in columns.items()}), **kwargs)
 
 
 def csv_button(table: Mapping[str, list], name: str, label: str = "Download table (CSV)") -> None:
@@ -184,7 +220,7 @@ def code_for_view(page: str, controls: PageControls | None) -> None:
     if page not in table.EXPORTS:
         return
     with st.container(key="code_for_view"):
-        box = st.expander("Code for this view", icon=":material/code:", key="code_open", on_change="rerun")
+        box = st.expander("Code for this view", icon=":material/code:", key=CODE_OPEN, on_change="rerun")
         with box:
             if not box.open:
                 return

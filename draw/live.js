@@ -4,7 +4,10 @@
 // thumb, writes the row's strings into the readouts the page drew, and moves the chart's probe traces and views in
 // the SVG Plotly drew.  Mounted by draw/live.py after plotly_private.js (the plotly* names).
 export default function (component) {
-  const { data, parentElement } = component;
+  const { parentElement } = component;
+  // the table as its JSON's UTF-8 bytes (ui/live.as_json), else as an object
+  const data = ArrayBuffer.isView(component.data) ? JSON.parse(new TextDecoder().decode(component.data))
+                                                  : component.data;
   const note = parentElement.querySelector(".gelu-live-note");
   let input = null, inputs = [], shown = -1, stopped = false;
   // a column is a list, or its distinct values and an index ({u, i}: ui/live._packed); null: write nothing there

@@ -11,11 +11,12 @@ the frontend's source), so a whole class of sessions fits in one asyncio process
    permessage-deflate as a browser negotiates it.
 3. BackMsg `rerun_script` (a ClientState) for every run: the URL's query string, the page (by `page_name`,
    the URL path, on the first run; by `page_script_hash` after, as the frontend does), the widget states,
-   the hashes of the messages it has cached, and a context (timezone, locale, URL, colour scheme).
-4. ForwardMsg in: `new_session` starts a run, deltas (`new_element`, `add_block`) build the page, a
-   `ref_hash` stands for a cached message, `page_info_changed` is the new URL query string, `navigation`
-   names the current page, and `script_finished` ends the run (status FINISHED_EARLY_FOR_RERUN = cut short
-   by a newer run; the session waits on for the run that finishes).
+   the hashes of the messages it has cached, and a context (timezone, locale, URL, colour scheme); a widget an
+   `st.fragment` drew (its delta's `fragment_id`) names that fragment, which then reruns alone.
+4. ForwardMsg in: `new_session` starts a run (a fragment's run keeps the rest of the page), deltas
+   (`new_element`, `add_block`) build the page, a `ref_hash` stands for a cached message, `page_info_changed`
+   is the new URL query string, `navigation` names the current page, and `script_finished` ends the run
+   (status FINISHED_EARLY_FOR_RERUN = cut short by a newer run; the session waits on for the run that finishes).
 
 Along the way every exception element (`Delta.new_element.exception`) and error alert
 (`new_element.alert` of format ERROR) that reaches the session is kept, and the first slider (else number
@@ -157,6 +158,7 @@ class Control:
     step: float
     integer: bool  # NumberInput.DataType INT: sent as int_value
     query_param_key: str
+    fragment_id: str = ""  # the st.fragment drawing it (Delta.fragment_id): its moves rerun that fragment alone
 
     def stepped(self, direction: int = 1) -> tuple[float, ...]:
         """One step of the first value (a range slider's lower thumb) towards `direction`, turning back at an end,
@@ -203,8 +205,10 @@ class Seen:
     kind: str  # the Element oneof ("slider", "alert", "exception", ...) or "block"
     control: Control | None = None
     trouble: str | None = None  # an exception's type/message, an error alert's body
-    text: str = ""  # a markdown element's first 200 characters (what a short readout says); a radio's label
-    widget_id: str = ""  # a radio's id and options (the class poll's question: Session.answer)
+    text: str = ""  # a markdown element's first 200 characters (what a short readout says); a radio's, button's
+    # or rerunning expander's label
+    widget_id: str = ""  # a radio's id and options (the class poll's question: Session.answer); a button's or a
+    # rerunning expander's id (Session.click, Session.expand)
     options: tuple[str, ...] = ()
 
 
@@ -214,6 +218,9 @@ def summarize(msg: ForwardMsg) -> Seen | None:
         return None
     delta = msg.delta
     if delta.WhichOneof("type") == "add_block":
+        block = delta.add_block
+        if block.WhichOneof("type") == "expandable" and block.expandable.id:  # an expander that reruns when toggled
+            return Seen("block", text=block.expandable.label, widget_id=block.expandable.id)
         return Seen("block")
     if delta.WhichOneof("type") != "new_element":
         return None
@@ -389,11 +396,13 @@ class Session:
 
     # -- talking --
 
-    def rerun_message(self, widget_states: list[WidgetState] | None = None) -> BackMsg:
-        """The BackMsg the frontend's sendRerunBackMsg builds."""
+    def rerun_message(self, widget_states: list[WidgetState] | None = None, fragment_id: str = "") -> BackMsg:
+        """The BackMsg the frontend's sendRerunBackMsg builds (``fragment_id``: a widget's fragment, rerun alone)."""
         msg = BackMsg()
         client = msg.rerun_script
         client.query_string = self.query_string
+        if fragment_id:
+            client.fragment_id = fragment_id
         if self.page_script_hash:
             client.page_script_hash = self.page_script_hash
         else:
@@ -406,8 +415,9 @@ class Session:
         ctx.color_scheme = "light"
         return msg
 
-    async def run(self, widget_states: list[WidgetState] | None = None) -> Run:
-        """Ask for a script run, wait for the run that finishes (not one cut short), and return it.
+    async def run(self, widget_states: list[WidgetState] | None = None, fragment_id: str = "") -> Run:
+        """Ask for a script run (the whole page, or the fragment ``fragment_id``), wait for the run that finishes
+        (not one cut short), and return it.
 
         Raises SessionError if the websocket closes first or no run finishes within the timeout; the Run
         then stays in `runs` unfinished."""
@@ -417,7 +427,7 @@ class Session:
         self.runs.append(run)
         self._pending = run
         self._finished.clear()
-        await self.ws.send(self.rerun_message(widget_states).SerializeToString())
+        await self.ws.send(self.rerun_message(widget_states, fragment_id).SerializeToString())
         try:
             await asyncio.wait_for(self._finished.wait(), self.timeout_s)
         except TimeoutError:
@@ -449,7 +459,7 @@ class Session:
         value = control.stepped(direction)
         self.moved[control.id] = control.state(value)
         self.query_string = control.url_query(self.query_string, value)
-        return await self.run(list(self.moved.values()))
+        return await self.run(list(self.moved.values()), control.fragment_id)
 
     async def answer(self, index: int) -> Run:
         """Choose option `index` of the page's last radio in the main area (the lesson's question, below the
@@ -481,6 +491,18 @@ class Session:
         trigger = WidgetState(id=found[0].widget_id)
         trigger.trigger_value = True
         return await self.run([*self.moved.values(), trigger])
+
+    async def expand(self, label: str, open_: bool = True) -> Run:
+        """Open (or close) the expander labelled ``label`` whose state reruns the page (a key and on_change), as a
+        click on its summary sends it."""
+        found = [seen for seen in self.elements.values() if seen.kind == "block" and seen.widget_id
+                 and seen.text == label]
+        if not found:
+            raise SessionError(f"no expander {label!r} on /{self.path}")
+        state = WidgetState(id=found[0].widget_id)
+        state.bool_value = open_
+        self.moved[state.id] = state
+        return await self.run(list(self.moved.values()))
 
     async def click(self, label: str) -> Run:
         """Press the button labelled `label` (anywhere on the page, the sidebar too), as a click sends it: a
@@ -515,7 +537,8 @@ class Session:
         """Take one ForwardMsg in, as the frontend would."""
         kind = msg.WhichOneof("type")
         if kind == "new_session":
-            self.elements = {}  # a new run redraws the page
+            if not msg.metadata.run.fragment_ids:
+                self.elements = {}  # a new run redraws the page; a fragment's run redraws the fragment in place
             self.session_id = msg.new_session.initialize.session_id or self.session_id
             if msg.new_session.page_script_hash:
                 self.page_script_hash = msg.new_session.page_script_hash
@@ -527,6 +550,9 @@ class Session:
             seen = self.cache.get(msg.ref_hash) if kind == "ref_hash" else summarize(msg)
             if seen is None:
                 return
+            if kind == "delta" and seen.control is not None and msg.delta.fragment_id:
+                seen = dataclasses.replace(seen, control=dataclasses.replace(seen.control,
+                                                                             fragment_id=msg.delta.fragment_id))
             if kind == "delta" and msg.metadata.cacheable and msg.hash:
                 self.cache[msg.hash] = seen
             self.elements[tuple(msg.metadata.delta_path)] = seen

@@ -9,7 +9,10 @@ counterpart is draw/plotly_private.js.
   and nothing public retracts a value before the widget reads it (``drop_url_values``, ``rename_url_values``); the
   session a run belongs to (``session_id``); the legacy ``pages/``-folder mode that a folder named ``pages`` beside
   app.py switches on (``leave_pages_directory_mode``); the sessions still connected and closing a departed one
-  (``Runtime._session_mgr``), and the uploads each session holds (``uploaded_file_mgr.file_storage``).
+  (``Runtime._session_mgr``), and the uploads each session holds (``uploaded_file_mgr.file_storage``); whether
+  this run reruns a fragment alone (``in_fragment_rerun``); and a Plotly chart's element sent from its plain spec
+  the way ``st.plotly_chart`` sends it, without writing the figure through plotly's encoder twice
+  (``plotly_chart_of_spec``: Streamlit's element helpers and ``DeltaGenerator._enqueue``).
 * asyncio: TCP_NODELAY on accepted connections (``base_events._set_nodelay``, ``install_nodelay``).
 * glibc: the allocator's mmap threshold and giving freed heap pages back (``mallopt``, ``malloc_trim``).
 """
@@ -70,6 +73,52 @@ def session_id() -> str | None:
 
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx else None
+
+
+def in_fragment_rerun() -> bool:
+    """True while this script run reruns one or more fragments alone (not the whole page)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
+
+
+# ------------------------------------------------------------------ Streamlit: a chart's element from its spec
+
+def plotly_chart_of_spec(spec: dict, key: str, config: dict) -> bool:
+    """Draw a figure's plain spec (``ui.theme.plain_spec``) as ``st.plotly_chart(fig, theme="streamlit", key=key,
+    config=config)`` draws the figure: the same element (tests/test_page_furniture.py holds the two equal), its
+    JSON written once here from the dicts it is made of, where st.plotly_chart copies the whole figure and writes
+    it through plotly's encoder twice.  False, drawing nothing, when the spec is not strict JSON (a NaN outside a
+    typed array, a numpy scalar): st.plotly_chart draws that one."""
+    import json
+
+    try:
+        text = json.dumps(spec, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    import streamlit as st
+    from streamlit.elements.lib import agent_spec
+    from streamlit.elements.lib.form_utils import current_form_id
+    from streamlit.elements.lib.layout_utils import LayoutConfig
+    from streamlit.elements.lib.utils import compute_and_register_element_id
+    from streamlit.elements.plotly_chart import _plotly_data, _resolve_content_height
+    from streamlit.proto.PlotlyChart_pb2 import PlotlyChart
+
+    dg = st._main
+    proto = PlotlyChart()
+    proto.theme = "streamlit"
+    proto.form_id = current_form_id(dg)
+    proto.spec = text
+    proto.config = json.dumps(config)
+    proto.id = compute_and_register_element_id(
+        "plotly_chart", user_key=key, key_as_main_identity=False, dg=dg, plotly_spec=proto.spec,
+        plotly_config=proto.config, selection_mode=("points", "box", "lasso"), is_selection_activated=False,
+        theme="streamlit", width="stretch", height="content", alt=None)
+    dg._enqueue("plotly_chart", proto, layout_config=LayoutConfig(width="stretch", height=_resolve_content_height(
+        "content", spec)), agent_props=agent_spec.element("plotly_chart", key=key,
+                                                          data_builder=lambda: _plotly_data(text), alt=None))
+    return True
 
 
 # ------------------------------------------------------------------ Streamlit: the pages/ folder's legacy mode

@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from draw.frame import chart, require_app_frame
+from draw.frame import chart, part, require_app_frame
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from gelu_core import ACTIVATIONS, form_word
@@ -28,6 +28,7 @@ from ui.approximations import (
     worst_points,
 )
 from ui.format import sci
+from ui.live import as_json
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -41,10 +42,14 @@ st.markdown(
 ask_first("approximations")  # the errors' charts and figures answer it: they wait for the prediction
 
 
-def three_forms(shown: bool):
+def three_forms_formulas():
     for key in ("gelu", "gelu_tanh", "gelu_sigmoid"):
         st.caption(ACTIVATIONS[key].label)
         st.latex(ACTIVATIONS[key].latex)
+
+
+@part
+def three_forms(shown: bool):
     # the slider, then the three charts it moves (on a phone directly below it), then the worst points
     lo, hi = st.slider(**APPROXIMATIONS["range"].kwargs())
     if not shown:
@@ -64,7 +69,8 @@ def three_forms(shown: bool):
         st.markdown("**Relative error**")
         chart(figures["approximations-relative"], "approximations-relative")
     st.container(key="approximations_errors_words").caption(errors_words(lo))
-    follow(range_live_table(), "approximations_range_live")  # the axes and the two captions, moved as the thumbs go
+    # the axes and the two captions, moved as the thumbs go
+    follow(as_json(range_live_table), "approximations_range_live")
     c1, c2 = st.columns(2)
     for col, a in ((c1, "tanh"), (c2, "sigmoid")):
         at_x, value = worst[a]
@@ -72,6 +78,7 @@ def three_forms(shown: bool):
         col.caption(f"at x = ±{at_x:.2f}, marked on the absolute-error chart")
 
 
+@part
 def what_pytorch_computes(shown: bool):
     intro = st.empty()  # written once the tab is open: its numbers come from torch
     with st.expander("Why it becomes 0, for the curious"):
@@ -142,6 +149,7 @@ def what_pytorch_computes(shown: bool):
 
 forms_tab, torch_tab = st.tabs(**APPROXIMATIONS["view"].kwargs())
 with forms_tab:
+    three_forms_formulas()  # before the part: the range moves nothing in them
     three_forms(bool(forms_tab.open))
 with torch_tab:
     what_pytorch_computes(bool(torch_tab.open))

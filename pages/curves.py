@@ -3,7 +3,7 @@
 import streamlit as st
 
 import gelu_core
-from draw.frame import chart, require_app_frame
+from draw.frame import chart, part, require_app_frame
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.controls import ordered_range
@@ -19,6 +19,7 @@ from ui.curves import (
     values_tables,
 )
 from ui.format import fixed
+from ui.live import as_json
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -34,7 +35,7 @@ st.markdown(shape_words(approximate))
 # the range, the point count and the overlays come after.
 probe_col, chart_col = st.columns([1, 2.4], gap="large")
 with probe_col:
-    x = st.slider(**CURVES["x"].kwargs())
+    probe_box = st.container()  # the probe x, drawn by ``probe`` below with the chart it moves
 with st.expander("Range, points and other activations", expanded=True):
     r1, r2 = st.columns(2)
     lo, hi = r1.slider(**CURVES["range"].kwargs())
@@ -45,17 +46,28 @@ with st.expander("Range, points and other activations", expanded=True):
         if name in overlays:
             params[name] = {param: col.slider(**CURVES[control].kwargs())}
 
-with chart_col:
-    if lo == hi:
-        st.info(f"The range is a single point, so the chart shows {fixed(lo - 1, 1)} … {fixed(hi + 1, 1)}.")
-    lo, hi = ordered_range(lo, hi)
-    chart(curves_figure(lo, hi, n, approximate, x, overlays, params), "curves")
-    t = readout_texts(x, approximate)
-    c1, c2, c3 = st.container(key=READOUT).columns(3)
-    c1.metric(t["relu_label"], t["relu"])
-    c2.metric(t["gelu_label"], t["gelu"], help="GELU(x) = x · gate(x)")
-    c3.metric(t["gate_label"], t["gate"], help="How open GELU's door is at this x, from 0 to 1.")
-    follow(probe_live_table(approximate, lo, hi), "curves_x_live")  # the above, moved by the thumb as it goes
+
+@part
+def probe(lo: float, hi: float, n: int, approximate: str, overlays: list[str], params: dict):
+    """The probe x in its place and the chart and readouts it moves, drawn once the range, the
+    point count and the overlays are read (a move of x reruns this alone)."""
+    with probe_box:
+        x = st.slider(**CURVES["x"].kwargs())
+    with chart_col:
+        if lo == hi:
+            st.info(f"The range is a single point, so the chart shows {fixed(lo - 1, 1)} … {fixed(hi + 1, 1)}.")
+        lo, hi = ordered_range(lo, hi)
+        chart(curves_figure(lo, hi, n, approximate, x, overlays, params), "curves")
+        t = readout_texts(x, approximate)
+        c1, c2, c3 = st.container(key=READOUT).columns(3)
+        c1.metric(t["relu_label"], t["relu"])
+        c2.metric(t["gelu_label"], t["gelu"], help="GELU(x) = x · gate(x)")
+        c3.metric(t["gate_label"], t["gate"], help="How open GELU's door is at this x, from 0 to 1.")
+        # the above, moved by the thumb as it goes
+        follow(as_json(probe_live_table, approximate, lo, hi), "curves_x_live")
+
+
+probe(lo, hi, n, approximate, overlays, params)
 
 f1, f2 = st.columns(2)
 f1.latex(gelu_core.get_activation("relu").latex)

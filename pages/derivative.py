@@ -3,7 +3,7 @@
 import streamlit as st
 
 import gelu_core
-from draw.frame import chart, require_app_frame
+from draw.frame import chart, part, require_app_frame
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.derivative import CONTROLS as DERIVATIVE
@@ -21,6 +21,7 @@ from ui.derivative import (
     slopes_figure,
 )
 from ui.format import fixed
+from ui.live import as_json
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -41,38 +42,51 @@ ask_first("derivative")  # the gradients, the slopes and the landmarks answer it
 
 st.markdown(negative_slope_words(approximate))
 
-# Each slider sits right above what it moves (on a phone the columns stack: slider, then its readouts or chart).
-settings, readout = st.columns([1, 1.4], gap="medium")
-with settings:
-    x = st.slider(**DERIVATIVE["x"].kwargs())
-with readout, st.container(key=READOUT):
-    relu_slope, gelu_slope = gelu_core.relu_grad(x), gelu_core.gelu_grad(x, approximate)
-    st.markdown(f"**The gradient flowing back**{gradient_sentence_tail(x)}")
-    a, b = st.columns(2)
-    a.metric("passed back by ReLU", fixed(relu_slope), help="1 × ReLU′(x)")
-    b.metric(f"passed back by GELU ({form})", fixed(gelu_slope), help="1 × GELU′(x)")
-    st.caption(gradient_words(relu_slope, gelu_slope))
-    follow(gradient_live_table(approximate), "derivative_x_live")  # the above, moved by the thumb as it goes
 
+@part
+def gradient(approximate: str, form: str):
+    """The x slider and the gradient it passes back (each slider sits right above what it moves: on a phone the
+    columns stack, slider, then its readouts or chart)."""
+    settings, readout = st.columns([1, 1.4], gap="medium")
+    with settings:
+        x = st.slider(**DERIVATIVE["x"].kwargs())
+    with readout, st.container(key=READOUT):
+        relu_slope, gelu_slope = gelu_core.relu_grad(x), gelu_core.gelu_grad(x, approximate)
+        st.markdown(f"**The gradient flowing back**{gradient_sentence_tail(x)}")
+        a, b = st.columns(2)
+        a.metric("passed back by ReLU", fixed(relu_slope), help="1 × ReLU′(x)")
+        b.metric(f"passed back by GELU ({form})", fixed(gelu_slope), help="1 × GELU′(x)")
+        st.caption(gradient_words(relu_slope, gelu_slope))
+        # the above, moved by the thumb as it goes
+        follow(as_json(gradient_live_table, approximate), "derivative_x_live")
+
+
+@part
+def smoothness(approximate: str, form: str):
+    """The nudge slider, the slopes chart it moves and the two slopes' change across it."""
+    left, right = st.columns(2)
+    with left:
+        h = st.slider(**DERIVATIVE["nudge"].kwargs())
+        chart(slopes_figure(approximate, h), "slopes")
+    with right:
+        n = nudge(approximate, h)
+        st.markdown(f"From x = -{h:g} to x = +{h:g}:")
+        st.metric("ReLU′ jumps", f"{fixed(n.relu[0], 0)} → {fixed(n.relu[1], 0)}",
+                  delta=f"+{fixed(n.relu[1] - n.relu[0], 0)}", delta_color="off")
+        st.metric(f"GELU′ ({form}) {nudge_words(n)}", f"{fixed(n.gelu[0])} → {fixed(n.gelu[1])}",
+                  delta=f"{n.gelu[1] - n.gelu[0]:+.4f}", delta_color="off")
+        st.latex(r"\mathrm{ReLU}'(x) = \begin{cases} 1 & x > 0 \\ 0 & x \le 0 \end{cases}")
+        st.caption("At 0 ReLU has no slope; by convention (and in PyTorch's autograd) ReLU′(0) = 0.")
+        if approximate == "none":
+            st.latex(r"\begin{gathered} \mathrm{GELU}'(x) = \Phi(x) + x\,\varphi(x) \\ "
+                     r"\mathrm{GELU}''(x) = \varphi(x)\,(2 - x^2) \end{gathered}")
+        else:
+            st.latex(r"\mathrm{GELU}'(x) = \mathrm{gate}(x) + x\,\mathrm{gate}'(x)")
+
+
+gradient(approximate, form)
 st.markdown("**Smoothness.** Nudge x to either side of 0 and compare how much each slope changes.")
-left, right = st.columns(2)
-with left:
-    h = st.slider(**DERIVATIVE["nudge"].kwargs())
-    chart(slopes_figure(approximate, h), "slopes")
-with right:
-    n = nudge(approximate, h)
-    st.markdown(f"From x = -{h:g} to x = +{h:g}:")
-    st.metric("ReLU′ jumps", f"{fixed(n.relu[0], 0)} → {fixed(n.relu[1], 0)}",
-              delta=f"+{fixed(n.relu[1] - n.relu[0], 0)}", delta_color="off")
-    st.metric(f"GELU′ ({form}) {nudge_words(n)}", f"{fixed(n.gelu[0])} → {fixed(n.gelu[1])}",
-              delta=f"{n.gelu[1] - n.gelu[0]:+.4f}", delta_color="off")
-    st.latex(r"\mathrm{ReLU}'(x) = \begin{cases} 1 & x > 0 \\ 0 & x \le 0 \end{cases}")
-    st.caption("At 0 ReLU has no slope; by convention (and in PyTorch's autograd) ReLU′(0) = 0.")
-    if approximate == "none":
-        st.latex(r"\begin{gathered} \mathrm{GELU}'(x) = \Phi(x) + x\,\varphi(x) \\ "
-                 r"\mathrm{GELU}''(x) = \varphi(x)\,(2 - x^2) \end{gathered}")
-    else:
-        st.latex(r"\mathrm{GELU}'(x) = \mathrm{gate}(x) + x\,\mathrm{gate}'(x)")
+smoothness(approximate, form)
 
 st.subheader("Where GELU bottoms out")
 marks = landmarks(approximate)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import gelu_core
-from draw.frame import chart, require_app_frame
+from draw.frame import chart, part, require_app_frame
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.format import fixed, percent
@@ -19,6 +19,7 @@ from ui.gate import (
     generalised_figure,
     readout_texts,
 )
+from ui.live import as_json
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 form = lesson_form()
@@ -39,22 +40,29 @@ for col, (x, gate) in zip(st.columns(len(cards)), cards, strict=True):
     col.metric(f"card {fixed(x, 0)}", f"{percent(gate)} open", help=f"Φ({fixed(x, 0)}) = {gate:.6f}")
 st.caption(bouncer_words(cards))
 
-# The slider and the two charts it moves sit together (on a phone the bell curve follows the slider directly);
-# the readouts come after them.
-x = st.slider(**GATE["x"].kwargs())
-bell, curves = st.columns(2)
-with bell:
-    st.markdown("**Where the gate comes from**: the shaded area under the bell curve.")
-    chart(bell_figure(x), "gate-bell")
-with curves:
-    st.markdown("**The gate itself**, exact and the two cheaper look-alikes.")
-    chart(gate_figure(x), "gate")
-(gate_label, gate_text), (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
-a, b, c = st.container(key=READOUT).columns(3)
-a.metric(gate_label, gate_text, help=f"{gelu_core.gelu_gate(x, approximate=form):.6f}")
-b.metric(gelu_label, gelu_text)
-c.metric(relu_label, relu_text, help="ReLU's gate is 1 for x > 0 and 0 otherwise.")
-follow(gate_live_table(form), "gate_x_live")  # the metrics and the gate chart's probe, moved by the thumb as it goes
+
+@part
+def probe():
+    """The slider and the two charts it moves, together (on a phone the bell curve follows the slider directly);
+    the readouts come after them."""
+    x = st.slider(**GATE["x"].kwargs())
+    bell, curves = st.columns(2)
+    with bell:
+        st.markdown("**Where the gate comes from**: the shaded area under the bell curve.")
+        chart(bell_figure(x), "gate-bell")
+    with curves:
+        st.markdown("**The gate itself**, exact and the two cheaper look-alikes.")
+        chart(gate_figure(x), "gate")
+    (gate_label, gate_text), (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
+    a, b, c = st.container(key=READOUT).columns(3)
+    a.metric(gate_label, gate_text, help=f"{gelu_core.gelu_gate(x, approximate=form):.6f}")
+    b.metric(gelu_label, gelu_text)
+    c.metric(relu_label, relu_text, help="ReLU's gate is 1 for x > 0 and 0 otherwise.")
+    # the metrics and the gate chart's probe, moved by the thumb as it goes
+    follow(as_json(gate_live_table, form), "gate_x_live")
+
+
+probe()
 st.latex(r"\begin{gathered} \Phi(x) \approx \tfrac12\left(1 + \tanh u\right), \\ "
          r"u = \sqrt{2/\pi}\,(x + 0.044715\,x^3) \\ \Phi(x) \approx \sigma(1.702\,x) \end{gathered}")
 
@@ -65,11 +73,19 @@ st.markdown(
 )
 st.latex(r"\begin{gathered} \mathrm{gate}(x;\,\mu,\sigma) = \Phi\!\left(\frac{x - \mu}{\sigma}\right) \\ "
          r"\sigma = 0:\;\; \mathrm{gate} = \begin{cases} 1 & x > \mu \\ 0 & x \le \mu \end{cases} \end{gathered}")
-m, s = st.columns(2)
-mu = m.slider(**GATE["mu"].kwargs())
-sigma = s.slider(**GATE["sigma"].kwargs())
-fig, gap = generalised_figure(mu, sigma)
-chart(fig, "gate-soften")
-# the range held together (no-break spaces): broken after "-3 …" on a phone the label read as cut by an ellipsis
-st.metric("Largest gap between x · gate and ReLU on -3\u00a0…\u00a03", fixed(gap),
-          help=f"With μ = 0 the gap is {fixed(gap_per_sigma())} · σ: it closes as σ goes to 0.")
+
+
+@part
+def soften():
+    """μ and σ, the generalised gate's chart and its gap from ReLU."""
+    m, s = st.columns(2)
+    mu = m.slider(**GATE["mu"].kwargs())
+    sigma = s.slider(**GATE["sigma"].kwargs())
+    fig, gap = generalised_figure(mu, sigma)
+    chart(fig, "gate-soften")
+    # the range held together (no-break spaces): broken after "-3 …" on a phone the label read as cut by an ellipsis
+    st.metric("Largest gap between x · gate and ReLU on -3\u00a0…\u00a03", fixed(gap),
+              help=f"With μ = 0 the gap is {fixed(gap_per_sigma())} · σ: it closes as σ goes to 0.")
+
+
+soften()

@@ -3,10 +3,10 @@
 import streamlit as st
 
 import gelu_core
-from draw.frame import chart, csv_button, page_link, require_app_frame
+from draw.frame import chart, csv_button, page_link, part, require_app_frame, text_table
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
-from ui.home import INPUTS, PROSE, five_inputs_table, input_live_table, on_screen, overview_figure, prose
+from ui.home import INPUTS, PROSE, five_inputs_table, input_live_json, on_screen, overview_figure, prose
 from ui.pages import PAGES
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
@@ -37,22 +37,30 @@ ask_first("home")  # the rest of the page answers the question: it waits for the
 
 st.subheader("Five numbers through both")
 st.caption("Change any input; the table and the chart follow. The defaults are the five from the book's chapter 4.")
-# A row that wraps (three and two on a phone) rather than five columns stacked five high: the table stays close.
-with st.container(horizontal=True, gap="small", key="home_inputs"):
-    inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in INPUTS]
 
-table = five_inputs_table(inputs, form)
-# Five rows: a plain table (the interactive grid is a large chunk of code for the browser's first page).
-st.table(on_screen(table), hide_index=True, width="content")
-st.caption(f"gate: how open GELU's door is. GELU = x · gate, both in the lesson's {gelu_core.form_word(form)} form; "
-           "the last column is GELU in the other form, for comparison.")
-csv_button({name: column.tolist() for name, column in table.items()}, "home")
-chart(overview_figure(inputs, form), "home")
-with st.container(gap=None):  # the five layers in one slot: one gap above the paragraphs, not five
-    for i, c in enumerate(INPUTS):  # each input's row, points, the chart's view and the paragraph, moved as its arrow
-        follow(input_live_table(i, inputs, form), f"{c.key}_live")  # key is held or a number typed
-with st.container(key=PROSE):
-    st.markdown(prose(inputs, form))
+
+@part
+def inputs_and_views(form: str):
+    """The five inputs and everything they move: the table, the chart, the live layers and the paragraphs."""
+    # A row that wraps (three and two on a phone) rather than five columns stacked five high: the table stays close.
+    with st.container(horizontal=True, gap="small", key="home_inputs"):
+        inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in INPUTS]
+
+    table = five_inputs_table(inputs, form)
+    # Five rows: a plain table (the interactive grid is a large chunk of code for the browser's first page).
+    text_table(on_screen(table), hide_index=True, width="content")
+    st.caption(f"gate: how open GELU's door is. GELU = x · gate, both in the lesson's {gelu_core.form_word(form)} "
+               "form; the last column is GELU in the other form, for comparison.")
+    csv_button({name: column.tolist() for name, column in table.items()}, "home")
+    chart(overview_figure(inputs, form), "home")
+    with st.container(gap=None):  # the five layers in one slot: one gap above the paragraphs, not five
+        for i, c in enumerate(INPUTS):  # each input's row, points, the chart's view and the paragraph, as it moves
+            follow(input_live_json(i, inputs, form), f"{c.key}_live")  # key is held or a number typed
+    with st.container(key=PROSE):
+        st.markdown(prose(inputs, form))
+
+
+inputs_and_views(form)
 
 st.subheader("The lesson, step by step")
 cards = [row for row in PAGES.values() if row.card and not row.aside]

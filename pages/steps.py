@@ -2,11 +2,12 @@
 
 import streamlit as st
 
-from draw.frame import chart, csv_button, require_app_frame
+from draw.frame import chart, csv_button, part, require_app_frame, text_table
 from draw.lesson import ask_first
 from draw.live import follow
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
 from ui.format import full
+from ui.live import as_json
 from ui.steps import (
     BOOK_X,
     READOUT,
@@ -44,43 +45,50 @@ def _book_example():
     st.session_state["steps_x"] = BOOK_X
 
 
-# The number input is the source of truth (and the URL's); the slider is a coarse pick that follows it.
-# The chart comes right after them (on a phone it follows the slider directly), then the readouts and the steps.
-pick_col, exact_col = st.columns([3, 1], vertical_alignment="bottom")
-with exact_col:
-    x = st.number_input(**STEPS["x"].kwargs())
-coarse = min(max(round(x, 1), -STEPS_PICK_LIMIT), STEPS_PICK_LIMIT)
-if st.session_state.get("steps_pick", STEPS["pick"].default) != coarse:
-    st.session_state["steps_pick"] = coarse
-with pick_col:
-    st.slider(**STEPS["pick"].kwargs(), on_change=_picked)
+@part
+def number():
+    """The number, its coarse pick, and everything they move: the chart, the readouts and the steps."""
+    # The number input is the source of truth (and the URL's); the slider is a coarse pick that follows it.
+    # The chart comes right after them (on a phone it follows the slider directly), then the readouts and the steps.
+    pick_col, exact_col = st.columns([3, 1], vertical_alignment="bottom")
+    with exact_col:
+        x = st.number_input(**STEPS["x"].kwargs())
+    coarse = min(max(round(x, 1), -STEPS_PICK_LIMIT), STEPS_PICK_LIMIT)
+    if st.session_state.get("steps_pick", STEPS["pick"].default) != coarse:
+        st.session_state["steps_pick"] = coarse
+    with pick_col:
+        st.slider(**STEPS["pick"].kwargs(), on_change=_picked)
 
-steps = tanh_steps(x)
-tanh_value = steps[-1].value
-exact_value = gelu(x)
-grid = curve_grid(x)  # the curves over every pick's view: a drag of the pick sets the view, the data stay
-chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=tanh_value,
-                  gate_at_x=steps[-2].value, view=chart_range(x)), "steps")
-readout = st.container(key=READOUT)  # what the pick slider moves as it goes
-c1, c2, c3 = readout.columns(3)
-tanh_text, exact_text, difference_text = metric_values(x, steps)
-c1.metric("tanh form", tanh_text, help=full(tanh_value))
-c2.metric("exact  x·Φ(x)", exact_text, help=full(exact_value))
-c3.metric("difference (tanh − exact)", difference_text, help="What the approximation costs at this x, in float64.")
-readout.button(f"x = {BOOK_X:g}, the book's example", key="steps_book", on_click=_book_example,
-               icon=":material/menu_book:",
-               help="At x = 1 the gate and GELU are the same number, so the last step, multiply by x, changes nothing.")
+    steps = tanh_steps(x)
+    tanh_value = steps[-1].value
+    exact_value = gelu(x)
+    grid = curve_grid(x)  # the curves over every pick's view: a drag of the pick sets the view, the data stay
+    chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=tanh_value,
+                      gate_at_x=steps[-2].value, view=chart_range(x)), "steps")
+    readout = st.container(key=READOUT)  # what the pick slider moves as it goes
+    c1, c2, c3 = readout.columns(3)
+    tanh_text, exact_text, difference_text = metric_values(x, steps)
+    c1.metric("tanh form", tanh_text, help=full(tanh_value))
+    c2.metric("exact  x·Φ(x)", exact_text, help=full(exact_value))
+    c3.metric("difference (tanh − exact)", difference_text, help="What the approximation costs at this x, in float64.")
+    readout.button(f"x = {BOOK_X:g}, the book's example", key="steps_book", on_click=_book_example,
+                   icon=":material/menu_book:",
+                   help="At x = 1 the gate and GELU are the same number, so the last step, multiply by x, changes "
+                        "nothing.")
 
-with readout:
-    show_all = st.toggle(**STEPS["full"].kwargs())
-    table = step_table(x, steps)
-    st.table(on_screen(table), hide_index=True)
-    csv_button(table, "steps")
-    st.caption(f"The step “{steps[-2].label}” is the gate; “{steps[-1].label}” multiplies the input by it. "
-               "Values are rounded to six decimals, as in the source; “Show every digit” adds each value in full "
-               "float64.")
-    if show_all:
-        digits = digits_table(steps)
-        st.table(digits, hide_index=True)
-        csv_button(digits, "steps-digits", label="Download every digit (CSV)")
-    follow(steps_live_table(show_all), "steps_pick_live")
+    with readout:
+        show_all = st.toggle(**STEPS["full"].kwargs())
+        table = step_table(x, steps)
+        text_table(on_screen(table), hide_index=True)
+        csv_button(table, "steps")
+        st.caption(f"The step “{steps[-2].label}” is the gate; “{steps[-1].label}” multiplies the input by it. "
+                   "Values are rounded to six decimals, as in the source; “Show every digit” adds each value in full "
+                   "float64.")
+        if show_all:
+            digits = digits_table(steps)
+            st.table(digits, hide_index=True)
+            csv_button(digits, "steps-digits", label="Download every digit (CSV)")
+        follow(as_json(steps_live_table, show_all), "steps_pick_live")
+
+
+number()

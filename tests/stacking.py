@@ -8,11 +8,12 @@ WORDS = ("markdown", "caption", "subheader", "header", "title")  # text that nam
 
 def stacked(at) -> list[str]:
     """Every element of the page's main area in document order, as "kind:name": "slider:gate_x",
-    "plotly_chart:chart_gate", "metric:gate Φ(1.00)", "markdown:", ... (containers themselves left out)."""
+    "plotly_chart:chart_gate", "metric:gate Φ(1.00)", "markdown:", ... (containers themselves left out, the
+    layout-transparent wrapper a fragment's writes into an outside container get among them: it has no DOM node)."""
     out = []
     for e in at.main:
         kind = getattr(e, "type", type(e).__name__.lower())
-        if kind in ("column", "flex_container", "block", "expander", "tab", "tabs"):
+        if kind in ("column", "flex_container", "block", "expander", "tab", "tabs", "transparent"):
             continue
         if kind == "html" and "gelu-chart-text" in e.value:  # a chart's words (ui.describe) belong to the chart
             continue

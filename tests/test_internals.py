@@ -54,6 +54,15 @@ def test_streamlits_private_names_are_still_there():
     for method in ("list_active_sessions", "close_session"):
         assert callable(getattr(SessionManager, method, None)), f"SessionManager.{method}"
     assert "self.file_storage" in inspect.getsource(MemoryUploadedFileManager.__init__), "file_storage"
+    from streamlit.delta_generator import DeltaGenerator
+    from streamlit.elements import plotly_chart
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+
+    for name in ("_plotly_data", "_resolve_content_height"):
+        assert callable(getattr(plotly_chart, name, None)), f"streamlit.elements.plotly_chart.{name}"
+    assert callable(getattr(DeltaGenerator, "_enqueue", None)), "DeltaGenerator._enqueue"
+    assert "fragment_ids_this_run" in ScriptRunContext.__dataclass_fields__, "ScriptRunContext.fragment_ids_this_run"
+    assert hasattr(streamlit, "_main"), "st._main"
 
 
 def test_asyncios_and_glibcs_are_still_there():
@@ -98,7 +107,8 @@ def _private_reaches(source: str) -> list[str]:
             found += [f"import {n}" for n in names if any(p.startswith("_") for p in n.split("."))]
         elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
             chain = ast.unparse(node.value)
-            if chain.split(".")[0] in (*PRIVATE_ROOTS, "query", "runtime", "base_events", "PagesManager", "LIBC"):
+            if chain.split(".")[0] in (*PRIVATE_ROOTS, "st", "dg", "ctx", "query", "runtime", "base_events",
+                                       "PagesManager", "LIBC"):
                 found.append(f"{chain}.{node.attr}")
     return found
 

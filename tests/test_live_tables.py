@@ -449,3 +449,30 @@ def test_the_home_row_is_what_a_rerun_at_that_input_draws(app, i, x):
     markdown = next(m.value for m in at.markdown if m.value.startswith(("Look at", "None of your inputs")))
     k = round((x + 20.0) / 0.5)
     assert _home_shared_at(table, k) == _home_shared_drawn(chart_spec(at, 0)["layout"], markdown)
+
+
+@pytest.mark.parametrize("table, args", [
+    ("curves.probe_live_table", ("tanh", -2.5, 4.0)), ("derivative.gradient_live_table", ("none",)),
+    ("gate.gate_live_table", ()), ("steps.steps_live_table", (True,)), ("approximations.range_live_table", ()),
+])
+def test_the_layer_gets_each_table_as_it_is(table, args):
+    """What the layer parses (ui.live.as_json: JSON, UTF-8) is the table, every value equal (floats bit for bit:
+    JSON keeps the shortest repr that reads back to the same double)."""
+    import importlib
+
+    from ui.live import as_json
+
+    module, name = table.split(".")
+    function = getattr(importlib.import_module(f"ui.{module}"), name)
+    assert json.loads(as_json(function, *args).decode("utf-8")) == json.loads(json.dumps(function(*args)))
+
+
+@pytest.mark.parametrize("inputs", [(-2.0, -1.0, 0.0, 1.0, 2.0), (0.5, 3.0, -7.25, 20.0, 0.0)])
+def test_the_layer_gets_each_home_table_as_it_is(inputs):
+    """Home's table, joined from its parts' JSON (ui.home.input_live_json), reads back as ``input_live_table``."""
+    from ui import home
+
+    for i in range(5):
+        got = json.loads(home.input_live_json(i, inputs).decode("utf-8"))
+        assert got == json.loads(json.dumps(home.input_live_table(i, inputs)))
+        assert list(got) == list(dict.fromkeys(got))  # one value per key: the parts share none

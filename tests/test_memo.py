@@ -130,10 +130,13 @@ def _printed() -> tuple:
 # One call of each memo, its arguments made inside the call (the key is kept too, and counted).
 CALLS = {
     "ui.theme._base_layout_json": lambda f: f("x", "GELU(x) and ReLU(x)", 420),
+    "ui.theme._template_json": lambda f: f(),
     "ui.derivative.landmarks": lambda f: f("tanh"),
     "ui.derivative.gradient_live_table": lambda f: f("none"),
     "ui.gate.gap_per_sigma": lambda f: f(),
     "ui.gate.gate_live_table": lambda f: f(),
+    "ui.gate._gate_curves": lambda f: f(401),
+    "ui.gate._bell_curve": lambda f: f(401),
     "ui.steps._pick_rows": lambda f: f(),
     "ui.steps.steps_live_table": lambda f: f(True),
     "ui.curves._probe_columns": lambda f: f("none"),
@@ -143,6 +146,8 @@ CALLS = {
     "ui.home._own_table": lambda f: f(1, "tanh"),
     "ui.home._shared_table": lambda f: f(0, (-1.0, 0.0, 1.0, 2.0), "tanh"),
     "ui.home._curves": lambda f: f("tanh"),
+    "ui.home._top": lambda f: f(20.5, "tanh"),
+    "ui.live.as_json": lambda f: f(__import__("ui.approximations").approximations.range_live_table),
     "ui.approximations.framework_runs": lambda f: f(_x(), ("float32", "bfloat16", "float16"), "none"),
     "ui.approximations.dtype_limits": lambda f: f("float16", "tanh"),
     "ui.approximations.digits_kept": lambda f: f(("float32", "bfloat16", "float16")),

@@ -11,7 +11,7 @@ holds that model to a real browser's address bar.
 A note on the ``pages/`` folder: because a folder named ``pages`` sits next to app.py, Streamlit starts every
 AppTest run in its old multipage mode, which runs a page file directly, without app.py around it (no sidebar,
 no page config), until some session has run ``st.navigation``.  Every page calls
-``ui.frame.require_app_frame()`` first, which clears that mode and reruns through app.py;
+``draw.frame.require_app_frame()`` first, which clears that mode and reruns through app.py;
 ``test_first_visit_runs_the_frame`` holds that for every page, cold.
 """
 

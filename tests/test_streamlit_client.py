@@ -220,6 +220,44 @@ def test_against_a_real_server(tmp_path):
     assert all(r.finished_at is not None for r in s.runs) and len(s.runs) == 5
 
 
+FRAGMENT_APP = """
+import streamlit as st
+
+st.session_state.full_runs = st.session_state.get("full_runs", 0) + 1
+st.markdown(f"full runs {st.session_state.full_runs}")
+
+
+@st.fragment
+def part():
+    x = st.slider("x", 0.0, 1.0, 0.0, 0.1, key="x")
+    st.markdown(f"x = {x:.1f}")
+
+
+part()
+"""
+
+
+def test_a_control_in_a_fragment_reruns_its_fragment_alone(tmp_path):
+    """As the frontend does: a widget drawn by an st.fragment (Delta.fragment_id) asks for a rerun of that fragment
+    (ClientState.fragment_id), and a fragment's run (its new_session names the fragment) redraws only its part."""
+    shutil.copytree(driver.ROOT / ".streamlit", tmp_path / ".streamlit")
+    (tmp_path / "app.py").write_text(FRAGMENT_APP)
+
+    async def student(base_url):
+        async with Session(base_url, timeout_s=60) as s:
+            await s.run()
+            seen = [texts(s.elements)]
+            for _ in range(2):
+                await s.move()
+                seen.append(texts(s.elements))
+            return s, seen
+
+    with driver.Server(tmp_path) as server:
+        s, seen = run_sync(student(server.base_url))
+    assert s.control().fragment_id
+    assert seen == [["full runs 1", "x = 0.0"], ["full runs 1", "x = 0.1"], ["full runs 1", "x = 0.2"]]
+
+
 def test_run_sync_works_where_an_event_loop_already_runs():
     """The browser tests' session fixture keeps Playwright's event loop running in pytest's thread; asyncio.run
     there raises RuntimeError, run_sync does not."""

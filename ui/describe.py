@@ -1,7 +1,7 @@
 """Every chart in words: an accessible name, a short summary and the data as a table, read from the figure itself.
 
 A screen reader hears nothing of a Plotly chart (plotly.js gives its SVG no name and no description), so
-``ui.frame.chart`` puts these beside each one.  They are computed from the very traces the chart draws, never
+``draw.frame.chart`` puts these beside each one.  They are computed from the very traces the chart draws, never
 written by hand, so they cannot drift from it: the points a chart marks (a probe, a minimum, the largest error)
 with their values, the labels it writes on itself, where each curve is lowest and highest, each histogram's
 tallest bar.  Numbers are written as the page writes them (``ui.format.fixed``, four decimals, trailing zeros
@@ -103,7 +103,9 @@ def _x_view(layout) -> tuple[float, float] | None:
 
 def describe(fig) -> Description:
     """The name, summary and table of a Plotly figure (a go.Figure, or its dict)."""
-    spec = fig if isinstance(fig, dict) else fig.to_plotly_json()  # no copy: read only
+    from ui.theme import plain_spec
+
+    spec = fig if isinstance(fig, dict) else plain_spec(fig) or fig.to_plotly_json()  # read only
     layout = spec.get("layout") or {}
     x_word, y_word = _title(layout.get("xaxis")) or "x", _title(layout.get("yaxis")) or "value"
     chart_title = _title(layout)

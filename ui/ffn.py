@@ -194,7 +194,7 @@ def hidden_histogram(edges: np.ndarray, counts: np.ndarray, negative_share: floa
         _bars(edges, counts, ~negative, name="h ≥ 0", bar_color=NEUTRAL),
     ]
     # x titles broken by hand where the words allow: at 195 CSS px each line must fit the ~85 px its plot leaves a
-    # centred title (ui/frame.py sets them in 11 px there; README, "Accessibility")
+    # centred title (draw/a11y.css sets them in 11 px there)
     layout = base_layout("pre-activation<br>h = c_fc(x)", "count", height=height)
     layout.update(bargap=0, hovermode="closest")
     return quick_figure(traces, layout)

@@ -17,7 +17,7 @@ from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import fixed, percent
 from ui.lesson import Question
-from ui.theme import COLORS, NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure
+from ui.theme import COLORS, NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure, typed
 
 # ---------------------------------------------------------------- the controls (each bound to the URL)
 
@@ -84,6 +84,16 @@ def gate_label(x: float) -> str:
     return f"Φ({fixed(x, 2)})<br>= <b>{percent(gelu_core.gelu_gate(x))}</b>"
 
 
+@memo(entry_bytes=64 * 1024)  # 33 KB measured
+def _gate_curves(points: int) -> list[dict]:
+    """The three gates' curves, the same at every x (in Plotly's typed-array form: the figure's spec shares them)."""
+    grid = np.linspace(*GATE_RANGE, points)
+    return [typed(t) for t in (
+        line_trace(grid, gelu_core.gelu_gate(grid), name="Φ(x), exact", key="gelu"),
+        line_trace(grid, gelu_core.gelu_gate(grid, approximate="tanh"), name="tanh gate", key="gelu_tanh"),
+        line_trace(grid, gelu_core.gelu_gate(grid, approximate="sigmoid"), name="sigmoid gate", key="gelu_sigmoid"))]
+
+
 def gate_figure(x: float, *, points: int = 401) -> go.Figure:
     """The three gates, Phi(x), 0.5 (1 + tanh(u)) and sigmoid(1.702 x), with the probe marked on Phi.
 
@@ -92,14 +102,8 @@ def gate_figure(x: float, *, points: int = 401) -> go.Figure:
     lines are aligned to the corner's side, so a text the live layer lengthens while the thumb is dragged (the
     label keeps its place until the release) grows into the plot, not out of it.
     """
-    grid = np.linspace(*GATE_RANGE, points)
     g = gelu_core.gelu_gate(x)
-    traces = [
-        line_trace(grid, gelu_core.gelu_gate(grid), name="Φ(x), exact", key="gelu"),
-        line_trace(grid, gelu_core.gelu_gate(grid, approximate="tanh"), name="tanh gate", key="gelu_tanh"),
-        line_trace(grid, gelu_core.gelu_gate(grid, approximate="sigmoid"), name="sigmoid gate", key="gelu_sigmoid"),
-        marker_trace(x, g, name=f"Φ({fixed(x, 2)})", key="gelu"),
-    ]
+    traces = [*(dict(t) for t in _gate_curves(points)), marker_trace(x, g, name=f"Φ({fixed(x, 2)})", key="gelu")]
     layout = base_layout("x", "gate: how open (0 to 1)", height=360)
     layout["yaxis"].update(range=[-0.05, 1.08], dtick=0.2)
     # a fixed x range (the curves' own): the live layer moves the probe in place and nothing else may move with it
@@ -122,9 +126,16 @@ def bell_grid(points: int = 401) -> np.ndarray:
 
 def bell_label(x: float) -> str:
     """The bell chart's label: the area left of x, Φ(x), as a percentage, on three short lines: on a phone at 200 %
-    zoom the bell's plot is ~85 px wide, and "area left of -4.00" (set in 11 px there: ui/frame.py) was cut by 8 px,
+    zoom the bell's plot is ~85 px wide, and "area left of -4.00" (set in 11 px there: draw/a11y.css) was cut by 8 px,
     "4.00 = 99.9968%" by 18 px; its longest line, "= 99.9968%", is ~74 px."""
     return f"area left<br>of {fixed(x, 2)}<br>= <b>{percent(gelu_core.gelu_gate(x))}</b>"
+
+
+@memo(entry_bytes=32 * 1024)  # 13 KB measured
+def _bell_curve(points: int) -> dict:
+    """The bell curve itself, the same at every x (typed, as ``_gate_curves``)."""
+    grid = bell_grid(points)
+    return typed(line_trace(grid, normal_pdf(grid), name="bell curve φ(x)", key="gelu", width=2.5))
 
 
 def bell_figure(x: float, *, points: int = 401) -> go.Figure:
@@ -136,7 +147,7 @@ def bell_figure(x: float, *, points: int = 401) -> go.Figure:
         dict(type="scatter", x=left, y=normal_pdf(left), mode="lines", fill="tozeroy", name=f"area = Φ({fixed(x, 2)})",
              fillcolor=blue, line=dict(color=blue, width=0), hoverinfo="skip", meta="area"),  # opaque: 3:1 or more
              # on both themes (WCAG 1.4.11: the area is the gate's meaning; tests/test_chart_contrast.py)
-        line_trace(grid, normal_pdf(grid), name="bell curve φ(x)", key="gelu", width=2.5),
+        dict(_bell_curve(points)),
     ]
     layout = base_layout("a standard<br>normal sample", "density", height=360)  # lines: ui/ffn.py
     layout["showlegend"] = False

@@ -75,7 +75,7 @@ def on_screen(table: dict[str, np.ndarray]) -> dict[str, list[str]]:
 
 ENTRY_BYTES = 256 * 1024  # measured: tests/test_memo.py
 SHARED_BYTES = 128 * 1024
-CHART = "chart_home"  # the overview chart's key (ui.frame.chart's "chart_" + the page's name)
+CHART = "chart_home"  # the overview chart's key (draw.frame.chart's "chart_" + the page's name)
 TABLE_CELL = "[data-testid='stMain'] [data-testid='stTable'] tbody td:nth-child({}) p"  # column n (1-based), row by nth
 
 
@@ -93,8 +93,10 @@ def _own_table(i: int, form: str) -> dict:
     traces = {"marker:relu": {"x": xs, "y": relu, "point": i},
               f"marker:{gelu_core.GELU_FORMS[form]}": {"x": xs, "y": tanh, "point": i},
               "gap": {"x": xs, "y": tanh, "segment": i, "y0": relu, "y1": tanh}}
-    return live_table({"key": control.key, **control.options}, texts=texts, chart_key=CHART, traces=traces,
-                      number_input=True)
+    table = live_table({"key": control.key, **control.options}, texts=texts, chart_key=CHART, traces=traces,
+                       number_input=True)
+    del table["views"]  # none of its own: the shared part's (``_shared_table``) are the input's
+    return table
 
 
 @memo(entry_bytes=SHARED_BYTES)
@@ -127,6 +129,31 @@ def _shared_table(i: int, others: tuple[float, ...], form: str) -> dict:
                           steady={CHART: ([tick_width(v) for v in views], HELD_WIDTH)})
 
 
+def _parts(i: int, inputs, form: str) -> tuple[tuple, tuple, dict]:
+    """``input_live_table``'s parts: the arguments of its own part and of its shared part, and this rerun's own
+    keys (``base``, ``gen``)."""
+    from ui.live import grid
+
+    values = [float(v) for v in inputs]
+    o = CONTROLS[f"x{i + 1}"].options
+    steps = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    own = values[i]
+    return ((i, form), (i, tuple(values[:i] + values[i + 1:]), form),
+            {"base": steps.index(own) if own in steps else -1, "gen": " ".join(map(repr, values))})
+
+
+def input_live_json(i: int, inputs, form: str = "tanh") -> bytes:
+    """``input_live_table`` as the layer receives it: the JSON of its own part and of its shared part (each made
+    once, ``ui.live.as_json``) and this rerun's keys, joined into one object."""
+    import json
+
+    from ui.live import as_json
+
+    own, shared, keys = _parts(i, inputs, form)
+    return b",".join([as_json(_own_table, *own)[:-1], as_json(_shared_table, *shared)[1:-1],
+                      json.dumps(keys, ensure_ascii=False, separators=(",", ":")).encode()[1:]])
+
+
 def input_live_table(i: int, inputs, form: str = "tanh") -> dict:
     """The live layer's table for the i-th input (0-based), the five at ``inputs`` now: at every step of its grid
     (-20 … 20 by 0.5) the cells of its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), its
@@ -134,14 +161,8 @@ def input_live_table(i: int, inputs, form: str = "tanh") -> dict:
     inputs as they are, the paragraphs under the table, which depend on all five (``prose_pieces``).  The others'
     values change only by a rerun, which sends new tables.  With them, what depends on all five: the chart's view and
     label (``overview_view``) and the paragraphs (``prose_pieces``)."""
-    from ui.live import grid
-
-    values = [float(v) for v in inputs]
-    o = CONTROLS[f"x{i + 1}"].options
-    steps = grid(o["min_value"], o["max_value"], o["step"]).tolist()
-    own = values[i]
-    return {**_own_table(i, form), **_shared_table(i, tuple(values[:i] + values[i + 1:]), form),
-            "base": steps.index(own) if own in steps else -1, "gen": " ".join(map(repr, values))}
+    own, shared, keys = _parts(i, inputs, form)
+    return {**_own_table(*own), **_shared_table(*shared), **keys}
 
 
 def prose_pieces(xs, tanh=None, exact=None, form: str = "tanh") -> list[str]:
@@ -213,8 +234,10 @@ def _curves(form: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, 
     return grid, gelu_core.relu(grid), mine, other, float(min(mine.min(), other.min()))
 
 
+@memo(entry_bytes=8 * 1024)  # 3.3 KB measured: a float, and what a gelu_core call leaves behind
 def _top(hi: float, form: str) -> float:
-    """The highest curve at x's right end (ReLU's or GELU's in the lesson's form)."""
+    """The highest curve at x's right end (ReLU's or GELU's in the lesson's form); one of a few dozen ends (3 ...
+    20.5 by 0.5 as the inputs go), asked for at every step of every input's table."""
     return float(max(gelu_core.relu(hi), gelu_core.gelu(hi, approximate=form)))
 
 

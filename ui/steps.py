@@ -221,7 +221,7 @@ def _pick_rows() -> tuple:
     return tuple(rows)
 
 
-CHART = "chart_steps"  # the chart's Streamlit key (ui.frame.chart(..., "steps"))
+CHART = "chart_steps"  # the chart's Streamlit key (draw.frame.chart(..., "steps"))
 LEGEND = f".st-key-{CHART} .legend .traces .legendtext"  # the legend's entries, in trace order
 
 

@@ -194,18 +194,65 @@ def typed_array(values: np.ndarray) -> dict | np.ndarray:
     return spec
 
 
-def _typed(obj):
-    """Every numeric numpy array inside a trace (or layout) as a typed-array spec, in place."""
+def typed(obj):
+    """Every numeric numpy array inside a trace (or layout) as a typed-array spec, in place; a property set to None
+    left out, as plotly leaves it out (a list keeps its None: a gap in a line).  A layout's template is left as it is:
+    plotly's JSON, read back (``base_layout``, ``_template_json``), holds neither."""
+    if isinstance(obj, dict):
+        for key in [k for k, v in obj.items() if v is None]:
+            del obj[key]
     items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
     for key, value in items:
         if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":
             obj[key] = typed_array(value)
-        elif isinstance(value, (dict, list)):
-            _typed(value)
+        elif isinstance(value, (dict, list)) and key != "template":
+            typed(value)
     return obj
+
+
+class QuickFigure(go.Figure):
+    """A Figure that keeps the plain dicts it is made of (``spec``: data and layout as plotly.js reads them) and
+    builds plotly's objects from them only when something asks for those (a test's ``fig.data``, ``fig.to_dict()``).
+    Drawing needs none of them (``draw.frame.chart`` draws the spec), so a page's figure never costs plotly's
+    objects.  Made any other way (a copy, unpickled) it is a plain Figure."""
+
+    def __init__(self, *args, spec: dict | None = None, **kwargs):
+        if spec is None:
+            super().__init__(*args, **kwargs)
+        else:
+            self.__dict__["_quick_spec"] = spec  # BaseFigure's own __setattr__ would look the name up first
+
+    def __getattr__(self, name: str):
+        # only for what normal lookup did not find: plotly's own state, built here on first use, from then on the
+        # figure's (a change to it is plotly's to make and to draw)
+        held = self.__dict__
+        if "_quick_spec" not in held or held.get("_quick_building"):
+            raise AttributeError(name)
+        spec = held.pop("_quick_spec")
+        held["_quick_building"] = True
+        try:
+            go.Figure.__init__(self, data=spec["data"], layout=spec["layout"], _validate=False)
+        finally:
+            del held["_quick_building"]
+        return getattr(self, name)
+
+
+def plain_spec(fig) -> dict | None:
+    """A figure's data and layout as plotly.js reads them, while plotly has built no objects of its own from them
+    (a ``QuickFigure``'s ``spec``, read only); None for any other figure (plotly holds it: ask plotly)."""
+    return fig.__dict__.get("_quick_spec") if isinstance(fig, QuickFigure) else None
+
+
+@memo(entry_bytes=16 * 1024)  # 7 KB measured
+def _template_json() -> str:
+    """Plotly's default template (what a Figure puts in a layout that names none), as JSON."""
+    return json.dumps(go.Figure().layout.template.to_plotly_json())
 
 
 def quick_figure(traces: list[dict], layout: dict) -> go.Figure:
     """A Figure from plain dicts without plotly's (slow) validation, its arrays already in Plotly's typed-array
-    form (``typed_array``); validate in tests instead."""
-    return go.Figure(data=[_typed(t) for t in traces], layout=_typed(layout), _validate=False)
+    form (``typed_array``), a layout without a template given plotly's default one as a Figure is; validate in tests
+    instead.  Plotly's own objects are built only if asked for (``QuickFigure``)."""
+    if "template" not in layout:
+        layout["template"] = json.loads(_template_json())
+    return QuickFigure(spec={"data": [typed(t) for t in traces], "layout": typed(layout)})

@@ -1,0 +1,99 @@
+"""draw.frame.part on a real server: a move of an explorer page's control reruns the part that draws it, and the whole
+page while something outside the part shows the controls' values (the code for this view) or the link's note.
+
+References: Streamlit's websocket protocol as the browser speaks it (harness/streamlit_client.py: a control drawn by
+an st.fragment asks for that fragment's run, whose new_session names it); the page as a full run draws it (the
+sidebar, delta_path[0] == 1, is drawn only by a full run); the controls' grids (ui/controls.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import browser as driver
+from harness.streamlit_client import MAIN, Session, run_sync
+
+EXPLORER = ("home", "gate", "curves", "derivative", "steps", "approximations")
+SIDEBAR = 1  # delta_path[0] of the sidebar (RootContainer)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with driver.Server() as server:
+        driver.wait_ready(server.base_url)
+        yield server
+
+
+class Watched(Session):
+    """A session that counts, for its latest run, the deltas by where they go."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.drawn: list[tuple[int, ...]] = []
+
+    def rerun_message(self, *args, **kwargs):
+        self.drawn = []
+        return super().rerun_message(*args, **kwargs)
+
+    def handle(self, msg):
+        if msg.WhichOneof("type") in ("delta", "ref_hash"):
+            self.drawn.append(tuple(msg.metadata.delta_path))
+        super().handle(msg)
+
+
+def full_run(s: Watched) -> bool:
+    return any(path[0] == SIDEBAR for path in s.drawn)
+
+
+@pytest.mark.parametrize("page", EXPLORER)
+def test_a_move_reruns_its_part_alone(server, page):
+    async def student():
+        async with Watched(server.base_url, "" if page == "home" else page, timeout_s=60) as s:
+            await s.run()
+            await s.show_me()  # past the page's question: the whole page drawn
+            first = len(s.drawn)
+            assert full_run(s)
+            moved = []
+            for _ in range(2):
+                await s.move()
+                moved.append((full_run(s), len(s.drawn), all(p[0] == MAIN for p in s.drawn)))
+            return s, first, moved
+
+    s, first, moved = run_sync(student())
+    assert s.control().fragment_id, f"/{page}: its first control is drawn by no part"
+    assert not s.troubles
+    for full, drawn, main_only in moved:
+        assert not full and main_only and 0 < drawn < first
+
+
+def test_while_the_code_is_open_a_move_reruns_the_whole_page(server):
+    """The code for this view (below the page, built from every control's value) follows each move while open."""
+    async def student():
+        async with Watched(server.base_url, "gate", timeout_s=60) as s:
+            await s.run()
+            await s.show_me()  # past the page's question: the whole page drawn
+            kinds = []
+            for open_ in (None, True, False):
+                if open_ is not None:
+                    await s.expand("Code for this view", open_)
+                await s.move()
+                kinds.append(full_run(s))
+            return s, kinds
+
+    s, kinds = run_sync(student())
+    assert kinds == [False, True, False] and not s.troubles
+
+
+def test_after_a_bad_link_the_first_move_reruns_the_whole_page_and_drops_the_note(server):
+    async def student():
+        async with Watched(server.base_url, "gate", "gate_x=99", timeout_s=60) as s:
+            await s.run()
+            await s.show_me()  # past the page's question: the whole page drawn
+            noted = [e.text for e in s.elements.values() if e.kind == "alert" and "could not be used" in e.text]
+            await s.move()
+            first = full_run(s), [e.text for e in s.elements.values() if "could not be used" in e.text]
+            await s.move()
+            return noted, first, full_run(s)
+
+    noted, (first_full, left), second_full = run_sync(student())
+    assert noted and first_full and not left and not second_full

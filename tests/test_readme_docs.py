@@ -83,11 +83,16 @@ def layout_text() -> dict[str, str]:
 
 
 def test_the_layout_names_every_module_and_only_modules_that_exist():
+    """Every module of the packages is named in the Layout block; a page's own module (the module its row in
+    ui/pages.py points to) is named by the rule "a module per page", so a new page needs no line here."""
     parts = layout_text()
+    page_modules = {row.module.__name__.rpartition(".")[2] for row in PAGES.values() if row.module is not None}
     for package in PACKAGES:
         text = parts[f"{package}/"]
         for path in sorted((ROOT / package).iterdir()):
             if path.name == "__init__.py" or not (path.suffix == ".py" or (path / "__init__.py").exists()):
+                continue
+            if package == "ui" and path.stem in page_modules and "a module per page" in text:
                 continue
             named = re.search(rf"(?<![\w/]){re.escape(path.stem)}(\.py|/|\b)", text)
             assert named, f"Layout: {package}/ omits {path.name}"

@@ -188,6 +188,7 @@ def new_page(browser, *, color_scheme: str = "light", viewport: dict | None = No
 def thumb_centre(page, control: str, thumb: int = 0) -> tuple[float, float, float, float]:
     """(x, y) of the slider's thumb (``thumb``: 1 for a range slider's upper one), and the track's left and right
     ends, in page pixels."""
+    page.locator(f".st-key-{control}").scroll_into_view_if_needed()  # a hand moves only what is on the screen
     values = page.locator(f".st-key-{control} [data-testid='stSliderThumbValue']")
     thumb = values.nth(thumb).locator("..").bounding_box()
     track = page.locator(f".st-key-{control} [data-testid='stSlider'] [data-orientation='horizontal']").last

@@ -426,6 +426,7 @@ FOCUSED_JS = r"""() => {
           words: words.slice(0, 60), sidebar: !!e.closest("[data-testid='stSidebar']"),
           main: !!e.closest("[data-testid='stMain']"), href: e.getAttribute("href"),
           uploader: !!e.closest("[data-testid='stFileUploader']"),
+          question: !!e.closest(".st-key-lesson_question"),
           box: {x: Math.min(r.left, own.left), y: Math.min(r.top, own.top),
                 right: Math.max(r.right, own.right), bottom: Math.max(r.bottom, own.bottom)},
           visible: own.width > 0 && own.height > 0};
@@ -517,7 +518,8 @@ def _is_previous(stop) -> bool:
 
 
 def _is_radio(stop) -> bool:
-    return stop["type"] == "radio" or stop["role"] == "radio"
+    """A choice of the page's question (the lesson's GELU form, a segmented control, is radios too)."""
+    return stop["question"] and (stop["type"] == "radio" or stop["role"] == "radio")
 
 
 def _unseen(stops: list[dict]) -> list[str]:
@@ -536,8 +538,8 @@ def _in_order(words: list[str], wanted: list[str]) -> list[str]:
     return missing
 
 
-# The race page's tab stops in the main area, in this order (the settings column, then the race's column, then the
-# frame's code export, question and Previous link); a radio's words are its selected option's.
+# The race page's tab stops in the main area, in this order (its question, the settings column, then the race's
+# column, then the frame's code export and Previous link); a radio's words are its selected option's.
 RACE_ORDER = ["", "Link to heading", "Help for Task", "spiral", "First network's activation",
               "Second network's activation", "Help for Learning rate", "0.0", "Training steps",
               "The network and the data", "Where ReLU units die", "Download plot as a PNG", "Chart data as a table",
@@ -550,13 +552,20 @@ def _walk_the_race(tab) -> None:
     and from the preset button (each runs to its verdict, focus kept), the network's sliders in the expander, the
     question, the code export downloaded, Copy link, and Previous back to the lab."""
     page = tab.page
+    # The question first (the race waits for it): answered by an arrow key, the race runs and the page unfolds; then
+    # round past the page's end to its first stop, and the whole page walked from there.
+    _tab_to(page, _is_radio)
+    driver.act(page, lambda: page.keyboard.press("ArrowDown"), timeout_ms=90_000)
+    assert page.locator(f"{driver.MAIN} .st-key-lesson_question [data-testid='stAlert']").count() == 1
+    _tab_to(page, _is_first, check_focus=False, limit=2 * MAX_TABS)
     stops = _tab_to(page, _is_previous)
     assert _unseen(stops) == [], f"training: focus not visible on {_unseen(stops)}"
     main = [s for s in stops if s["main"]]
     assert main[0]["tag"] == "main", main[0]  # Streamlit's scroll box (tabindex=0) first, named by nothing else
     words = [s["words"] for s in main]
     assert _in_order(words, RACE_ORDER) == [], words
-    assert _is_radio(main[-2]) and _is_previous(main[-1]), words[-3:]  # the question, then Previous: nothing after
+    asked = next(i for i, s in enumerate(main) if _is_radio(s))
+    assert asked < words.index("Help for Task") and _is_previous(main[-1]), words  # the question above the race
 
     def verdict() -> str:
         return " ".join(page.locator(f"{driver.MAIN} strong").all_inner_texts())
@@ -580,10 +589,10 @@ def _walk_the_race(tab) -> None:
     assert driver.query(page.url).get("training_task") == ["circle"], page.url
     assert "test accuracy" in verdict()
 
-    # The question, by the arrow keys; the code export opened and downloaded by Enter.
-    _tab_to(page, _is_radio, check_focus=False)
+    # The question again, by the arrow keys (a changed answer after the reveal); the code export opened and downloaded by Enter.
+    _tab_to(page, _is_radio, reverse=True, check_focus=False)
     driver.act(page, lambda: page.keyboard.press("ArrowDown"))
-    assert page.locator(f"{driver.MAIN} .st-key-lesson_footer [data-testid='stAlert']").count() == 1
+    assert page.locator(f"{driver.MAIN} .st-key-lesson_question [data-testid='stAlert']").count() == 1
     _tab_to(page, lambda s: s["main"] and "Code for this view" in s["words"], reverse=True, check_focus=False)
     driver.act(page, lambda: page.keyboard.press("Enter"))
     _tab_to(page, lambda s: s["main"] and "Download the script" in s["words"], check_focus=False)
@@ -604,34 +613,33 @@ def _walk_the_race(tab) -> None:
 @pytest.mark.slow  # a long scenario (about 80 test-seconds): each page's stops are walked above, in the default run
 def test_the_lesson_by_keyboard_alone(new_tab):
     tab = new_tab()
-    tab.open()
+    driver.open_app(tab.page, tab.base_url, show=False)  # Home as a student first meets it: its question waits
     page = tab.page
     assert page.evaluate("() => document.querySelectorAll('[tabindex]:not([tabindex=\"0\"]):not([tabindex=\"-1\"])')"
                          ".length") == 0, "a positive tabindex reorders the page"
-    # Home to the lab walked stop by stop and on by each page's Next link; then the race's page, to its end.
+    # Home to the lab walked stop by stop and on by each page's Next link; then the race's page, to its end.  A page
+    # asks first: Tab reaches its question, an arrow key answers it (the prediction), the page unfolds below it and
+    # Tab goes on through its controls to Next.
     lesson = [p for p in PAGES if p.url_path in ORDER[:-1]]  # the race, last, is walked after
     walked = []
     for app_page in lesson:
         row = ROWS[app_page.url_path]
         assert urlsplit(page.url).path.strip("/") == page_path(app_page), page.url
-        stops = _tab_to(page, _is_next)
+        stops = []
+        if row.question is not None:
+            stops = _tab_to(page, _is_radio)
+            assert not any(_is_next(s) for s in stops), f"{app_page.url_path}: Next before the question"
+            driver.act(page, lambda: page.keyboard.press("ArrowDown"))
+            feedback = page.locator(f"{driver.MAIN} .st-key-lesson_question [data-testid='stAlert']")
+            assert feedback.count() == 1, f"{app_page.url_path}: answering by keyboard showed nothing"
+        stops += _tab_to(page, _is_next)
         assert _unseen(stops) == [], f"{app_page.url_path}: focus not visible on {_unseen(stops)}"
         kinds = {(s["tag"], s["role"], s["type"]) for s in stops if s["main"]}
         walked.append((app_page.url_path, len(stops)))
         if row.controls is not None:
             assert any(s["type"] in ("range", "number") or s["role"] == "slider" for s in stops if s["main"]), kinds
-        if row.question is not None:
-            words = [s["words"] for s in stops]
-            assert any(_is_radio(s) for s in stops), f"{app_page.url_path}: no question in {words}"
-
-            # Answer the question with the arrow keys: back to it with Shift+Tab, then an arrow picks an answer.
-            _tab_to(page, _is_radio, reverse=True, check_focus=False)
-            driver.act(page, lambda: page.keyboard.press("ArrowDown"))
-            feedback = page.locator(f"{driver.MAIN} .st-key-lesson_footer [data-testid='stAlert']")
-            assert feedback.count() == 1, f"{app_page.url_path}: answering by keyboard showed nothing"
         # On to the next page by Enter on its link; then on round past the page's end (no trap) to its first stop,
         # where a student starts reading the new page.
-        _tab_to(page, _is_next, check_focus=False)
         driver.act(page, lambda: page.keyboard.press("Enter"))
         _tab_to(page, _is_first, check_focus=False, limit=2 * MAX_TABS)
     print("tab stops per page:", walked)

@@ -16,9 +16,23 @@ os.environ["GELU_MEMORY_BUDGET_MB"] = "1536"
 ROOT = Path(__file__).resolve().parents[1]
 
 
+RUNS_THE_APP = ("AppTest", "subprocess", "Server(", "Balancer(")  # a test module that says one of these runs more
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``slow`` (long scenarios and exhaustive sweeps) run only under GELU_SLOW=1, as .ci/run sets:
-    the default run checks a change within minutes, CI runs everything."""
+    """Tests that run the app or another process (AppTest, a server, a script, a fresh interpreter: their module
+    names one of ``RUNS_THE_APP``, or they take the ``app`` fixture) are marked ``app``, so that
+    ``-m "not e2e and not app"`` is the inner loop over the pure code.  Tests marked ``slow`` (long scenarios and
+    exhaustive sweeps) run only under GELU_SLOW=1, as .ci/run sets: the default run checks a change within minutes,
+    CI runs everything."""
+    sources: dict[str, bool] = {}
+    for item in items:
+        path = str(item.fspath)
+        if path not in sources:
+            text = Path(path).read_text(encoding="utf-8") if path.endswith(".py") else ""
+            sources[path] = any(token in text for token in RUNS_THE_APP)
+        if sources[path] or "app" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.app)
     if os.environ.get("GELU_SLOW"):
         return
     skip = pytest.mark.skip(reason="slow: set GELU_SLOW=1 to run it (CI does)")

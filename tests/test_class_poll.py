@@ -152,12 +152,17 @@ def test_redis_classes_expire_with_the_class(redis_server):
 
 
 def fill(store, code: str, size: int) -> None:
-    """The most a class of ``size`` can hold: every question (and two made-up ones) answered by twice as many
-    voters as the class has students, in three rounds (the last ROUNDS_KEPT are kept), votes for made-up codes."""
+    """The most a class of ``size`` can hold: twice as many voters as the class has students joining, and
+    answering every question (and two made-up ones) in both its rounds (ROUNDS_KEPT), after a reset (whose
+    rounds are deleted); votes for made-up codes."""
+    for v in range(2 * size + 5):
+        store.join(code, f"f{v:015x}")
     for q in range(classpoll.MAX_QUESTIONS + 2):
-        for rnd in range(classpoll.ROUNDS_KEPT + 1):
-            if rnd:
+        for rnd in range(classpoll.ROUNDS_KEPT + 2):
+            if rnd == classpoll.ROUNDS_KEPT:
                 store.reset(code, f"q{q}")
+            elif rnd:
+                store.next_round(code, f"q{q}")
             for v in range(2 * size + 5):
                 try:
                     store.vote(code, f"q{q}", f"{rnd:x}{v:015x}", v % 3, 3)  # 16 hex digits, as voter_id's
@@ -287,19 +292,87 @@ def test_a_full_class_refuses_new_voters_and_counts_them(store):
     assert store.vote(code, "home", "v7", 0, 3) == 1 and store.tally(code, "home", 3).refused == 0
 
 
-def test_a_new_round_keeps_the_one_before(store):
-    """Votes are kept by round: a reset starts an empty round and keeps the one before it (ROUNDS_KEPT); the
-    round before that is deleted.  Reference: the store's own keys (Redis) and table (memory)."""
-    code, _ = store.open_class(10)
-    for rnd in range(3):
-        store.vote(code, "gate", f"v{rnd}", rnd, 3)
-        store.reset(code, "gate")
-    assert store.tally(code, "gate", 3) == classpoll.Tally((0, 0, 0), 3, False)
+def kept_rounds(store, code: str, question: str) -> list[int]:
+    """The rounds of ``question`` whose votes the store holds: its own keys (Redis) and table (memory)."""
     if isinstance(store, MemoryStore):
-        kept = sorted(r for q, r in store._classes[code].votes if q == "gate")
-    else:
-        kept = sorted(int(k.rsplit(":", 1)[1]) for k in store._redis.keys(store._k("votes", code, "gate", "*")))
-    assert kept == [2], kept  # rounds 0 and 1 had votes; 2 is the one before the current, 3, which has none
+        return sorted(r for q, r in store._classes[code].votes if q == question)
+    return sorted(int(k.rsplit(":", 1)[1]) for k in store._redis.keys(store._k("votes", code, question, "*")))
+
+
+def test_peer_instruction_a_second_round_keeps_the_first_and_a_reveal_closes_both(store):
+    """Round 1 alone, round 2 after discussion (round 1 kept beside it, opened once however often asked), the reveal
+    (no answer counted after it, no third round), then a reset: a new first round, every answer deleted.
+    Reference: the votes cast, counted with Counter; the store's own keys."""
+    code, _ = store.open_class(10)
+    first = {"v0": 0, "v1": 0, "v2": 1, "v3": 2}
+    for voter, choice in first.items():
+        assert store.vote(code, "gate", voter, choice, 3) == 0
+    assert store.tally(code, "gate", 3).stage == 1 and store.tally(code, "gate", 3).before is None
+    assert store.next_round(code, "gate") and not store.next_round(code, "gate")  # a second click opens nothing
+    second = {"v0": 1, "v1": 1, "v2": 1}
+    for voter, choice in second.items():
+        assert store.vote(code, "gate", voter, choice, 3) == 1
+    tally = store.tally(code, "gate", 3)
+    counted = Counter(first.values()), Counter(second.values())
+    assert tally.stage == 2 and tally.first == 0 and tally.round == 1
+    assert tally.before == tuple(counted[0][i] for i in range(3)) and tally.counts == tuple(counted[1][i] for i in range(3))
+    assert kept_rounds(store, code, "gate") == [0, 1]
+    store.reveal(code, "gate")
+    with pytest.raises(classpoll.AnswerClosed):
+        store.vote(code, "gate", "v3", 1, 3)
+    assert store.tally(code, "gate", 3).counts == tally.counts and not store.next_round(code, "gate")
+    assert store.phase(code, "gate") == (1, True)
+    store.reset(code, "gate")
+    again = store.tally(code, "gate", 3)
+    assert again == classpoll.Tally((0, 0, 0), 2, False) and again.stage == 1 and again.before is None
+    assert kept_rounds(store, code, "gate") == [] and store.phase(code, "gate") == (2, False)
+    assert store.vote(code, "gate", "v3", 1, 3) == 2
+
+
+def test_reset_all_starts_every_question_again(store):
+    code, _ = store.open_class(10)
+    for question in ("home", "gate", "curves"):
+        store.vote(code, question, "v", 1, 3)
+    store.next_round(code, "gate")
+    store.reveal(code, "curves")
+    store.reset_all(code)
+    for question, rnd in (("home", 1), ("gate", 2), ("curves", 1)):
+        tally = store.tally(code, question, 3)
+        assert tally == classpoll.Tally((0, 0, 0), rnd, False) and tally.stage == 1, question
+        assert kept_rounds(store, code, question) == []
+
+
+def test_joined_is_counted_once_per_voter_and_at_most_the_class_size(store):
+    """Reference: the distinct voters that joined, capped at the class's size (4)."""
+    code, _ = store.open_class(4)
+    for voter in ["a", "b", "a", "c", "b", "a"]:  # reconnects and reloads: the same voters again
+        assert store.join(code, voter)
+    assert store.tally(code, "home", 3).joined == 3
+    assert store.join(code, "d") and not store.join(code, "e") and store.join(code, "a")
+    assert store.tally(code, "home", 3).joined == 4
+    assert store.join("abcdefgh", "a") is None
+    store.vote(code, "home", "x", 0, 3)
+    assert store.tally(code, "home", 3).present == 4
+
+
+def test_an_ended_class_is_deleted_at_once_and_its_students_are_told(store):
+    """Reference: the store's own state after end(): no class, no key of it left in Redis (only its code among the
+    ended), its seats free; ended() true for it alone."""
+    code, _ = store.open_class(5)
+    other, _ = store.open_class(5)
+    store.join(code, "a")
+    store.vote(code, "home", "a", 1, 3)
+    store.next_round(code, "home")
+    store.vote(code, "home", "a", 2, 3)
+    store.end(code)
+    assert not store.exists(code) and store.tally(code, "home", 3) is None and store.phase(code, "home") is None
+    assert store.ended(code) and not store.ended(other) and store.exists(other)
+    assert store.vote(code, "home", "a", 0, 3) is None and store.join(code, "b") is None
+    assert classes_held(store) == 1
+    if not isinstance(store, MemoryStore):
+        left = [k for k in store._redis.keys(store._k("*")) if code in k]
+        assert left == [], left
+        assert store._redis.zscore(store._k("ended"), code) is not None
 
 
 def test_idle_classes_close(store):

@@ -315,7 +315,8 @@ def test_peer_instruction_a_second_round_keeps_the_first_and_a_reveal_closes_bot
     tally = store.tally(code, "gate", 3)
     counted = Counter(first.values()), Counter(second.values())
     assert tally.stage == 2 and tally.first == 0 and tally.round == 1
-    assert tally.before == tuple(counted[0][i] for i in range(3)) and tally.counts == tuple(counted[1][i] for i in range(3))
+    assert tally.before == tuple(counted[0][i] for i in range(3))
+    assert tally.counts == tuple(counted[1][i] for i in range(3))
     assert kept_rounds(store, code, "gate") == [0, 1]
     store.reveal(code, "gate")
     with pytest.raises(classpoll.AnswerClosed):

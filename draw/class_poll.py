@@ -506,6 +506,10 @@ def count_answer(page: str, question, choice: str | None, tally) -> None:
     voted = st.session_state.setdefault(_VOTED, {})
     refused = st.session_state.setdefault(_REFUSED, {})
     rnd = None if tally is UNAVAILABLE else tally.round
+    if rnd is None and (voted.get(page) or (0, None))[1] == index and page not in pending:
+        st.success(IN_FIRST, icon=":material/how_to_vote:")  # counted before the store went away
+        st.caption(UNSEEN)
+        return
     if rnd is not None and refused.get(page) == rnd:  # full before this voter answered: nothing counts this round
         st.caption(REFUSED)
         return

@@ -150,10 +150,10 @@ def is_teacher() -> bool:
 
 
 def shown_code(code: str) -> str:
-    """A class code as a room reads it aloud: upper case, in two groups of four.
+    """A class code as a room reads it aloud: upper case, in two groups of four (kept on one line).
 
-    >>> shown_code("k7m2p9qx")
-    'K7M2 P9QX'
+    >>> shown_code("k7m2p9qx") == "K7M2\u00a0P9QX"
+    True
     """
     return f"{code[:4]}\u00a0{code[4:]}".upper()
 
@@ -412,6 +412,22 @@ def answered_words(answered: int, present: int) -> str:
     if answered == present == 1:
         return "The 1 student who joined has answered."
     return f"{fmt.count(answered)} of {fmt.count(present)} answered"
+
+
+def answered_count(words: str) -> int | None:
+    """The number of answers ``answered_words`` says, read back from the words on a page; None where it says none.
+
+    >>> answered_count("18 of 24 answered"), answered_count("No answer yet from the 3 students who joined.")
+    (18, 0)
+    """
+    import re
+
+    if "No student has joined yet." in words or "No answer yet from" in words:
+        return 0
+    if "The 1 student who joined has answered." in words:
+        return 1
+    found = re.search(r"([\d,]+) of [\d,]+ answered", words)
+    return int(found.group(1).replace(",", "")) if found else None
 
 
 def _refused(n: int, size: int) -> str:

@@ -623,7 +623,7 @@ def console(page: str, question, form: str) -> None:
     buttons, the way in for students (QR code, address and class code), and "Manage the class"."""
     if not is_teacher() or question is None:
         return
-    code, key = joined()
+    code = joined()[0]
     with st.container(key="class_console"):
         live, join = st.columns([3, 1], gap="large")
         with live:
@@ -798,11 +798,3 @@ def _manage(code: str, form: str) -> None:
 def _end(code: str) -> None:
     _act("end", code)
     _leave(ENDED_FOR_TEACHER)
-
-
-def presenter_params() -> dict[str, str]:
-    """What a presenter's link to another page keeps of this session's class: its code and the teacher key."""
-    here = joined()
-    if here is None:
-        return {}
-    return {CLASS: here[0], **({TEACHER: here[1]} if here[1] else {})}

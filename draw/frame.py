@@ -10,8 +10,9 @@ the presenter view, the lesson around each page, the code for each view, and one
   the default.
 * ``share_link()``: the page's URL holds every bound control, so the link is copied from the browser's
   address bar when the button is pressed.
-* ``presenting()``: ``?present=true`` hides the sidebar and the lesson around the page and enlarges the type;
-  ``&hide=<key>`` (repeatable) also hides those controls, which still hold their URL values.
+* ``presenting()``: ``?present=true`` hides the sidebar and the lesson around the page and enlarges the type,
+  charts' text too (``enlarged``); ``&hide=<key>`` (repeatable) also hides those controls, which still hold their
+  URL values.  Its links to other pages keep the view, a class and its teacher key (``carried``).
 """
 
 from __future__ import annotations

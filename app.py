@@ -42,6 +42,8 @@ def main() -> None:
 
     if frame.presenting():
         frame.presenter_style(controls)
+    lesson.note_arrival(name)  # a shared view is shown whole: read before the link check drops an unusable value
+    class_poll.check_link()  # before the sidebar: a student in a class sees no teacher's tool
     with st.sidebar:
         st.markdown(
             "**GELU Explorer** shows what the GELU activation does to numbers, "
@@ -49,8 +51,9 @@ def main() -> None:
             "inside GPT-2's feed-forward block."
         )
         hide_key = f"share_hide_{name}"
-        frame.share_link(st.session_state.get(hide_key, []))
-        if controls is not None:
+        role = class_poll.role()
+        frame.share_link(st.session_state.get(hide_key, []), role)
+        if controls is not None and role != "student":
             bound = [c for c in controls if c.bound]
             labels = {c.key: c.label for c in bound}
             st.multiselect("Hide in the presenter view", list(labels), format_func=labels.__getitem__,
@@ -59,10 +62,9 @@ def main() -> None:
         class_poll.sidebar()
         with st.expander("Sources", icon=":material/menu_book:"):
             st.markdown(SOURCES)
-    lesson.note_arrival(name)  # a shared view is shown whole: read before the link check drops an unusable value
     frame.check_link(controls)
-    class_poll.check_link()
     lesson.lesson_top(name, tuple(pages))
+    class_poll.console(name, PAGES[name].question, lesson.lesson_form())  # the teacher's, above the page
     try:
         page.run()
     except lesson.NotYet:  # the page asked its question first: the rest of it waits for the student's answer

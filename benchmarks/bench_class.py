@@ -19,14 +19,18 @@ and current memory (VmHWM/VmRSS from /proc), and the CPU each side used.  Scenar
   haproxy xR        R replicas behind deploy/haproxy.cfg (harness/balancer.py), for every R in --replicas
 
 --poll (the class poll, draw/class_poll.py): a teacher starts a class for the students' number ("Start a class", as a
-click sends it) and keeps the presenter view open; --students students (default 30) on one process (the memory
-store), then --poll-replicated (default 60 and 300) through HAProxy x2 with one Debian redis-server
-(GELU_CLASS_STORE, run with deploy/docker-compose.yml's options), all open Home and then answer its question at a
-random moment within --poll-window (5 s).  The teacher's tab asks for a run every draw.class_poll.REFRESH_S, as its
-st.fragment(run_every=...) makes the browser do (here a whole-page run: a browser reruns only the fragment, which
-costs less), and reads the count it shows.  Printed: vote -> teacher-view latency p50/p95 (the j-th vote stored
-until the first teacher run showing at least j answers), lost votes (cast minus shown, target 0, and minus the
-store's own tally through Redis), the servers' memory before and after (VmRSS) and Redis's used_memory.
+click sends it) and keeps the presenter view's console open; --poll-sizes students (default 30 and 60) on one
+process (the memory store), then --poll-replicated (default 30 and 60) through HAProxy x2 with one Debian
+redis-server (GELU_CLASS_STORE, run with deploy/docker-compose.yml's options), all open Home and then answer its
+first round at a random moment within --poll-window (5 s), after which each student's page waits for the reveal, its
+watch's fragment asking the class's state every draw.class_poll.WATCH_S.  Each fragment runs on its own, as its
+st.fragment(run_every=...) timer makes a browser ask (the teacher's console every REFRESH_S), and the teacher reads
+the count it shows ("N of M answered").  Printed: vote -> console latency p50/p95 (the j-th vote stored until the
+first console run showing at least j answers; target p95 < 1 s), lost votes (cast minus shown, target 0, and minus
+the store's own tally through Redis), the servers' memory before and after (VmRSS) and Redis's used_memory, and a
+table of every size and mode.
+
+    python benchmarks/bench_class.py --poll                      # 30 and 60 students, one process and two replicas
 
     python benchmarks/bench_class.py --race --students 30 --explorers 10   # a class racing (one process, x2)
 
@@ -401,10 +405,10 @@ def sweep(sizes: list[int], args) -> int:
 # ------------------------------------------------------------------ --poll: the class poll
 
 async def poll_class(base_url: str, n: int, args) -> dict:
-    """A teacher starts a class and watches; n students open Home, then answer within args.poll_window."""
-    import re
-
-    from draw.class_poll import REFRESH_S
+    """A teacher starts a class and watches its console; n students open Home, then answer within args.poll_window
+    and wait for the reveal, their pages' watch asking the class's state as a browser's timer makes it do."""
+    from draw.class_poll import answered_count
+    from harness.streamlit_client import words
 
     rng = random.Random(args.seed)
     teacher = Session(base_url, "", timeout_s=args.timeout)
@@ -414,11 +418,7 @@ async def poll_class(base_url: str, n: int, args) -> dict:
     failures: list[str] = []
 
     def shown() -> int | None:
-        for t in teacher.elements.values():
-            m = re.match(r"(\d+) answers? ·", t.text) if t.kind == "markdown" else None
-            if m:
-                return int(m.group(1))
-        return None
+        return answered_count(" ".join(words(teacher.elements)))
 
     try:
         await teacher.open()
@@ -429,6 +429,10 @@ async def poll_class(base_url: str, n: int, args) -> dict:
         code = query["class"]
         teacher.query_string = f"present=true&class={code}&teacher={query['teacher']}"
         await teacher.run()
+        console = next(iter(teacher.fragments.items()), None)  # the console's fragment and its timer
+        if console is None:
+            failures.append("the teacher's page has no timed fragment (the console)")
+            console = ("", 0.5)
         for s in students:
             s.query_string = f"class={code}"
         opened = await asyncio.gather(*(s.open() for s in students), return_exceptions=True)
@@ -441,13 +445,26 @@ async def poll_class(base_url: str, n: int, args) -> dict:
         async def watch():
             while True:
                 started = time.perf_counter()
-                await teacher.run()
+                await teacher.run(fragment_id=console[0], auto=True)
                 count = shown()
                 if count is not None:
                     seen.append((time.perf_counter(), count))
                 if done.is_set() and (count or 0) >= len(voted):
                     return
-                await asyncio.sleep(max(0.0, REFRESH_S - (time.perf_counter() - started)))
+                await asyncio.sleep(max(0.0, console[1] - (time.perf_counter() - started)))
+
+        async def waiting(s: Session):
+            """A student's page after their answer: its watch's fragment, on its timer, until the class is done."""
+            while not done.is_set() and s.fragments:
+                fragment_id, every = next(iter(s.fragments.items()))
+                await asyncio.sleep(every)
+                try:
+                    await s.run(fragment_id=fragment_id, auto=True)
+                except Exception as err:  # noqa: BLE001  a disconnect: this student's failure
+                    failures.append(f"{type(err).__name__}: {err}")
+                    return
+
+        all_in, finished = asyncio.Event(), [0]
 
         async def vote(s: Session, delay: float):
             await asyncio.sleep(delay)
@@ -456,12 +473,20 @@ async def poll_class(base_url: str, n: int, args) -> dict:
                 voted.append(time.perf_counter())
             except Exception as err:
                 failures.append(f"{type(err).__name__}: {err}")
+            finished[0] += 1
+            if finished[0] == len(ready):
+                all_in.set()
+            if s.ws is not None and not s.closed_reason:
+                await waiting(s)
 
         watcher = asyncio.create_task(watch())
         start = time.perf_counter()
-        await asyncio.gather(*(vote(s, rng.uniform(0, args.poll_window)) for s in ready))
+        votes = [asyncio.create_task(vote(s, rng.uniform(0, args.poll_window))) for s in ready]
+        if ready:
+            await all_in.wait()
         answered_s = time.perf_counter() - start
         done.set()
+        await asyncio.gather(*votes)
         try:
             await asyncio.wait_for(watcher, 60)
         except TimeoutError:
@@ -483,10 +508,13 @@ def poll_report(name: str, n: int, got: dict, memory: dict[str, tuple[int, int]]
                 redis_bytes: int | None) -> bool:
     lat = got["latencies"]
     lost = got["cast"] - got["shown"]
+    p95 = percentile(lat, 95)
     print(f"\n== class poll, {name}: {n} students answering Home's question within the window "
           f"(all answered after {got['answered_s']:.1f} s)")
-    print(f"vote -> teacher's view: p50 {ms(percentile(lat, 50))} ms, p95 {ms(percentile(lat, 95))} ms, "
-          f"max {ms(max(lat, default=math.nan))} ms over {len(lat)} votes")
+    print(f"vote -> teacher's view: p50 {ms(percentile(lat, 50))} ms, p95 {ms(p95)} ms, "
+          f"max {ms(max(lat, default=math.nan))} ms over {len(lat)} votes  (target p95 < {TARGET_P95_S:g} s: "
+          f"{'met' if p95 < TARGET_P95_S else 'NOT met'})")
+    got["row"] = (name, n, percentile(lat, 50), p95, max(lat, default=math.nan), lost)
     store_note = "" if store_count is None else f"; the store's own tally {store_count}"
     print(f"votes cast {got['cast']} of {n}, shown to the teacher {got['shown']}: lost {lost} (target 0: "
           f"{'met' if lost == 0 and got['cast'] == n else 'NOT met'}){store_note}")
@@ -503,15 +531,17 @@ def poll(args) -> int:
     from harness.redis_server import RedisServer, redis_missing
     from hosting import classpoll
 
-    ok = True
+    ok, rows = True, []
     print(f"Class poll: answers within {args.poll_window:g} s; machine {os.cpu_count()} cores, load average "
           f"{os.getloadavg()[0]:.2f} at the start; students simulated in this process on the same cores")
-    with driver.Server() as server:
-        driver.wait_ready(server.base_url)
-        before = {"streamlit": memory_kib(server.proc.pid)["VmRSS"]}
-        got = run_sync(poll_class(server.base_url, args.students, args))
-        memory = {"streamlit": (before["streamlit"], memory_kib(server.proc.pid)["VmRSS"])}
-        ok &= poll_report("one process (memory store)", args.students, got, memory, None, None)
+    for n in [int(x) for x in args.poll_sizes.split(",") if x]:
+        with driver.Server() as server:
+            driver.wait_ready(server.base_url)
+            before = {"streamlit": memory_kib(server.proc.pid)["VmRSS"]}
+            got = run_sync(poll_class(server.base_url, n, args))
+            memory = {"streamlit": (before["streamlit"], memory_kib(server.proc.pid)["VmRSS"])}
+            ok &= poll_report("one process (memory store)", n, got, memory, None, None)
+            rows.append(got["row"])
     sizes = [int(x) for x in args.poll_replicated.split(",") if x]
     if sizes and redis_missing():
         print(f"\n(no replicas: {redis_missing()})")
@@ -531,6 +561,12 @@ def poll(args) -> int:
             tally = classpoll.RedisStore(redis_server.url).tally(got["code"], "home", 3)
             ok &= poll_report("haproxy x2 + redis", n, got, memory, tally.total if tally else None,
                               redis_server.used_memory())
+            rows.append(got["row"])
+    print(f"\nThe teacher's console, vote -> the count on it (ms; target p95 < {TARGET_P95_S * 1e3:.0f} ms)")
+    print(f"{'where':<28}{'students':>9}{'p50':>8}{'p95':>8}{'max':>8}{'lost':>6}  target")
+    for name, n, p50, p95, worst, lost in rows:
+        print(f"{name:<28}{n:>9}{ms(p50):>8}{ms(p95):>8}{ms(worst):>8}{lost:>6}  "
+              f"{'met' if p95 < TARGET_P95_S and lost == 0 else 'NOT met'}")
     return 0 if ok else 1
 
 
@@ -553,7 +589,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                                     "HAProxy x2 per size, instead of the scenarios above")
     parser.add_argument("--poll", action="store_true", help="the class poll instead of the scenarios above")
     parser.add_argument("--poll-window", type=float, default=5.0, help="students answer within this many seconds")
-    parser.add_argument("--poll-replicated", default="60,300", help="class sizes through HAProxy x2 + Redis")
+    parser.add_argument("--poll-sizes", default="30,60", help="with --poll: class sizes on one process")
+    parser.add_argument("--poll-replicated", default="30,60", help="with --poll: class sizes through HAProxy x2 + "
+                        "Redis")
     parser.add_argument("--race", action="store_true", help="a racing class: --students races, each its own seed, "
                         "and --explorers students moving sliders meanwhile (modes single and haproxy x2)")
     parser.add_argument("--explorers", type=int, default=10, help="with --race: students on the explorer pages")

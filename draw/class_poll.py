@@ -1,69 +1,98 @@
-"""The class poll, drawn with Streamlit: a teacher starts a class, the students' answers to each
-page's predict-then-reveal question are tallied, and the teacher's view shows them live.
+"""The class poll, drawn with Streamlit: a teacher starts a class, its students answer each page's question by peer
+instruction, and the teacher's console shows the answers live.
 
-* ``sidebar()``: "Start a class", for as many students as the teacher states, makes a class code and two links:
-  the students' (``class=<code>`` and the view) and the teacher's presenter link (the same, ``present=true`` and
-  ``teacher=<key>``).  Starts are bounded per tab and per network (hosting.classpoll.Starts).
-* ``check_link()``: a link's class code and teacher key are checked once per run; a code that is malformed,
-  unknown or expired, or a key that does not open the class, is dropped from the URL with a short note.  The
-  class then follows the session from page to page (kept in its session state, written back to the URL).
-* ``student(page, question, choice)``: below the question: a student's answer is sent as the index of the
-  choice, once per change (hosting.classpoll.LIMITER paces each voter), under the browser's voter id
-  (hosting.classpoll.VoterCookie), so a reconnected or reloaded tab moves its vote and never adds one.  The
-  student reads "Your answer is counted." only once the store has answered that it holds it; the class's tally
-  shows then.  A full class refuses the answer and says so; a store that cannot be reached keeps the answer in
-  the session and sends it again every ``RETRY_S`` (and at the next run), saying so meanwhile.
-* ``teacher(page, question)``: on the teacher's link, a live chart of the answers (count and share) and the
-  answers refused because the class was full, redrawn every ``REFRESH_S`` by an ``st.fragment(run_every=...)``,
-  with "Reveal the answer" (marks the right choice) and "Reset this question".  A class that closed, or that a
-  store restarted without its data lost, is named as such.
+Peer instruction (Crouch and Mazur, 2001).  In a class, a question's first round is each student's own answer: the
+student reads that their answer is in, never whether it is right nor how the class answered, and the page keeps
+what answers the question hidden ("Show me" is not offered: the teacher decides for the room).  The teacher sees
+the spread live; may open a second round after a discussion (the students answer again; both rounds shown side by
+side, the shift); "Reveal the answer" shows the right answer with its computed reason on the teacher's screen and
+on every student's, and only then do the students' pages unfold.  A waiting student's page asks the store every
+``WATCH_S`` whether the question moved on (``_watch``, a light fragment), and at each run.
+
+* ``check_link()``: a link's class code and teacher key are checked once per session; a code that is malformed,
+  unknown, closed or ended, or a key that does not open the class, is dropped from the URL with a short note.  The
+  class then follows the session from page to page.  A student counts as joined at their first run in the class
+  (``ClassStore.join``, by voter id: a reconnect or a reload joins nobody new).
+* ``sidebar()``: outside a class, "Join a class" (a class code typed in) and "Start a class" (for as many students
+  as the teacher states; starts bounded per tab and per network, hosting.classpoll.Starts); in a class, the class
+  and, for its teacher, the presenter view.  A student sees no teacher's tool.
+* ``question_state(page, question)``, ``count_answer(...)``, ``watch(...)``, ``after_reveal(...)``: the student's
+  side of a question, called by draw.lesson.ask_first.  An answer is sent as the index of the choice, once per
+  change (hosting.classpoll.LIMITER paces each voter), under the browser's voter id (hosting.classpoll.VoterCookie).
+  The student reads that it is in only once the store holds it; a full class refuses it and says so; a store that
+  cannot be reached keeps it in the session and sends it again every ``RETRY_S``.
+* ``console(page, question, form)``: on the teacher's link, above the page: the question, its answers round by
+  round (redrawn every ``REFRESH_S`` by an ``st.fragment(run_every=...)``), "18 of 24 answered", the buttons of
+  peer instruction, the reveal with its reason, a QR code and the short way in for students, and "Manage the
+  class" (every question's rounds, the answers as CSV, reset every question, end the class).
 
 Without a class code nothing here draws or stores anything.  The store (hosting.classpoll) unavailable: the
-question works as before, the teacher's view says the tally is unavailable; never an error box.
+question works as before for a student alone, a student's answer waits, the console says so; never an error box.
 """
 
 from __future__ import annotations
 
+import csv
+import functools
 import html
+import io
 import os
 import secrets
 import time
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
+from draw.assets import text
+from draw.frame import CLASS, TEACHER
 from hosting import classpoll, internals
-from hosting.classpoll import ClassesFull, SeatsTaken, StoreUnavailable, TooManyStarts
+from hosting.classpoll import AnswerClosed, ClassesFull, SeatsTaken, StoreUnavailable, TooManyStarts
+from ui import format as fmt
 from ui.theme import COLORS
 
-CLASS, TEACHER = "class", "teacher"  # URL parameters (no widget binds them)
-REFRESH_S = 1.0  # the teacher's chart is redrawn this often: a vote shows within about 1 s (+ one run)
+REFRESH_S = 0.5  # the teacher's console is redrawn this often: a vote shows within about half a second (+ one run)
+WATCH_S = 2.0  # a waiting student's page asks the class's state this often: a reveal shows within about 2 s
 RETRY_S = 2.0  # an answer the store could not take is sent again this often
 _STATE = "poll_class"  # session state: (code, teacher key or "") of the class this session is in
 _OPENED = "poll_opened"  # session state: the classes this session opened, [(code, key)]
+_JOINED = "poll_joined"  # session state: the class code this session's voter is counted as joined in
 _VOTED = "poll_voted"  # session state: {page: (round, choice index)} of the votes the store holds
+_ANSWERS = "poll_answers"  # session state: {page: {round: choice index}}: this student's answers the store holds
 _PENDING = "poll_pending"  # session state: {page: choice index} of answers the store could not take yet
 _REFUSED = "poll_refused"  # session state: {page: round} where the class was full when this voter answered
 _SEEN = "poll_seen"  # session state: (code, store id, opening time) of the class as the store last showed it
-_RETRYING = "poll_retrying"  # session state, for one run: the retry fragment is drawn by a full run
-BAR = COLORS["gelu"]
+_DRAWN = "poll_drawn"  # session state: {page: (round, revealed)} as this session's page was last drawn
+_FULL = "poll_full_run"  # session state, for one call: a fragment is drawn by a full run, not run on its own
+_CONFIRM = "poll_confirm"  # session state: "reset_all" or "end" while the teacher is asked to confirm it
+_STYLE = "<style>" + text("poll.css") + "</style>"
 IDLE_MIN = classpoll.IDLE_S // 60
 
 CLOSED_FOR_TEACHER = ("This class has ended, as every class does 12 hours after it starts. Start a new class from "
                       "the sidebar.")
-IDLE_FOR_TEACHER = (f"This class closed after {IDLE_MIN} minutes in which nobody answered or watched its tally. "
+IDLE_FOR_TEACHER = (f"This class closed after {IDLE_MIN} minutes in which nobody answered or watched its answers. "
                     "Start a new class from the sidebar.")
 LOST_FOR_TEACHER = ("The class store restarted without its data, so this class and its answers are gone. Start a "
                     "new class from the sidebar.")
-CLOSED_FOR_STUDENT = "This class has closed, so your answer is not shared with it."
-LOST_FOR_STUDENT = "This class's answers were lost when the class store restarted, so your answer is not shared."
-COUNTED = "Your answer is counted."
+ENDED_FOR_TEACHER = "You ended this class, and its answers are deleted. Start a new class from the sidebar."
+CLOSED_FOR_STUDENT = "This class has closed, so your answers are your own again and the page works as it does alone."
+LOST_FOR_STUDENT = ("This class's answers were lost when the class store restarted, so your answers are your own "
+                    "again and the page works as it does alone.")
+ENDED_FOR_STUDENT = ("Your teacher ended the class, and its answers are deleted. Your answers are your own again, "
+                     "and the page works as it does alone.")
+WAIT_FIRST = ("Answer on your own. Your teacher shows the answer to the whole class, and this page shows what "
+              "answers the question then.")
+IN_FIRST = ("Your answer is in. Wait for your teacher to show the answer; until then you may change your answer, "
+            "and nobody sees it but as part of the class's count.")
+IN_SECOND = ("Your second answer is in. Wait for your teacher to show the answer; until then you may change your "
+             "answer.")
 PENDING = ("Your answer is not counted yet, because the class's answers cannot be reached just now; this page keeps "
            "it and sends it again every few seconds.")
-COUNTED_UNSEEN = ("Your answer is counted; the class's answers cannot be reached just now, so their tally is not "
-                  "shown.")
+UNSEEN = ("The class's answers cannot be reached just now; this page asks again every few seconds, and your "
+          "answer is kept.")
 REFUSED = ("Your answer is not counted, because this question already has an answer from as many students as your "
            "teacher said the class has.")
+CLOSED_ROUND = "Your teacher has shown the answer, so a changed answer is not counted."
+FAST = "Answers are coming fast: wait a moment, then choose again to be counted."
 
 
 def _voter(code: str) -> str:
@@ -90,12 +119,14 @@ def _seen(code: str, tally) -> None:
 
 
 def _gone(code: str) -> str:
-    """Why the store no longer holds class ``code``: "lost" (its store restarted empty, or is another than the one
-    this session saw it in), "idle" (closed unused, younger than 12 hours as this session last saw it) or
-    "closed"."""
+    """Why the store no longer holds class ``code``: "ended" (by its teacher), "lost" (its store restarted empty, or
+    is another than the one this session saw it in), "idle" (closed unused, younger than 12 hours as this session
+    last saw it) or "closed"."""
     seen_code, seen_store, opened = st.session_state.get(_SEEN) or ("", "", 0.0)
     seen_store, opened = (seen_store, opened) if seen_code == code else ("", 0.0)
     try:
+        if classpoll.store().ended(code):
+            return "ended"
         if classpoll.store().lost(code, seen_store):
             return "lost"
     except StoreUnavailable:
@@ -108,14 +139,71 @@ def joined() -> tuple[str, str] | None:
     return st.session_state.get(_STATE)
 
 
+def role() -> str | None:
+    """"teacher" (on the class's teacher link), "student" (in a class) or None (in none)."""
+    here = joined()
+    return None if here is None else "teacher" if here[1] else "student"
+
+
 def is_teacher() -> bool:
-    return bool((joined() or ("", ""))[1])
+    return role() == "teacher"
+
+
+def shown_code(code: str) -> str:
+    """A class code as a room reads it aloud: upper case, in two groups of four (kept on one line).
+
+    >>> shown_code("k7m2p9qx") == "K7M2\u00a0P9QX"
+    True
+    """
+    return f"{code[:4]}\u00a0{code[4:]}".upper()
+
+
+def typed_code(typed: str) -> str:
+    """A class code as a student may type it (any case, spaces or dashes between its letters), as the app makes it.
+
+    >>> typed_code(" K7M2-p9qx "), typed_code("K7M2 P9QX")
+    ('k7m2p9qx', 'k7m2p9qx')
+    """
+    return "".join(c for c in typed.lower() if c not in " -\u00a0\t")
+
+
+def _leave(notice: str | None = None) -> None:
+    """This session leaves its class (the URL's class code and teacher key dropped), with a note why."""
+    st.session_state.pop(_STATE, None)
+    st.session_state.pop(_JOINED, None)
+    for kept in (_VOTED, _ANSWERS, _PENDING, _REFUSED, _DRAWN):
+        st.session_state.pop(kept, None)
+    internals.drop_url_values([CLASS, TEACHER])
+    if notice:
+        st.session_state["poll_notice"] = notice
+
+
+def _take(code: str, key: str) -> None:
+    if (joined() or ("",))[0] != code:
+        for kept in (_VOTED, _ANSWERS, _PENDING, _REFUSED, _DRAWN):
+            st.session_state.pop(kept, None)
+    st.session_state[_STATE] = (code, key)
+
+
+def _join(code: str) -> None:
+    """Count this student as joined (once per session and class; the store counts each voter once)."""
+    if st.session_state.get(_JOINED) == code:
+        return
+    try:
+        if classpoll.store().join(code, _voter(code)) is not None:
+            st.session_state[_JOINED] = code
+    except StoreUnavailable:
+        pass  # the next run asks again
 
 
 # ------------------------------------------------------------------ the link
 
 def check_link() -> None:
-    """Take a link's class code (and teacher key) into the session, or drop them with a note saying why."""
+    """Take a link's class code (and teacher key) into the session, or drop them with a note saying why; count a
+    student as joined."""
+    notice = st.session_state.pop("poll_notice", None)
+    if notice:
+        st.info(notice, icon=":material/groups:")
     codes, keys = st.query_params.get_all(CLASS), st.query_params.get_all(TEACHER)
     if not codes and not keys:
         here = joined()
@@ -123,7 +211,13 @@ def check_link() -> None:
             st.query_params[CLASS] = here[0]
             if here[1]:
                 st.query_params[TEACHER] = here[1]
-        return
+    else:
+        _check(codes, keys)
+    if role() == "student":
+        _join(joined()[0])
+
+
+def _check(codes: list[str], keys: list[str]) -> None:
     code, key = (codes[0] if len(codes) == 1 else ""), (keys[0] if len(keys) == 1 else "")
     if joined() == (code, key):
         return  # checked when the session took it
@@ -134,9 +228,12 @@ def check_link() -> None:
     else:
         try:
             if not classpoll.store().exists(code):
+                why = _gone(code)
                 problem = (
+                    "This link's class has ended: its teacher ended it, so the page opens without a class."
+                    if why == "ended" else
                     "This link's class is gone, so the page opens without a class: the class store restarted "
-                    "without its data." if _gone(code) == "lost" else
+                    "without its data." if why == "lost" else
                     f"This link's class is not open, so the page opens without a class: a class closes 12 hours "
                     f"after it starts, or after {IDLE_MIN} minutes in which nobody answered or watched it.")
             elif keys and not (classpoll.KEY_RE.fullmatch(key) and classpoll.store().is_teacher(code, key)):
@@ -145,7 +242,7 @@ def check_link() -> None:
             else:
                 take = (code, key)
         except StoreUnavailable:  # keep the link as it is: the next run asks again
-            st.info("The class's tally cannot be reached just now; the question on each page still works.",
+            st.info("The class's answers cannot be reached just now; the question on each page still works.",
                     icon=":material/cloud_off:")
             return
     if take is None:
@@ -154,34 +251,59 @@ def check_link() -> None:
     else:
         if not take[1] and keys:
             internals.drop_url_values([TEACHER])
-        if (joined() or ("",))[0] != code:
-            for kept in (_VOTED, _PENDING, _REFUSED):
-                st.session_state.pop(kept, None)
-        st.session_state[_STATE] = take
+        _take(*take)
     if problem:
         st.info(problem, icon=":material/groups:")
 
 
-# ------------------------------------------------------------------ the teacher's sidebar
+# ------------------------------------------------------------------ the sidebar
 
-def _links(code: str, key: str) -> tuple[str, str]:
-    base = (st.context.url or "").split("?")[0]
-    if base.count("/") == 2:  # http://host:port: the root page, written as browsers write it
-        base += "/"
+def base_url() -> str:
+    """The app's address without its path or query: http://host:port/ as browsers write the root page."""
+    parts = urlsplit(st.context.url or "")
+    return f"{parts.scheme}://{parts.netloc}/" if parts.scheme and parts.netloc else "/"
+
+
+def students_link(code: str) -> str:
+    """The students' link to this view: the page's URL, its settings and the class code (never a teacher key)."""
+    page = (st.context.url or "").split("?")[0]
+    if page.count("/") == 2:  # http://host:port: the root page, written as browsers write it
+        page += "/"
     view = [(k, v) for k in st.query_params if k not in (CLASS, TEACHER, "present", "hide")
             for v in st.query_params.get_all(k)]  # fmt: skip
-    students = base + "?" + urlencode(view + [(CLASS, code)])
-    return students, base + "?" + urlencode(view + [("present", "true"), (CLASS, code), (TEACHER, key)])
+    return page + "?" + urlencode(view + [(CLASS, code)])
+
+
+def presenter_link(code: str, key: str) -> str:
+    """The teacher's presenter link to this view: the students' link with ``present=true`` and the teacher key."""
+    return students_link(code) + "&" + urlencode([("present", "true"), (TEACHER, key)])
 
 
 def sidebar() -> None:
-    """The sidebar's "Start a class": a button, then the class's two links.  (Plain text, not st.caption: a
-    caption's grey on the sidebar's background is 4.1:1, under WCAG AA's 4.5.)"""
-    with st.expander("Start a class", icon=":material/groups:", expanded=bool(st.session_state.get(_OPENED))):
-        opened = st.session_state.get(_OPENED) or []
-        if not opened:
-            st.markdown("Your students' answers to each page's question, tallied live for you. Only the index of "
-                        "each answer is kept, while the class is open (12 hours at most); no names.")
+    """The sidebar's class box: outside a class "Join a class" and "Start a class"; in one, the class itself.
+    (Plain text, not st.caption: a caption's grey on the sidebar's background is 4.1:1, under WCAG AA's 4.5.)"""
+    here = role()
+    if here == "student":
+        with st.expander("Your class", icon=":material/groups:", expanded=True):
+            st.markdown(f"You are in class **{shown_code(joined()[0])}**. Your answers go to your teacher's count, "
+                        "without your name.")
+            st.button("Leave the class", key="poll_leave", on_click=_leave,
+                      args=("You left the class: your answers are your own again.",), icon=":material/logout:")
+        return
+    if here is None:
+        with st.expander("Join a class", icon=":material/login:"):
+            st.text_input("Class code", key="poll_join_code", max_chars=16, placeholder="K7M2 P9QX",
+                          help="The code your teacher shows, eight letters and digits.")
+            st.button("Join", key="poll_join", on_click=_join_typed, icon=":material/login:")
+            note = st.session_state.pop("poll_join_note", None)
+            if note:
+                st.warning(note, icon=":material/block:")
+    with st.expander("Start a class", icon=":material/groups:", expanded=here == "teacher"):
+        if here != "teacher":
+            st.markdown("Your students' answers to each page's question, for you to show the class: each answers "
+                        "alone first, then you may let them discuss and answer again, then you reveal the answer. "
+                        "Only the index of each answer is kept, while the class is open (12 hours at most); no "
+                        "names.")
             st.number_input("Students in your class", min_value=1, max_value=classpoll.MAX_VOTERS,
                             value=classpoll.DEFAULT_SIZE, step=1, key="poll_size",
                             help="Answers from more students than this are refused, and shown to you as refused.")
@@ -190,14 +312,31 @@ def sidebar() -> None:
             if note:
                 st.warning(note, icon=":material/block:")
             return
-        code, key = opened[-1]
-        students, teacher = _links(code, key)
-        st.markdown(f"Class code **{code}**")
-        st.markdown("Students' link: answers are counted, the tally shows after answering.")
-        st.code(students, language=None, wrap_lines=True)
-        st.markdown("Your presenter link: the live answers. Keep it to yourself.")
-        st.code(teacher, language=None, wrap_lines=True)
-        st.link_button("Open the presenter view", teacher, icon=":material/co_present:")
+        code, key = joined()
+        st.markdown(f"Your class: code **{shown_code(code)}**.")
+        st.markdown("Your students join by the students' link under Share this view, by the QR code on your "
+                    "presenter view, or by typing the code under Join a class.")
+        st.link_button("Open the presenter view", presenter_link(code, key), icon=":material/co_present:")
+
+
+def _join_typed() -> None:
+    code = typed_code(st.session_state.get("poll_join_code") or "")
+    if not classpoll.valid_code(code):
+        st.session_state["poll_join_note"] = ("That is not a class code: a class code has eight letters and digits, "
+                                              "as your teacher shows it.")
+        return
+    try:
+        found = classpoll.store().exists(code)
+    except StoreUnavailable:
+        st.session_state["poll_join_note"] = "The classes cannot be reached just now; try again in a minute."
+        return
+    if not found:
+        st.session_state["poll_join_note"] = (f"No class is open with the code {shown_code(code)}: check it with "
+                                              "your teacher.")
+        return
+    _take(code, "")
+    st.query_params[CLASS] = code
+    st.session_state["poll_join_code"] = ""
 
 
 STARTS_REFUSED = {
@@ -226,164 +365,69 @@ def _start() -> None:
         st.session_state["poll_note"] = "The class store cannot be reached just now; try again in a minute."
         return
     st.session_state[_OPENED] = [*opened, (code, key)]
-    st.session_state[_STATE] = (code, key)
-    for kept in (_VOTED, _PENDING, _REFUSED):
-        st.session_state.pop(kept, None)
+    _take(code, key)
     st.query_params[CLASS], st.query_params[TEACHER] = code, key
 
 
-# ------------------------------------------------------------------ the student
+# ------------------------------------------------------------------ the answers, drawn
 
-def _bars(counts, shares, choices, right: int | None, label: str) -> str:
+def _cell(n: int, total: int, round_label: str) -> str:
+    share = n / total if total else 0.0
+    return (f"<td><span class='gelu-poll-cell'><span class='gelu-poll-round'>{html.escape(round_label)}</span>"
+            f"<span class='gelu-poll-track'><span class='gelu-poll-bar' style='width:{share * 100:.1f}%'></span>"
+            f"</span><span class='gelu-poll-count'>{fmt.count(n)} · {fmt.share(share, 0)}</span></span></td>")
+
+
+def answers_table(choices, rounds: list[tuple[str, tuple[int, ...]]], right: int | None, caption: str, *,
+                  hidden: bool = False) -> str:
+    """The answers as a table: a row per choice (the right one marked in words once revealed), a column per round
+    (its label, its counts), each cell a bar and "count · share"; ``hidden``: the bars and counts kept from the
+    room (still laid out, so nothing moves when they show)."""
+    head = "".join(f"<th scope='col'>{html.escape(label)}</th>" for label, _ in rounds)
     rows = []
-    for i, (choice, n, share) in enumerate(zip(choices, counts, shares, strict=True)):
+    for i, choice in enumerate(choices):
         mark = " <span class='gelu-poll-right'>✓ right answer</span>" if i == right else ""
-        rows.append(
-            f"<li class='gelu-poll-row{' gelu-poll-is-right' if i == right else ''}'>"
-            f"<span class='gelu-poll-label'>{html.escape(choice)}{mark}</span>"
-            f"<span class='gelu-poll-track'><span class='gelu-poll-bar' style='width:{share * 100:.1f}%'></span></span>"
-            f"<span class='gelu-poll-count'>{n} · {share * 100:.0f}%</span></li>"
-        )
-    return (
-        "<style>"
-        ".gelu-poll ul { list-style: none; margin: 0; padding: 0; display: grid; gap: 0.45rem; }"
-        ".gelu-poll-row { display: grid; grid-template-columns: minmax(8rem, 2fr) 3fr auto; gap: 0.6rem;"
-        " align-items: center; }"
-        ".gelu-poll-track { height: 1.1rem; border-radius: 0.3rem; background: rgba(138, 148, 166, 0.22); }"
-        f".gelu-poll-bar {{ display: block; height: 100%; border-radius: 0.3rem; background: {BAR}; }}"
-        f".gelu-poll-is-right .gelu-poll-bar {{ background: {COLORS['gelu_tanh']}; }}"
-        ".gelu-poll-right { font-weight: 600; white-space: nowrap; }"
-        ".gelu-poll-count { font-variant-numeric: tabular-nums; white-space: nowrap; }"
-        "@media (max-width: 640px) { .gelu-poll-row { grid-template-columns: 1fr auto; }"
-        " .gelu-poll-track { grid-column: 1 / -1; grid-row: 2; } }"
-        "</style>"
-        f"<div class='gelu-poll' role='group' aria-label='{html.escape(label)}'><ul>{''.join(rows)}</ul></div>"
-    )
+        cells = "".join(_cell(counts[i], sum(counts), label) for label, counts in rounds)
+        rows.append(f"<tr class='{'gelu-poll-is-right' if i == right else ''}'>"
+                    f"<th scope='row'>{html.escape(choice)}{mark}</th>{cells}</tr>")
+    return (_STYLE + f"<table class='gelu-poll{' gelu-poll-hidden' if hidden else ''}' "
+            f"style='--gelu-poll-bar: {COLORS['gelu']}; --gelu-poll-right: {COLORS['gelu_tanh']}'>"
+            f"<caption>{html.escape(caption)}</caption><thead><tr><td></td>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
 
 
-def student(page: str, question, choice: str | None, on_again=None) -> None:
-    """Below the question: count this browser's answer (once per change) and, once counted, the class's tally.
-    ``on_again``: called when the student answers a question the teacher started again (a new prediction)."""
-    here = joined()
-    if here is None or here[1] or choice is None or choice not in question.choices:
-        return
-    code, index, n = here[0], question.choices.index(choice), len(question.choices)
-    voted = st.session_state.setdefault(_VOTED, {})
-    pending = st.session_state.setdefault(_PENDING, {})
-    store = classpoll.store()
-    try:
-        tally = store.tally(code, page, n)
-        if tally is None:
-            st.caption(LOST_FOR_STUDENT if _gone(code) == "lost" else CLOSED_FOR_STUDENT)
-            return
-        _seen(code, tally)
-        if page in voted and voted[page][0] != tally.round and voted[page][1] == index:
-            st.caption("Your teacher started this question again: choose an answer to be counted.")
-            st.button("Answer again", key=f"poll_again_{page}", on_click=_answer_again, args=(page, on_again))
-            return
-        refused = st.session_state.setdefault(_REFUSED, {})
-        if refused.get(page) == tally.round:  # full before this voter answered: no answer of theirs counts this round
-            st.caption(REFUSED)
-            return
-        if voted.get(page) != (tally.round, index):
-            voter = _voter(code)
-            if pending.get(page) != index and not classpoll.LIMITER.allow(voter):  # a retry is not a new answer
-                st.caption("Answers are coming fast: wait a moment, then choose again to be counted.")
-                return
-            pending[page] = index
-            try:
-                counted = store.vote(code, page, voter, index, n)
-            except SeatsTaken:
-                pending.pop(page, None)
-                refused[page] = tally.round
-                st.caption(REFUSED)
-                return
-            pending.pop(page, None)
-            if counted is None:
-                st.caption(CLOSED_FOR_STUDENT)
-                return
-            voted[page] = (counted, index)
-            tally = store.tally(code, page, n) or tally
-    except StoreUnavailable:
-        if (voted.get(page) or (0, None))[1] == index and page not in pending:
-            st.caption(COUNTED_UNSEEN)
-        else:
-            pending[page] = index
-            st.session_state[_RETRYING] = True
-            _retry(code, page, n)
-        return
-    with st.container(key=f"poll_student_{page}"):
-        st.caption(COUNTED)
-        st.markdown(f"**Your class so far** ({tally.total} answer{'s' if tally.total != 1 else ''})")
-        st.html(_bars(tally.counts, tally.shares(), question.choices, None, "Your class's answers"))
+def _rounds(tally) -> list[tuple[str, tuple[int, ...]]]:
+    if tally.before is not None:
+        return [("Round 1: alone", tally.before), ("Round 2: after discussion", tally.counts)]
+    return [("Round 1: alone", tally.counts)]
 
 
-@st.fragment(run_every=RETRY_S)
-def _retry(code: str, page: str, n: int) -> None:
-    """While an answer waits for the store: says so and, every RETRY_S, asks the store again; once it answers,
-    the whole page runs again, and counts the answer (``student``)."""
-    if not st.session_state.pop(_RETRYING, False):  # a run of this fragment alone, not of the page that drew it
-        try:
-            classpoll.store().tally(code, page, n)
-        except StoreUnavailable:
-            pass
-        else:
-            st.rerun(scope="app")
-    st.caption(PENDING)
+def answered_words(answered: int, present: int) -> str:
+    """How many of the students present have answered, as one whole sentence for each case."""
+    if present == 0:
+        return "No student has joined yet."
+    if answered == 0:
+        return "No answer yet from the 1 student who joined." if present == 1 else \
+            f"No answer yet from the {fmt.count(present)} students who joined."
+    if answered == present == 1:
+        return "The 1 student who joined has answered."
+    return f"{fmt.count(answered)} of {fmt.count(present)} answered"
 
 
-def _answer_again(page: str, on_again=None) -> None:
-    st.session_state[f"quiz_{page}"] = None
-    st.session_state.get(_VOTED, {}).pop(page, None)
-    if on_again is not None:
-        on_again()
+def answered_count(words: str) -> int | None:
+    """The number of answers ``answered_words`` says, read back from the words on a page; None where it says none.
 
+    >>> answered_count("18 of 24 answered"), answered_count("No answer yet from the 3 students who joined.")
+    (18, 0)
+    """
+    import re
 
-# ------------------------------------------------------------------ the teacher
-
-def teacher(page: str, question) -> None:
-    """On the teacher's link: the live tally of this page's question (nothing for anyone else)."""
-    here = joined()
-    if here is None or not here[1]:
-        return
-    with st.container(key="class_poll_teacher"):
-        _teacher_panel(page, question, here[0])
-
-
-def _right_index(question) -> int | None:
-    for i, c in enumerate(question.choices):
-        if question.reveal(c)[0]:
-            return i
-    return None
-
-
-@st.fragment(run_every=REFRESH_S)
-def _teacher_panel(page: str, question, code: str) -> None:
-    st.markdown(f"#### What your class answered\n{question.text}")
-    store = classpoll.store()
-    try:
-        tally = store.tally(code, page, len(question.choices))
-    except StoreUnavailable:
-        st.warning("The class tally is unavailable just now (its store cannot be reached). The questions "
-                   "still work for every student; this view tries again every second.", icon=":material/cloud_off:")
-        return
-    if tally is None:
-        why = _gone(code)
-        st.info(LOST_FOR_TEACHER if why == "lost" else IDLE_FOR_TEACHER if why == "idle" else CLOSED_FOR_TEACHER,
-                icon=":material/groups:")
-        return
-    _seen(code, tally)
-    right = _right_index(question) if tally.revealed else None
-    st.html(_bars(tally.counts, tally.shares(), question.choices, right, "The class's answers"))
-    st.caption(f"{tally.total} answer{'s' if tally.total != 1 else ''} · class {code} · "
-               f"redrawn every {REFRESH_S:g} s")
-    if tally.refused:
-        st.caption(_refused(tally.refused, tally.size))
-    reveal, reset = st.columns(2)
-    reveal.button("Reveal the answer", key=f"poll_reveal_{page}", disabled=tally.revealed,
-                  on_click=_act, args=("reveal", code, page), icon=":material/visibility:")
-    reset.button("Reset this question", key=f"poll_reset_{page}", on_click=_act, args=("reset", code, page),
-                 icon=":material/restart_alt:")
+    if "No student has joined yet." in words or "No answer yet from" in words:
+        return 0
+    if "The 1 student who joined has answered." in words:
+        return 1
+    found = re.search(r"([\d,]+) of [\d,]+ answered", words)
+    return int(found.group(1).replace(",", "")) if found else None
 
 
 def _refused(n: int, size: int) -> str:
@@ -395,8 +439,362 @@ def _refused(n: int, size: int) -> str:
     return f"{n} more students answered than the {size} this class is set for; their answers are not counted."
 
 
-def _act(what: str, code: str, page: str) -> None:
+def right_index(question, form: str) -> int:
+    return question.choices.index(question.answer(form)[0])
+
+
+def shift_words(tally, right: int) -> str | None:
+    """Once both rounds are in: the right answer's share in each, as one sentence."""
+    if tally.before is None or not sum(tally.before) or not tally.total:
+        return None
+    one, two = tally.before[right] / sum(tally.before), tally.counts[right] / tally.total
+    return (f"The right answer had {fmt.share(one, 0)} of the answers in round 1 and {fmt.share(two, 0)} in "
+            "round 2.")
+
+
+# ------------------------------------------------------------------ the student
+
+class Unavailable:
+    """The class's answers cannot be reached just now: the student's answer waits, and the page with it."""
+
+    revealed = False
+
+
+UNAVAILABLE = Unavailable()
+
+
+def question_state(page: str, question):
+    """Before a student's question is drawn, in a class: the question's Tally (its round, whether revealed), or
+    UNAVAILABLE; None when the class is gone (the session leaves it, with a note, and the page works alone).
+    A new round (the teacher opened the second, or started the question again) clears the student's choice, so
+    that they answer it anew."""
+    code = joined()[0]
     try:
-        getattr(classpoll.store(), what)(code, page)
+        tally = classpoll.store().tally(code, page, len(question.choices))
     except StoreUnavailable:
-        pass  # the panel says so on its next drawing
+        return UNAVAILABLE
+    if tally is None:
+        why = _gone(code)
+        _leave()
+        st.info(ENDED_FOR_STUDENT if why == "ended" else LOST_FOR_STUDENT if why == "lost" else CLOSED_FOR_STUDENT,
+                icon=":material/groups:")
+        return None
+    _seen(code, tally)
+    answers = st.session_state.setdefault(_ANSWERS, {}).get(page, {})
+    if answers and max(answers) < tally.first:  # the teacher started the question again: earlier answers go
+        st.session_state[_ANSWERS].pop(page, None)
+        st.session_state.get(_VOTED, {}).pop(page, None)
+    drawn = st.session_state.get(_DRAWN, {}).get(page)
+    if drawn is not None and drawn[0] != tally.round and not tally.revealed:
+        st.session_state[f"quiz_{page}"] = None  # a new round since the page was drawn: the student answers anew
+    st.session_state.setdefault(_DRAWN, {})[page] = (tally.round, tally.revealed)
+    return tally
+
+
+def first_answer(page: str, tally) -> int | None:
+    """The student's round-1 answer (index), while round 2 is open."""
+    return st.session_state.get(_ANSWERS, {}).get(page, {}).get(tally.first)
+
+
+def last_answer(page: str, question, tally) -> str | None:
+    """The student's last answer in this question's rounds that the store holds (their final one), or None."""
+    answers = st.session_state.get(_ANSWERS, {}).get(page, {})
+    kept = [r for r in answers if r >= tally.first]
+    return question.choices[answers[max(kept)]] if kept else None
+
+
+def count_answer(page: str, question, choice: str | None, tally) -> None:
+    """Send the student's answer (once per change) while the question is not revealed, and say where it stands:
+    in, waiting for the store, refused (class full) or paced; never whether it is right, nor the class's count."""
+    code = joined()[0]
+    pending = st.session_state.setdefault(_PENDING, {})
+    if choice is None or choice not in question.choices:
+        if tally is not UNAVAILABLE and tally.stage == 2:
+            first = first_answer(page, tally)
+            st.info(f"Round 2: talk it over, then answer again. In round 1 you answered “{question.choices[first]}”."
+                    if first is not None else "Round 2: talk it over, then answer.", icon=":material/forum:")
+        else:
+            st.caption(WAIT_FIRST)
+        if tally is UNAVAILABLE:
+            st.caption(UNSEEN)
+        return
+    index, n = question.choices.index(choice), len(question.choices)
+    voted = st.session_state.setdefault(_VOTED, {})
+    refused = st.session_state.setdefault(_REFUSED, {})
+    rnd = None if tally is UNAVAILABLE else tally.round
+    if rnd is None and (voted.get(page) or (0, None))[1] == index and page not in pending:
+        st.success(IN_FIRST, icon=":material/how_to_vote:")  # counted before the store went away
+        st.caption(UNSEEN)
+        return
+    if rnd is not None and refused.get(page) == rnd:  # full before this voter answered: nothing counts this round
+        st.caption(REFUSED)
+        return
+    if rnd is None or voted.get(page) != (rnd, index):
+        voter = _voter(code)
+        if pending.get(page) != index and not classpoll.LIMITER.allow(voter):  # a retry is not a new answer
+            st.caption(FAST)
+            return
+        pending[page] = index
+        try:
+            counted = classpoll.store().vote(code, page, voter, index, n)
+        except SeatsTaken:
+            pending.pop(page, None)
+            refused[page] = rnd
+            st.caption(REFUSED)
+            return
+        except AnswerClosed:
+            pending.pop(page, None)
+            st.caption(CLOSED_ROUND)
+            return
+        except StoreUnavailable:
+            st.session_state[_FULL] = True
+            _retry(code, page)
+            return
+        pending.pop(page, None)
+        if counted is None:
+            st.caption(CLOSED_FOR_STUDENT)
+            return
+        voted[page] = (counted, index)
+        st.session_state.setdefault(_ANSWERS, {}).setdefault(page, {})[counted] = index
+        rnd = counted
+        stage = 1 if tally is UNAVAILABLE else rnd - tally.first + 1
+    else:
+        stage = tally.stage
+    with st.container(key=f"poll_student_{page}"):
+        st.success(IN_SECOND if stage == 2 else IN_FIRST, icon=":material/how_to_vote:")
+
+
+def watch(page: str, tally) -> None:
+    """While the student waits: a light fragment asks the store every WATCH_S whether the question moved on (a new
+    round, the reveal, the class gone), and runs the whole page again when it did."""
+    if tally is UNAVAILABLE:
+        return
+    st.session_state[_FULL] = True
+    _watch(joined()[0], page, (tally.round, tally.revealed))
+
+
+@st.fragment(run_every=WATCH_S)
+def _watch(code: str, page: str, drawn: tuple[int, bool]) -> None:
+    if st.session_state.pop(_FULL, False):
+        return  # drawn by the page's run, which has just read the state
+    try:
+        now = classpoll.store().phase(code, page)
+    except StoreUnavailable:
+        return
+    if now != drawn:
+        st.rerun(scope="app")
+
+
+def after_reveal(page: str, question, tally, form: str) -> None:
+    """Once revealed, below the reveal: the student's own two answers where there were two rounds, and the class's
+    answers, round by round."""
+    answers = st.session_state.get(_ANSWERS, {}).get(page, {})
+    one, two = answers.get(tally.first), answers.get(tally.first + 1)
+    if tally.stage == 2 and one is not None and two is not None:
+        st.caption(f"In round 1 you answered “{question.choices[one]}”; in round 2, “{question.choices[two]}”.")
+    with st.container(key=f"poll_student_{page}"):
+        st.html(answers_table(question.choices, _rounds(tally), right_index(question, form), "Your class's answers"))
+
+
+@st.fragment(run_every=RETRY_S)
+def _retry(code: str, page: str) -> None:
+    """While an answer waits for the store: says so and, every RETRY_S, asks the store again; once it answers,
+    the whole page runs again, and counts the answer (``count_answer``)."""
+    if not st.session_state.pop(_FULL, False):  # a run of this fragment alone, not of the page that drew it
+        try:
+            classpoll.store().phase(code, page)
+        except StoreUnavailable:
+            pass
+        else:
+            st.rerun(scope="app")
+    st.caption(PENDING)
+
+
+# ------------------------------------------------------------------ the teacher
+
+def teacher_state(page: str):
+    """On the teacher's link, for the page's question: the Tally the console drew above it in this run, UNAVAILABLE,
+    or None (no console drawn)."""
+    return st.session_state.get("poll_console_tally", {}).get(page)
+
+
+def console(page: str, question, form: str) -> None:
+    """On the teacher's link, above the page: the question and its answers for the room, the peer instruction's
+    buttons, the way in for students (QR code, address and class code), and "Manage the class"."""
+    if not is_teacher() or question is None:
+        return
+    code = joined()[0]
+    with st.container(key="class_console"):
+        live, join = st.columns([3, 1], gap="large")
+        with live:
+            st.session_state[_FULL] = True
+            _console(page, question, form, code)
+        if joined() is None:
+            return
+        with join:
+            _join_card(code)
+        _manage(code, form)
+
+
+@st.fragment(run_every=REFRESH_S)
+def _console(page: str, question, form: str, code: str) -> None:
+    full = st.session_state.pop(_FULL, False)
+    tallies = st.session_state.setdefault("poll_console_tally", {})
+    st.html(f"{_STYLE}<p class='gelu-console-question'>{html.escape(question.ask(form))}</p>")
+    try:
+        tally = classpoll.store().tally(code, page, len(question.choices))
+    except StoreUnavailable:
+        tallies[page] = UNAVAILABLE
+        st.warning("The class's answers are unavailable just now (their store cannot be reached). The questions "
+                   "still work for every student; this view tries again every second.", icon=":material/cloud_off:")
+        return
+    if tally is None:
+        why = _gone(code)
+        tallies[page] = None
+        _leave(ENDED_FOR_TEACHER if why == "ended" else LOST_FOR_TEACHER if why == "lost" else
+               IDLE_FOR_TEACHER if why == "idle" else CLOSED_FOR_TEACHER)
+        st.rerun(scope="app")
+    _seen(code, tally)
+    tallies[page] = tally
+    drawn = st.session_state.setdefault(_DRAWN, {})
+    if not full and drawn.get(page) != (tally.round, tally.revealed):
+        st.rerun(scope="app")  # the page unfolds or folds with the reveal (also when another tab revealed)
+    drawn[page] = (tally.round, tally.revealed)
+    right = right_index(question, form) if tally.revealed else None
+    spread = tally.revealed or st.session_state.get("poll_spread", True)
+    with st.container(key="class_poll_teacher"):
+        if tally.revealed:  # first: at 1280 x 720 the answer and its reason stay above the fold
+            answer, why = question.answer(form)
+            st.success(f"The answer: {answer}. {why}", icon=":material/check_circle:")
+        st.html(answers_table(question.choices, _rounds(tally), right, "The class's answers", hidden=not spread)
+                + f"<p class='gelu-console-answered' role='status'>{answered_words(tally.total, tally.present)}</p>"
+                + (f"<p class='gelu-console-shift'>{html.escape(shift_words(tally, right))}</p>"
+                   if tally.revealed and shift_words(tally, right) else ""))
+        if tally.refused:
+            st.caption(_refused(tally.refused, tally.size))
+        buttons = st.container(horizontal=True, gap="small")
+        buttons.button("Open round 2", key=f"poll_round2_{page}", disabled=tally.stage == 2 or tally.revealed,
+                       on_click=_act, args=("next_round", code, page), icon=":material/forum:",
+                       help="The students answer again after talking it over; round 1 stays beside it.")
+        buttons.button("Reveal the answer", key=f"poll_reveal_{page}", disabled=tally.revealed,
+                       on_click=_act, args=("reveal", code, page), icon=":material/visibility:",
+                       help="Shows the right answer and why on every student's screen, and unfolds the page.")
+        buttons.button("Reset this question", key=f"poll_reset_{page}", on_click=_act, args=("reset", code, page),
+                       icon=":material/restart_alt:", help="Starts the question again from round 1; its answers "
+                       "are deleted.")
+        if not tally.revealed:
+            buttons.toggle("Show the answers", key="poll_spread", value=True,
+                           help="Off: the room sees how many answered, not what; the bars come back when you "
+                                "reveal the answer.")
+
+
+def _act(what: str, code: str, page: str = "") -> None:
+    try:
+        if what in ("reset_all", "end"):
+            getattr(classpoll.store(), what)(code)
+        else:
+            getattr(classpoll.store(), what)(code, page)
+    except StoreUnavailable:
+        pass  # the console says so on its next drawing
+    st.session_state.pop(_CONFIRM, None)
+
+
+@functools.lru_cache(maxsize=64)
+def qr_image(link: str) -> str:
+    """The QR code of ``link`` as an SVG data URI (segno, made here: nothing fetched), dark modules on white with the
+    quiet zone of 4 modules around, for an <img> (st.html keeps an image, not inline SVG)."""
+    import segno
+
+    return segno.make(link, error="m").svg_data_uri(scale=10, border=4, dark="#000000", light="#ffffff")
+
+
+def _join_card(code: str) -> None:
+    link = students_link(code)
+    host = urlsplit(base_url()).netloc
+    st.html(f"{_STYLE}<div class='gelu-join'>"
+            f"<img class='gelu-join-qr' src='{qr_image(link)}' alt='QR code of the students’ link'>"
+            f"<div>Scan the code, or open <strong>{html.escape(host)}</strong> and type the class code:</div>"
+            f"<div class='gelu-join-code'>{shown_code(code)}</div></div>")
+
+
+def overview_rows(tallies: dict, questions: dict, form: str) -> list[dict]:
+    """The class's questions in the lesson's order: per page its title and, per round, its answers and how many were
+    right (once revealed)."""
+    rows = []
+    for page, (title, question) in questions.items():
+        tally = tallies.get(page)
+        right = right_index(question, form)
+        cells = {"Page": title}
+        for label, counts in ([("Round 1", tally.before), ("Round 2", tally.counts)] if tally.before is not None
+                              else [("Round 1", tally.counts), ("Round 2", None)]):
+            cells[f"{label}: answers"] = "–" if counts is None else fmt.count(sum(counts))
+            cells[f"{label}: right"] = ("–" if counts is None or not sum(counts) or not tally.revealed
+                                        else fmt.share(counts[right] / sum(counts), 0))
+        cells["Answer shown"] = "yes" if tally.revealed else "no"
+        rows.append(cells)
+    return rows
+
+
+def answers_csv(tallies: dict, questions: dict, form: str) -> str:
+    """The class's answers as CSV: question, round, choice, count (a row per choice of each round held); no
+    identities; plain integers, as a spreadsheet reads them in any language."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["question", "round", "choice", "count"])
+    for page, (_, question) in questions.items():
+        tally = tallies[page]
+        rounds = [tally.before, tally.counts] if tally.before is not None else [tally.counts]
+        for number, counts in enumerate(rounds, start=1):
+            for choice, n in zip(question.choices, counts, strict=True):
+                writer.writerow([question.ask(form), number, choice, int(n)])
+    return out.getvalue()
+
+
+def _manage(code: str, form: str) -> None:
+    """"Manage the class": every question's rounds, the answers as CSV, reset every question, end the class; read
+    from the store only while it is open."""
+    from ui.pages import PAGES
+
+    box = st.expander("Manage the class", icon=":material/settings:", key="poll_manage", on_change="rerun")
+    with box:
+        if not box.open:
+            return
+        questions = {p: (row.title, row.question) for p, row in PAGES.items() if row.question is not None}
+        try:
+            tallies = classpoll.store().overview(code, {p: len(q.choices) for p, (_, q) in questions.items()})
+        except StoreUnavailable:
+            st.warning("The class's answers cannot be reached just now; try again in a moment.",
+                       icon=":material/cloud_off:")
+            return
+        if tallies is None:
+            return
+        st.markdown("**Every question of the lesson, round by round**")
+        rows = overview_rows(tallies, questions, form)
+        st.table({k: [r[k] for r in rows] for k in rows[0]}, hide_index=True)
+        st.download_button("Download the answers (CSV)", data=answers_csv(tallies, questions, form),
+                           file_name=f"gelu-explorer-class-{code}.csv", mime="text/csv", on_click="ignore",
+                           icon=":material/download:", key="poll_csv")
+        confirm = st.session_state.get(_CONFIRM)
+        if confirm == "reset_all":
+            st.warning("Start every question again from round 1? Every answer of the class is deleted.",
+                       icon=":material/restart_alt:")
+            yes, no = st.columns(2)
+            yes.button("Yes, reset every question", key="poll_reset_all_yes", on_click=_act, args=("reset_all", code))
+            no.button("Keep the answers", key="poll_reset_all_no", on_click=st.session_state.pop, args=(_CONFIRM,))
+        elif confirm == "end":
+            st.warning("End the class now? Its answers are deleted at once, and your students are told.",
+                       icon=":material/logout:")
+            yes, no = st.columns(2)
+            yes.button("Yes, end the class", key="poll_end_yes", on_click=_end, args=(code,))
+            no.button("Keep the class", key="poll_end_no", on_click=st.session_state.pop, args=(_CONFIRM,))
+        else:
+            row = st.container(horizontal=True, gap="small")
+            row.button("Reset every question", key="poll_reset_all", on_click=st.session_state.__setitem__,
+                       args=(_CONFIRM, "reset_all"), icon=":material/restart_alt:")
+            row.button("End the class", key="poll_end", on_click=st.session_state.__setitem__, args=(_CONFIRM, "end"),
+                       icon=":material/logout:")
+
+
+def _end(code: str) -> None:
+    _act("end", code)
+    _leave(ENDED_FOR_TEACHER)

@@ -10,8 +10,9 @@ the presenter view, the lesson around each page, the code for each view, and one
   the default.
 * ``share_link()``: the page's URL holds every bound control, so the link is copied from the browser's
   address bar when the button is pressed.
-* ``presenting()``: ``?present=true`` hides the sidebar and the lesson around the page and enlarges the type;
-  ``&hide=<key>`` (repeatable) also hides those controls, which still hold their URL values.
+* ``presenting()``: ``?present=true`` hides the sidebar and the lesson around the page and enlarges the type,
+  charts' text too (``enlarged``); ``&hide=<key>`` (repeatable) also hides those controls, which still hold their
+  URL values.  Its links to other pages keep the view, a class and its teacher key (``carried``).
 * ``part``: a page's control and what it moves as an ``st.fragment``: a move reruns that part alone, not the page
   and the frame around it, unless something outside the part shows the controls' values or the link's note.
 """
@@ -34,13 +35,15 @@ from ui.controls import PageControls
 PRESENT, HIDE = "present", "hide"  # the presenter view's URL parameters (no widget binds them)
 CODE_OPEN = "code_open"  # the code for this view's expander (its state: open or not)
 LINK_NOTE = "gelu_link_note"  # session state: the last full run showed the link check's note
+CLASS, TEACHER = "class", "teacher"  # the class poll's URL parameters (draw/class_poll.py)
+CARRIED = (PRESENT, CLASS, TEACHER, "form")  # what the presenter view's links to another page keep
 
 
 _LINK_TARGETS: dict[str, object] = {}  # url path -> an st.Page used only as a link target
 
 
 def page_link(url_path: str, **kwargs) -> None:
-    """st.page_link to one of the app's pages by its url path.
+    """st.page_link to one of the app's pages by its url path; in the presenter view it keeps the view (``carried``).
 
     Each target is an st.Page built once per process, used only as a link: st.page_link given a file path
     looks it up on the disk in every run, system calls that a class's sessions would each wait on."""
@@ -48,7 +51,7 @@ def page_link(url_path: str, **kwargs) -> None:
     if target is None:
         row = table.PAGES[url_path]
         target = _LINK_TARGETS[url_path] = st.Page(row.file, url_path=url_path, default=row.default)
-    st.page_link(target, **kwargs)
+    st.page_link(target, query_params=carried(), **kwargs)
 
 
 def session_owner() -> str | None:
@@ -110,6 +113,15 @@ def presenting() -> bool:
     return st.query_params.get(PRESENT, "").lower() in ("true", "1", "yes")
 
 
+def carried() -> dict[str, str] | None:
+    """In the presenter view, what a link to another page keeps: the view itself, the class and its teacher key,
+    the lesson's form (a page's own settings stay behind); None elsewhere (Streamlit then clears the URL, and the
+    class follows the session)."""
+    if not presenting():
+        return None
+    return {key: st.query_params[key] for key in CARRIED if key in st.query_params}
+
+
 def presenter_style(controls: PageControls | None) -> None:
     """Hide the sidebar, the app's header and the lesson around the page, hide the controls the link names,
     and enlarge the type (everything is sized in rem)."""
@@ -119,6 +131,7 @@ def presenter_style(controls: PageControls | None) -> None:
     st.html(
         "<style>"
         "html { font-size: 125%; }"
+        "[data-testid='stMainBlockContainer'] { padding-top: 1.5rem; }"
         "[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'], [data-testid='stHeader'],"
         " [data-testid='stExpandSidebarButton'], .st-key-lesson_goal, .st-key-lesson_footer,"
         " .st-key-code_for_view { display: none !important; }"
@@ -133,19 +146,53 @@ _SHARE = "<style>" + text("share.css") + "</style>"  # the box's look; its scrip
 _SHARE_SCRIPT = "<script>" + text("share.js") + "</script>"
 
 
-def share_link(hide: list[str]) -> None:
-    """The sidebar's share box: the page's URL, a copy button, and a presenter link that hides ``hide``."""
+SHARE_WORDS = {  # per role in a class: the box's heading, its buttons, and its note before and after each copy
+    None: {
+        "heading": "Share this view",
+        "link": "Copy link", "present": "Copy presenter link",
+        "note": "The link holds every setting on this page; opening it brings back exactly what you see.",
+        "copied": "Link copied: it opens this view exactly as you see it.",
+        "copied_present": "Presenter link copied: it opens this view for a projector, without the sidebar and "
+                          "with larger type.",
+    },
+    "teacher": {
+        "heading": "Share this view with your class",
+        "link": "Copy students' link", "present": "Copy presenter link",
+        "note": "The students' link holds every setting on this page and your class's code: your students open "
+                "it to join.",
+        "copied": "Students' link copied: it opens this view in your class.",
+        "copied_present": "Presenter link copied: it opens your presenter view with your class's answers. It holds "
+                          "your teacher key: keep it to yourself.",
+    },
+    "student": {
+        "heading": "Share this view",
+        "link": "Copy link", "present": "",
+        "note": "The link holds every setting on this page and your class's code.",
+        "copied": "Link copied: it opens this view in your class.",
+        "copied_present": "",
+    },
+}
+
+
+def share_link(hide: list[str], role: str | None = None) -> None:
+    """The sidebar's share box: the page's URL and a copy button; for a teacher (``role``, draw.class_poll) the
+    students' link and the teacher's presenter link (with the teacher key), alone a presenter link that hides
+    ``hide``; a student in a class gets no presenter link.  What the box shows is what the last button copied."""
+    words = SHARE_WORDS[role]
+    data = {"hide": hide, "copied": words["copied"], "copiedPresent": words["copied_present"],
+            "note": words["note"]}
+    present = (f"<button type='button' class='gelu-copy-present'>{html.escape(words['present'])}</button>"
+               if words["present"] else "")
     st.html(
         _SHARE
-        + f"<div class='gelu-share' data-hide='{html.escape(json.dumps(hide))}'>"
-        "<strong>Share this view</strong>"
-        "<input class='gelu-share-url' readonly aria-label='Link to this view' value=''>"
+        + f"<div class='gelu-share' data-share='{html.escape(json.dumps(data))}'>"
+        f"<strong>{html.escape(words['heading'])}</strong>"
+        f"<input class='gelu-share-url' readonly aria-label='{html.escape(words['heading'])}' value=''>"
         "<div class='gelu-share-buttons'>"
-        "<button type='button' class='gelu-copy'>Copy link</button>"
-        "<button type='button' class='gelu-copy-present'>Copy presenter link</button>"
-        "</div>"
-        "<div class='gelu-share-note'>The link holds every setting on this page; opening it brings back "
-        "exactly what you see.</div>"
+        f"<button type='button' class='gelu-copy'>{html.escape(words['link'])}</button>"
+        + present
+        + "</div>"
+        f"<div class='gelu-share-note' aria-live='polite'>{html.escape(words['note'])}</div>"
         + _SHARE_SCRIPT
         + "</div>"
         + _A11Y,
@@ -180,8 +227,11 @@ def chart(fig, name: str, *, frame: int | None = None, **kwargs) -> None:
 
     key = f"chart_{name}" if frame is None else f"chart_{name}_frame{frame}"
     spec = plain_spec(fig)
+    if presenting():  # the room's type, charts' text too
+        spec = enlarged(spec if spec is not None else fig)
     if spec is None or kwargs or not internals.plotly_chart_of_spec(spec, key, chart_config(name)):
-        st.plotly_chart(fig, theme="streamlit", key=key, config=chart_config(name), **kwargs)
+        st.plotly_chart(fig if spec is None else spec, theme="streamlit", key=key, config=chart_config(name),
+                        **kwargs)
     # What a screen reader hears of it: a name, a summary the chart is described by, the data as a table
     # (ui/describe.py; a11y.js ties them to the plot).  A live chart's summary is not announced.
     st.html(describe.as_html(describe.describe(spec or fig), name, announce=frame is None))
@@ -193,6 +243,40 @@ def text_table(columns: Mapping[str, list[str]], **kwargs) -> None:
     import pyarrow as pa
 
     st.table(pa.table({name: pa.array(column, pa.large_string()) for name, column in columns.items()}), **kwargs)
+
+
+PRESENTER_CHART_TYPE = 1.5  # the presenter view's chart type, times the page's: ticks of 13 px read at 20 px
+
+
+def enlarged(fig) -> dict:
+    """A copy of a figure (a go.Figure, or its dict) for the presenter view: every font size in it times
+    PRESENTER_CHART_TYPE (the figure's own, its axes' ticks and titles, legend, annotations, hover labels), and its
+    axes' margins grown to fit their labels and titles (automargin), so that nothing is clipped."""
+    import copy
+
+    spec = fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else fig
+    spec = copy.deepcopy(spec)
+    layout = spec.setdefault("layout", {})
+    base = layout.setdefault("font", {}).setdefault("size", 14)
+    for part in ("legend", "hoverlabel"):  # Streamlit's theme gives these a size of its own where the figure does not
+        layout.setdefault(part, {}).setdefault("font", {}).setdefault("size", base)
+
+    def grow(node, in_font: bool) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "size" and in_font and isinstance(v, int | float) and not isinstance(v, bool):
+                    node[k] = round(v * PRESENTER_CHART_TYPE, 1)
+                else:
+                    grow(v, in_font or k.endswith("font"))
+        elif isinstance(node, list | tuple):
+            for v in node:
+                grow(v, in_font)
+
+    grow(spec, False)
+    for key, axis in layout.items():
+        if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+            axis["automargin"] = True
+    return spec
 
 
 def csv_button(table: Mapping[str, list], name: str, label: str = "Download table (CSV)") -> None:

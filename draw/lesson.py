@@ -9,7 +9,11 @@ the computed reason.  The first answer is kept as the prediction; an answer chan
 
 A visitor who opens a shared link to a view (the URL holds any of the page's settings) sees it whole at once: a
 teacher's deep link brings back the exact view.  The presenter view always asks first: the presenter decides when
-the room sees the answer.
+the room sees the answer, and moves through the lesson by its own Previous / Next at the top of the page.
+
+In a class, the question is asked by peer instruction (draw/class_poll.py): a student's answer is their own, no
+right or wrong and no count, and the page waits, without "Show me", until the teacher reveals the answer; the
+teacher's page waits under the console the same way, and both unfold at the reveal.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from draw import class_poll
-from draw.frame import PRESENT, presenting
+from draw.frame import CLASS, PRESENT, carried, page_link, presenting
 from ui import pages as table
 from ui.controls import LESSON_FORM
 
@@ -50,7 +54,10 @@ def lesson_top(page: str, available: tuple[str, ...]) -> None:
     prefix = f"Step {where[0]} of {where[1]}" if where else "Aside"
     with st.container(key="lesson_goal"):
         st.caption(f"{prefix} · **Goal**: {row.goal}")
-    if row.controls is not None and LESSON_FORM in row.controls:
+    form = row.controls is not None and LESSON_FORM in row.controls
+    if presenting():
+        _presenter_nav(page, available, prefix, form)
+    elif form:
         with st.container(key="lesson_form"):
             st.segmented_control(**LESSON_FORM.kwargs())
 
@@ -81,16 +88,26 @@ def note_arrival(page: str) -> None:
     row = table.PAGES.get(page)
     if presenting() or row is None or row.question is None or row.controls is None or committed(page):
         return
+    if CLASS in st.query_params:  # a class's link: the teacher shows the answer to the room
+        return
     keys = {c.key for c in row.controls if c.bound} | set(row.controls.renamed)
     if any(key in st.query_params for key in keys - IGNORED_IN_LINKS):
         _commit(page, "link")
 
 
 def ask_first(page: str) -> None:
-    """The page's question, here; the rest of the page waits (``NotYet``) until the student has committed."""
+    """The page's question, here; the rest of the page waits (``NotYet``) until the student has committed, or, in a
+    class, until the teacher has revealed the answer."""
     row = table.PAGES[page]
     question, form = row.question, lesson_form()
-    class_poll.teacher(page, question)  # the teacher's live tally (nothing without a teacher key)
+    role = class_poll.role()
+    if role == "teacher" and _ask_teacher(page, question, form):
+        return
+    if role == "student":
+        tally = class_poll.question_state(page, question)
+        if tally is not None:
+            _ask_in_class(page, question, form, tally)
+            return
     with st.container(key="lesson_question", border=True):
         st.markdown("**Predict, then check**")
         choice = st.radio(question.ask(form), question.choices, index=None, key=f"quiz_{page}")
@@ -104,8 +121,39 @@ def ask_first(page: str) -> None:
                       icon=":material/visibility:")
             raise NotYet
         _reveal(question, form, choice, done)
-        # counted: the prediction (only in a class); a question the teacher starts again asks for a new one
-        class_poll.student(page, question, done["first"], on_again=lambda: forget(page))
+
+
+def _ask_in_class(page: str, question, form: str, tally) -> None:
+    """A student's question in a class: their answer counted, the page waiting for the teacher's reveal."""
+    with st.container(key="lesson_question", border=True):
+        st.markdown("**Predict, then check**")
+        choice = st.radio(question.ask(form), question.choices, index=None, key=f"quiz_{page}")
+        if tally.revealed:
+            final = class_poll.last_answer(page, question, tally)
+            _commit(page, "class", final)
+            _reveal(question, form, choice, {"how": "predicted" if final else "shown", "first": final})
+            class_poll.after_reveal(page, question, tally, form)
+            return
+        forget(page)  # a question started again folds the page back
+        class_poll.count_answer(page, question, choice, tally)
+        class_poll.watch(page, tally)
+        raise NotYet
+
+
+def _ask_teacher(page: str, question, form: str) -> bool:
+    """The teacher's page under the console (which asks the question): it waits until the answer is revealed.
+    False where the console could not read the class (the page then asks as it does alone)."""
+    tally = class_poll.teacher_state(page)
+    if tally is None or tally is class_poll.UNAVAILABLE:
+        return False
+    if tally.revealed:
+        _commit(page, "class", question.answer(form)[0])
+        return True
+    forget(page)
+    with st.container(key="lesson_question", border=True):
+        st.caption("The rest of this page shows what answers the question: it unfolds, here and on every "
+                   "student's screen, when you reveal the answer.")
+    raise NotYet
 
 
 def _reveal(question, form: str, choice: str | None, done: Mapping) -> None:
@@ -128,6 +176,21 @@ def _reveal(question, form: str, choice: str | None, done: Mapping) -> None:
         st.caption("This view came from a link, so it is shown whole; the question is still yours to answer.")
 
 
+def _presenter_nav(page: str, available: tuple[str, ...], where: str, form: bool) -> None:
+    """The presenter view's top row: Previous and Next through the lesson, which keep the presenter view, the class
+    and its teacher key (``frame.carried``), and the lesson's form, its label read by a screen reader only."""
+    before, after = table.neighbours(page, available)
+    with st.container(key="presenter_nav", horizontal=True, gap="medium", vertical_alignment="center"):
+        if before is not None:
+            page_link(before, label=f"Previous: {table.PAGES[before].title}", icon=":material/arrow_back:")
+        st.markdown(where, width="content")
+        if after is not None:
+            page_link(after, label=f"Next: {table.PAGES[after].title}", icon=":material/arrow_forward:")
+        if form:
+            with st.container(key="lesson_form", width="content"):
+                st.segmented_control(**LESSON_FORM.kwargs(), label_visibility="collapsed")
+
+
 # ------------------------------------------------------------------ below the page
 
 def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
@@ -136,6 +199,8 @@ def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
         before, after = table.neighbours(page, tuple(pages))
         back, onward = st.columns(2)
         if before is not None:
-            back.page_link(pages[before], label=f"Previous: {pages[before].title}", icon=":material/arrow_back:")
+            back.page_link(pages[before], label=f"Previous: {pages[before].title}", icon=":material/arrow_back:",
+                           query_params=carried())
         if after is not None:
-            onward.page_link(pages[after], label=f"Next: {pages[after].title}", icon=":material/arrow_forward:")
+            onward.page_link(pages[after], label=f"Next: {pages[after].title}", icon=":material/arrow_forward:",
+                             query_params=carried())

@@ -1,20 +1,30 @@
 // The sidebar's share box (draw/frame.py): the page's URL, which holds every bound control, shown and copied from the
-// browser's address bar; the presenter link adds present=true and the controls to hide.
+// browser's address bar.  The presenter link adds present=true and the controls to hide, and keeps a teacher's key
+// (the teacher's presenter view); every other link drops the key.  The box shows what the last button copied, with
+// the note that names it, until the address changes.
 (() => {
   const root = document.currentScript.closest(".gelu-share") || document;
   const box = root.querySelector(".gelu-share-url"), note = root.querySelector(".gelu-share-note");
-  const hide = JSON.parse(root.dataset.hide || "[]");
+  const words = JSON.parse(root.dataset.share || "{}");
+  const hide = words.hide || [];
   const linkFor = (present) => {
     const url = new URL(window.location.href);
-    for (const key of ["present", "hide", "teacher"]) url.searchParams.delete(key);
+    for (const key of ["present", "hide"]) url.searchParams.delete(key);
     if (present) {
       url.searchParams.set("present", "true");
       for (const key of hide) url.searchParams.append("hide", key);
+    } else {
+      url.searchParams.delete("teacher");
     }
     return url.toString();
   };
-  const show = () => {  // written only when the address changed: writing an input's value repaints it
-    const link = linkFor(false);
+  let copied = null;  // {present, at}: what the last button copied, and the address it was copied at
+  const show = () => {  // written only when the link changed: writing an input's value repaints it
+    if (copied && copied.at !== window.location.href) {
+      copied = null;
+      note.textContent = words.note;
+    }
+    const link = linkFor(copied ? copied.present : false);
     if (document.activeElement !== box && box.value !== link) box.value = link;
   };
   clearInterval(window.__geluShareTimer);
@@ -22,6 +32,7 @@
   show();
   const copy = async (present) => {
     const text = linkFor(present);
+    copied = { present, at: window.location.href };
     box.value = text;
     try {
       await navigator.clipboard.writeText(text);
@@ -29,8 +40,9 @@
       box.focus(); box.select();
       try { document.execCommand("copy"); } catch { /* the selection stays for Ctrl+C */ }
     }
-    note.textContent = present ? "Presenter link copied." : "Link copied.";
+    note.textContent = present ? words.copiedPresent : words.copied;
   };
   root.querySelector(".gelu-copy").addEventListener("click", () => copy(false));
-  root.querySelector(".gelu-copy-present").addEventListener("click", () => copy(true));
+  const presentButton = root.querySelector(".gelu-copy-present");
+  if (presentButton) presentButton.addEventListener("click", () => copy(true));
 })();

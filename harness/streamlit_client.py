@@ -34,6 +34,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import html
+import re
 import time
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
@@ -249,6 +251,9 @@ def summarize(msg: ForwardMsg) -> Seen | None:
         return Seen(kind, control)
     if kind == "markdown":
         return Seen(kind, text=element.markdown.body[:200])
+    if kind == "html":  # its words, without its style, script or tags (the class poll's answers are drawn so)
+        body = re.sub(r"<(style|script)\b.*?</\1>", " ", element.html.body, flags=re.S)
+        return Seen(kind, text=" ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())[:2000])
     if kind == "radio":
         return Seen(kind, text=element.radio.label, widget_id=element.radio.id, options=tuple(element.radio.options))
     if kind == "button":
@@ -273,6 +278,12 @@ class Run:
 def texts(elements: dict[tuple[int, ...], Seen]) -> list[str]:
     """The markdown texts of the page in drawing order."""
     return [elements[p].text for p in sorted(elements) if elements[p].kind == "markdown"]
+
+
+def words(elements: dict[tuple[int, ...], Seen]) -> list[str]:
+    """Everything the page says in words, in drawing order: markdown, alerts, HTML's text, radios' and buttons'
+    labels."""
+    return [elements[p].text for p in sorted(elements) if elements[p].text]
 
 
 def first_control(elements: dict[tuple[int, ...], Seen]) -> Control | None:
@@ -313,6 +324,8 @@ class Session:
         self.troubles: list[str] = []  # every exception and error box that reached this tab
         self.exceptions = self.error_boxes = 0  # the same, counted by kind
         self.runs: list[Run] = []
+        self.fragments: dict[str, float] = {}  # fragment id -> seconds between its runs (st.fragment(run_every=...))
+        self._fragment_run = False  # the run asked for is a fragment's: the page around it stays
         self.closed_reason: str | None = None  # set when the server closed the websocket
         self._pending: Run | None = None
         self._finished = asyncio.Event()
@@ -396,13 +409,15 @@ class Session:
 
     # -- talking --
 
-    def rerun_message(self, widget_states: list[WidgetState] | None = None, fragment_id: str = "") -> BackMsg:
-        """The BackMsg the frontend's sendRerunBackMsg builds (``fragment_id``: a widget's fragment, rerun alone)."""
+    def rerun_message(self, widget_states: list[WidgetState] | None = None, fragment_id: str = "",
+                      auto: bool = False) -> BackMsg:
+        """The BackMsg the frontend's sendRerunBackMsg builds (``fragment_id``: a widget's fragment, rerun alone;
+        ``auto``: the fragment's timed run)."""
         msg = BackMsg()
         client = msg.rerun_script
         client.query_string = self.query_string
         if fragment_id:
-            client.fragment_id = fragment_id
+            client.fragment_id, client.is_auto_rerun = fragment_id, auto
         if self.page_script_hash:
             client.page_script_hash = self.page_script_hash
         else:
@@ -415,9 +430,11 @@ class Session:
         ctx.color_scheme = "light"
         return msg
 
-    async def run(self, widget_states: list[WidgetState] | None = None, fragment_id: str = "") -> Run:
-        """Ask for a script run (the whole page, or the fragment ``fragment_id``), wait for the run that finishes
-        (not one cut short), and return it.
+    async def run(self, widget_states: list[WidgetState] | None = None, fragment_id: str = "",
+                  auto: bool = False) -> Run:
+        """Ask for a script run, wait for the run that finishes (not one cut short), and return it.  With
+        ``fragment_id``, the run of that fragment alone (a widget's move in it, or with ``auto`` its timer's run, as
+        ``fragments`` makes a browser ask for it): the page's other elements stay as they are.
 
         Raises SessionError if the websocket closes first or no run finishes within the timeout; the Run
         then stays in `runs` unfinished."""
@@ -426,8 +443,10 @@ class Session:
         run = Run(sent_at=time.perf_counter())
         self.runs.append(run)
         self._pending = run
+        self._fragment_run = bool(fragment_id)
         self._finished.clear()
-        await self.ws.send(self.rerun_message(widget_states, fragment_id).SerializeToString())
+        states = widget_states or list(self.moved.values()) if auto else widget_states
+        await self.ws.send(self.rerun_message(states, fragment_id, auto).SerializeToString())
         try:
             await asyncio.wait_for(self._finished.wait(), self.timeout_s)
         except TimeoutError:
@@ -537,13 +556,20 @@ class Session:
         """Take one ForwardMsg in, as the frontend would."""
         kind = msg.WhichOneof("type")
         if kind == "new_session":
-            if not msg.metadata.run.fragment_ids:
-                self.elements = {}  # a new run redraws the page; a fragment's run redraws the fragment in place
+            if not msg.metadata.run.fragment_ids and not self._fragment_run:
+                # a new run redraws the page, and its fragments ask for their timers again; a fragment's run
+                # redraws the fragment in place
+                self.elements, self.fragments = {}, {}
             self.session_id = msg.new_session.initialize.session_id or self.session_id
             if msg.new_session.page_script_hash:
                 self.page_script_hash = msg.new_session.page_script_hash
         elif kind == "navigation" and msg.navigation.page_script_hash:
             self.page_script_hash = msg.navigation.page_script_hash
+        elif kind == "auto_rerun":
+            self.fragments[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
+        elif kind == "stop_auto_rerun":
+            for fragment_id in msg.stop_auto_rerun.fragment_ids:
+                self.fragments.pop(fragment_id, None)
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string
         elif kind in ("delta", "ref_hash"):

@@ -11,8 +11,16 @@ Streamlit-free.  One interface, two backends, named by one setting:
   again and the others answer at once, so the first call after its return is answered (no back-off outlasts it).
 
 What is stored, and nothing else: per class, the hash of its teacher key, its opening time, its last activity,
-its size (the students its teacher says it has) and the id of the store it was opened in; per question and
-round, each voter's current choice (an index) and the voters refused because the class was full.  A voter is a
+its size (the students its teacher says it has), the id of the store it was opened in and the voters who joined
+it (at most its size); per question, its round, the round its first round was (a reset starts again at a new
+one) and whether its answer is revealed; per question and round, each voter's current choice (an index) and the
+voters refused because the class was full.  A class its teacher ends is deleted at once, leaving only its code
+and when it ended (``ended``; the ``ENDED_KEPT`` most recent, for ``IDLE_S``), so that its students are told.
+
+Peer instruction: a question's first round takes each student's answer alone; its teacher may open a second round
+(``next_round``: the first is kept, side by side); ``reveal`` closes the question's answers (a vote after it is
+refused: ``AnswerClosed``); ``reset`` starts the question again from a new first round, deleting its answers;
+``reset_all`` does so for every question of the class.  A voter is a
 random id: ``voter_id(code, cookie)``, a hash of the class code and the browser's random ``VOTER_COOKIE``
 (``VoterCookie``, below), so a reloaded or reconnected tab, or one that lands on another replica, is the same
 voter, and the ids of one browser in two classes cannot be linked.  No names, no text, no addresses.
@@ -63,7 +71,7 @@ MAX_QUESTIONS = 10  # the lesson has 8
 MAX_VOTERS = 500  # the largest class a teacher may state
 DEFAULT_SIZE = 30
 MAX_CHOICES = 8
-ROUNDS_KEPT = 2  # a question's current round and the one before it ("Reset" starts a new round)
+ROUNDS_KEPT = 2  # a question's two rounds of peer instruction: alone, then after discussion
 SEAT_BYTES = 5 * 1024  # the most one seat holds: a vote and a refusal per question and round kept
 CLASS_SEATS = 4  # what a class holds besides its students' answers (its questions and rounds), in seats
 POLL_SHARE = 0.02  # of the memory budget
@@ -81,6 +89,7 @@ CODE_RE = re.compile(rf"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
 KEY_RE = re.compile(r"[A-Za-z0-9_-]{22}")  # a teacher key, and a voter cookie: secrets.token_urlsafe(16)
 QUESTION_RE = re.compile(r"[a-z0-9_]{1,32}")
 PROBE_S = 0.25  # while Redis is down, one call in this long asks it again
+ENDED_KEPT = 1000  # classes remembered as ended by their teacher (for IDLE_S at most), so their students are told
 
 
 class StoreUnavailable(RuntimeError):
@@ -95,6 +104,10 @@ class SeatsTaken(RuntimeError):
     """The class already counts as many voters on this question as its teacher said it has students."""
 
 
+class AnswerClosed(RuntimeError):
+    """The question's answer is revealed: its round takes no more answers (they would follow the answer)."""
+
+
 class TooManyStarts(RuntimeError):
     """This network has started as many classes as it may for now, through this server."""
 
@@ -105,8 +118,10 @@ class TooManyStarts(RuntimeError):
 
 @dataclass(frozen=True)
 class Tally:
-    """One question's answers in one class: counts per choice index, the round, whether it is revealed, how many
-    voters were refused (class full), the class's size, when it opened and the id of the store holding it."""
+    """One question's answers in one class: counts per choice index in its current round, the round (a number that
+    only grows, so a student can tell a new round from the one they answered), whether it is revealed, how many
+    voters were refused (class full), the class's size, when it opened, the id of the store holding it, the round
+    its first round was, the first round's counts while the second is open, and how many students joined."""
 
     counts: tuple[int, ...]
     round: int = 0
@@ -115,10 +130,23 @@ class Tally:
     size: int = field(default=0, compare=False)
     opened: float = field(default=0.0, compare=False)
     store: str = field(default="", compare=False)
+    first: int = field(default=0, compare=False)
+    before: tuple[int, ...] | None = field(default=None, compare=False)
+    joined: int = field(default=0, compare=False)
+
+    @property
+    def stage(self) -> int:
+        """1 in the question's first round (each student alone), 2 once its teacher opened the second."""
+        return self.round - self.first + 1
 
     @property
     def total(self) -> int:
         return sum(self.counts)
+
+    @property
+    def present(self) -> int:
+        """The students in the class as far as the store knows: those who joined, and at least those who answered."""
+        return max(self.joined, self.total, sum(self.before or ()))
 
     def shares(self) -> tuple[float, ...]:
         """Each choice's share of the answers (0 for all when nobody answered)."""
@@ -187,12 +215,32 @@ class ClassStore:
 
     def vote(self, code: str, question: str, voter: str, choice: int, n_choices: int) -> int | None:
         """Record ``voter``'s choice (replacing theirs); the round it counts in, None if the class is not open (or
-        already has MAX_QUESTIONS other questions).  Raises SeatsTaken if the class is full and the voter new."""
+        already has MAX_QUESTIONS other questions).  Raises SeatsTaken if the class is full and the voter new, and
+        AnswerClosed once the question's answer is revealed."""
+        raise NotImplementedError
+
+    def join(self, code: str, voter: str) -> bool | None:
+        """Count ``voter`` as joined (once, however often asked; at most the class's size): whether they are, None
+        if the class is not open."""
         raise NotImplementedError
 
     def tally(self, code: str, question: str, n_choices: int) -> Tally | None:
         """The question's tally in its current round, None for a class that is not open."""
         raise NotImplementedError
+
+    def phase(self, code: str, question: str) -> tuple[int, bool] | None:
+        """(the question's round, whether it is revealed), None for a class that is not open: what a waiting
+        student's page asks every few seconds, cheaper than a tally."""
+        raise NotImplementedError
+
+    def overview(self, code: str, questions: dict[str, int]) -> dict[str, Tally] | None:
+        """The tally of each of ``questions`` (name -> its number of choices), None for a class that is not open."""
+        tallies = {q: self.tally(code, q, n) for q, n in questions.items()}
+        return None if any(t is None for t in tallies.values()) else tallies
+
+    def ended(self, code: str) -> bool:
+        """Whether class ``code`` was ended by its teacher (within IDLE_S of the end)."""
+        return False
 
     def lost(self, code: str, seen_store: str = "") -> bool:
         """Whether a class that is not open was lost with the store's data (a store restarted empty, or another
@@ -200,10 +248,24 @@ class ClassStore:
         return False
 
     def reveal(self, code: str, question: str) -> None:
+        """Reveal the question's answer: its students see it, and its round takes no more answers."""
+        raise NotImplementedError
+
+    def next_round(self, code: str, question: str) -> bool:
+        """Open the question's second round (its first kept beside it): only from its first round, unrevealed, so a
+        second click, or a second teacher's tab, opens nothing more.  Whether it opened."""
         raise NotImplementedError
 
     def reset(self, code: str, question: str) -> None:
-        """Start a new round of the question: no votes, not revealed; the round before is kept, older ones go."""
+        """Start the question again: a new first round, not revealed; its answers are deleted."""
+        raise NotImplementedError
+
+    def reset_all(self, code: str) -> None:
+        """``reset`` every question the class holds."""
+        raise NotImplementedError
+
+    def end(self, code: str) -> None:
+        """End the class: everything it holds is deleted now; ``ended(code)`` says so for IDLE_S."""
         raise NotImplementedError
 
 
@@ -219,7 +281,9 @@ class _Class:
     refused: dict[tuple[str, int], set[str]] = field(default_factory=dict)  # (question, round) -> voters refused
     questions: set[str] = field(default_factory=set)
     rounds: dict[str, int] = field(default_factory=dict)
+    firsts: dict[str, int] = field(default_factory=dict)  # question -> the round its first round is
     revealed: set[str] = field(default_factory=set)
+    joined: set[str] = field(default_factory=set)
 
 
 class MemoryStore(ClassStore):
@@ -231,6 +295,7 @@ class MemoryStore(ClassStore):
         self.ttl_s, self.idle_s, self.seats, self.clock = ttl_s, idle_s, seats, clock
         self.id = secrets.token_hex(8)  # this store; a restarted process is another, and holds no class
         self._classes: dict[str, _Class] = {}
+        self._ended: OrderedDict[str, float] = OrderedDict()  # code -> when its teacher ended it: ENDED_KEPT, idle_s
         self._lock = threading.Lock()
 
     def _closed(self, klass: _Class, now: float) -> bool:
@@ -240,6 +305,8 @@ class MemoryStore(ClassStore):
         now = self.clock()
         for code in [c for c, k in self._classes.items() if self._closed(k, now)]:
             del self._classes[code]
+        for code in [c for c, t in self._ended.items() if t <= now - self.idle_s]:
+            del self._ended[code]
 
     def _get(self, code: str, touch: bool = True) -> _Class | None:
         klass = self._classes.get(code) if valid_code(code) else None
@@ -261,7 +328,7 @@ class MemoryStore(ClassStore):
             if used + seats_of(size) > self.seats:
                 raise ClassesFull(f"{used} of {self.seats} seats are taken")
             code = new_code()
-            while code in self._classes:
+            while code in self._classes or code in self._ended:
                 code = new_code()
             key, now = new_key(), self.clock()
             self._classes[code] = _Class(key_hash(key), now, size, now)
@@ -291,6 +358,8 @@ class MemoryStore(ClassStore):
             if klass is None:
                 return None
             at = (question, klass.rounds.get(question, 0))
+            if question in klass.revealed:
+                raise AnswerClosed("the answer is revealed")
             votes = klass.votes.get(at)
             if votes is None or voter not in votes:
                 if not self._question(klass, question):
@@ -304,18 +373,44 @@ class MemoryStore(ClassStore):
             votes[voter] = choice
             return at[1]
 
+    def join(self, code, voter):
+        with self._lock:
+            klass = self._get(code)
+            if klass is None:
+                return None
+            if voter not in klass.joined and len(klass.joined) < klass.size:
+                klass.joined.add(voter)
+            return voter in klass.joined
+
+    @staticmethod
+    def _counts(votes: dict[str, int] | None, n_choices: int) -> tuple[int, ...]:
+        counts = [0] * n_choices
+        for choice in (votes or {}).values():
+            if 0 <= choice < n_choices:
+                counts[choice] += 1
+        return tuple(counts)
+
     def tally(self, code, question, n_choices):
         with self._lock:
             klass = self._get(code)
             if klass is None:
                 return None
-            at = (question, klass.rounds.get(question, 0))
-            counts = [0] * n_choices
-            for choice in klass.votes.get(at, {}).values():
-                if 0 <= choice < n_choices:
-                    counts[choice] += 1
-            return Tally(tuple(counts), at[1], question in klass.revealed, len(klass.refused.get(at, ())),
-                         klass.size, klass.opened, self.id)
+            rnd = klass.rounds.get(question, 0)
+            first = klass.firsts.get(question, 0)
+            before = self._counts(klass.votes.get((question, first)), n_choices) if rnd > first else None
+            return Tally(self._counts(klass.votes.get((question, rnd)), n_choices), rnd, question in klass.revealed,
+                         len(klass.refused.get((question, rnd), ())), klass.size, klass.opened, self.id, first,
+                         before, len(klass.joined))
+
+    def phase(self, code, question):
+        with self._lock:
+            klass = self._get(code, touch=False)
+            return None if klass is None else (klass.rounds.get(question, 0), question in klass.revealed)
+
+    def ended(self, code):
+        with self._lock:
+            self._sweep()
+            return code in self._ended
 
     def reveal(self, code, question):
         with self._lock:
@@ -323,15 +418,43 @@ class MemoryStore(ClassStore):
             if klass is not None and QUESTION_RE.fullmatch(question) and self._question(klass, question):
                 klass.revealed.add(question)
 
-    def reset(self, code, question):
+    def next_round(self, code, question):
         with self._lock:
             klass = self._get(code)
             if klass is None or not QUESTION_RE.fullmatch(question) or not self._question(klass, question):
-                return
-            klass.revealed.discard(question)
-            klass.rounds[question] = new = klass.rounds.get(question, 0) + 1
-            klass.votes.pop((question, new - ROUNDS_KEPT), None)
-            klass.refused.pop((question, new - ROUNDS_KEPT), None)
+                return False
+            rnd = klass.rounds.get(question, 0)
+            if rnd != klass.firsts.get(question, 0) or question in klass.revealed:
+                return False
+            klass.rounds[question] = rnd + 1
+            return True
+
+    def _reset(self, klass: _Class, question: str) -> None:
+        klass.revealed.discard(question)
+        old = klass.rounds.get(question, 0)
+        klass.rounds[question] = klass.firsts[question] = old + 1
+        for rnd in range(old - ROUNDS_KEPT + 1, old + 1):
+            klass.votes.pop((question, rnd), None)
+            klass.refused.pop((question, rnd), None)
+
+    def reset(self, code, question):
+        with self._lock:
+            klass = self._get(code)
+            if klass is not None and QUESTION_RE.fullmatch(question) and self._question(klass, question):
+                self._reset(klass, question)
+
+    def reset_all(self, code):
+        with self._lock:
+            klass = self._get(code)
+            for question in sorted(klass.questions) if klass is not None else ():
+                self._reset(klass, question)
+
+    def end(self, code):
+        with self._lock:
+            if self._classes.pop(code, None) is not None:
+                self._ended[code] = self.clock()
+                while len(self._ended) > ENDED_KEPT:
+                    self._ended.popitem(last=False)
 
 
 # ------------------------------------------------------------------ several replicas: Redis
@@ -383,7 +506,8 @@ local used = 0
 for _, n in ipairs(redis.call('HVALS', seats)) do used = used + tonumber(n) end
 local size, taking = tonumber(ARGV[7]), tonumber(ARGV[10])
 if used + taking > tonumber(ARGV[8]) then return 0 end
-if redis.call('EXISTS', class) == 1 or redis.call('HEXISTS', seats, code) == 1 then return -1 end
+if redis.call('EXISTS', class) == 1 or redis.call('HEXISTS', seats, code) == 1
+   or redis.call('ZSCORE', P .. 'ended', code) then return -1 end
 redis.call('HSET', class, 'key', ARGV[6], 'opened', now, 'active', now, 'size', size,
            'store', redis.call('HGET', store, 'id'))
 redis.call('EXPIRE', class, math.min(idle, ttl))
@@ -392,13 +516,14 @@ return 1
 """
 
 # ARGV[6..9]: question, voter, choice, most questions.  {0, round}: counted; {-2, round}: refused (class full);
-# {-1}: not open (or one question too many)
+# {-3, round}: refused (the answer is revealed); {-1}: not open (or one question too many)
 _VOTE_LUA = _PRELUDE + """
 if redis.call('EXISTS', class) == 0 then return {-1} end
 touch()
 local q, voter = ARGV[6], ARGV[7]
-local h = redis.call('HMGET', class, 'size', 'round:' .. q)
+local h = redis.call('HMGET', class, 'size', 'round:' .. q, 'revealed:' .. q)
 local size, round = tonumber(h[1]), tonumber(h[2] or '0')
+if h[3] == '1' then return {-3, round} end
 local at = code .. ':' .. q .. ':' .. round
 local votes = P .. 'votes:' .. at
 if redis.call('HEXISTS', votes, voter) == 0 then
@@ -417,39 +542,85 @@ own(votes)
 return {0, round}
 """
 
+# ARGV[6]: voter.  1: joined; 0: not counted (as many joined as the class's size); -1: not open
+_JOIN_LUA = _PRELUDE + """
+if redis.call('EXISTS', class) == 0 then return -1 end
+touch()
+local joined = P .. 'joined:' .. code
+if redis.call('SISMEMBER', joined, ARGV[6]) == 1 then return 1 end
+if redis.call('SCARD', joined) >= tonumber(redis.call('HGET', class, 'size')) then return 0 end
+redis.call('SADD', joined, ARGV[6])
+own(joined)
+return 1
+"""
+
 # ARGV[6]: question.  {0, store id or ''} if the class is not open; else {1, opened, size, store, round, revealed,
-# refused, [choices]}
+# refused, first round, joined, [choices], [the first round's choices, while the second is open]}
 _TALLY_LUA = _PRELUDE + """
 if redis.call('EXISTS', class) == 0 then return {0, redis.call('HGET', P .. 'store', 'id') or ''} end
 touch()
 local q = ARGV[6]
-local h = redis.call('HMGET', class, 'opened', 'size', 'store', 'round:' .. q, 'revealed:' .. q)
-local round = tonumber(h[4] or '0')
-local at = code .. ':' .. q .. ':' .. round
-return {1, h[1], h[2], h[3] or '', round, h[5] or '', redis.call('SCARD', P .. 'refused:' .. at),
-        redis.call('HVALS', P .. 'votes:' .. at)}
+local h = redis.call('HMGET', class, 'opened', 'size', 'store', 'round:' .. q, 'revealed:' .. q, 'first:' .. q)
+local round, first = tonumber(h[4] or '0'), tonumber(h[6] or '0')
+local at = code .. ':' .. q .. ':'
+local before = {}
+if round > first then before = redis.call('HVALS', P .. 'votes:' .. at .. first) end
+return {1, h[1], h[2], h[3] or '', round, h[5] or '', redis.call('SCARD', P .. 'refused:' .. at .. round), first,
+        redis.call('SCARD', P .. 'joined:' .. code), redis.call('HVALS', P .. 'votes:' .. at .. round), before}
 """
 
-# ARGV[6..8]: "reveal" or "reset", question, most questions
+# ARGV[6]: question.  {0} if the class is not open, else {1, round, revealed}; touches nothing
+_PHASE_LUA = _PRELUDE + """
+local h = redis.call('HMGET', class, 'opened', 'round:' .. ARGV[6], 'revealed:' .. ARGV[6])
+if not h[1] then return {0} end
+return {1, tonumber(h[2] or '0'), h[3] or ''}
+"""
+
+# ARGV[6..9]: "reveal", "next", "reset", "reset_all" or "end", question, most questions, most classes remembered as
+# ended (gelu:poll:ended, code -> when).  1: done; 0: nothing done
 _TEACHER_LUA = _PRELUDE + """
 if redis.call('EXISTS', class) == 0 then return 0 end
+local what, q = ARGV[6], ARGV[7]
+if what == 'end' then
+  for _, k in ipairs(redis.call('SMEMBERS', keys)) do redis.call('DEL', k) end
+  redis.call('DEL', keys, class)
+  redis.call('HDEL', P .. 'seats', code)
+  local ended = P .. 'ended'
+  redis.call('ZADD', ended, now, code)
+  redis.call('ZREMRANGEBYSCORE', ended, '-inf', now - idle)
+  redis.call('ZREMRANGEBYRANK', ended, 0, -1 - tonumber(ARGV[9]))
+  redis.call('EXPIRE', ended, idle)
+  return 1
+end
 touch()
-local q = ARGV[7]
+local function reset(question)
+  local old = tonumber(redis.call('HGET', class, 'round:' .. question) or '0')
+  redis.call('HSET', class, 'round:' .. question, old + 1, 'first:' .. question, old + 1)
+  redis.call('HDEL', class, 'revealed:' .. question)
+  for r = math.max(0, old - """ + str(ROUNDS_KEPT - 1) + """), old do
+    for _, kind in ipairs({'votes:', 'refused:'}) do
+      local k = P .. kind .. code .. ':' .. question .. ':' .. r
+      redis.call('DEL', k)
+      redis.call('SREM', keys, k)
+    end
+  end
+end
+if what == 'reset_all' then
+  for _, question in ipairs(redis.call('SMEMBERS', P .. 'questions:' .. code)) do reset(question) end
+  return 1
+end
 if not question_fits(q, tonumber(ARGV[8])) then return 0 end
-if ARGV[6] == 'reveal' then
+if what == 'reveal' then
   redis.call('HSET', class, 'revealed:' .. q, '1')
   return 1
 end
-local round = redis.call('HINCRBY', class, 'round:' .. q, 1)
-redis.call('HDEL', class, 'revealed:' .. q)
-local old = round - """ + str(ROUNDS_KEPT) + """
-if old >= 0 then
-  for _, kind in ipairs({'votes:', 'refused:'}) do
-    local k = P .. kind .. code .. ':' .. q .. ':' .. old
-    redis.call('DEL', k)
-    redis.call('SREM', keys, k)
-  end
+if what == 'next' then
+  local h = redis.call('HMGET', class, 'round:' .. q, 'first:' .. q, 'revealed:' .. q)
+  if (h[1] or '0') ~= (h[2] or '0') or h[3] == '1' then return 0 end
+  redis.call('HINCRBY', class, 'round:' .. q, 1)
+  return 1
 end
+reset(q)
 return 1
 """
 
@@ -477,6 +648,8 @@ class RedisStore(ClassStore):
         self._open = self._redis.register_script(_OPEN_LUA)
         self._vote = self._redis.register_script(_VOTE_LUA)
         self._tally = self._redis.register_script(_TALLY_LUA)
+        self._phase = self._redis.register_script(_PHASE_LUA)
+        self._join = self._redis.register_script(_JOIN_LUA)
         self._teacher = self._redis.register_script(_TEACHER_LUA)
         self._gate = threading.Lock()
         self._failing = False
@@ -549,7 +722,23 @@ class RedisStore(ClassStore):
         got = self._call(self._vote, args=self._argv(code, question, voter, choice, MAX_QUESTIONS))
         if got[0] == -2:
             raise SeatsTaken("the class counts as many students as its teacher said it has")
+        if got[0] == -3:
+            raise AnswerClosed("the answer is revealed")
         return None if got[0] < 0 else int(got[1])
+
+    def join(self, code, voter):
+        if not valid_code(code):
+            return None
+        got = self._call(self._join, args=self._argv(code, voter))
+        return None if got < 0 else got == 1
+
+    @staticmethod
+    def _counts(values, n_choices: int) -> tuple[int, ...]:
+        counts = [0] * n_choices
+        for v in values:
+            if v.isdigit() and int(v) < n_choices:
+                counts[int(v)] += 1
+        return tuple(counts)
 
     def tally(self, code, question, n_choices):
         if not (valid_code(code) and QUESTION_RE.fullmatch(question)):
@@ -557,24 +746,49 @@ class RedisStore(ClassStore):
         got = self._call(self._tally, args=self._argv(code, question))
         if got[0] == 0:
             return None
-        _, opened, size, store, rnd, revealed, refused, values = got
-        counts = [0] * n_choices
-        for v in values:
-            if v.isdigit() and int(v) < n_choices:
-                counts[int(v)] += 1
-        return Tally(tuple(counts), int(rnd), revealed == "1", int(refused), int(size), float(opened), store)
+        _, opened, size, store, rnd, revealed, refused, first, joined, values, before = got
+        return Tally(self._counts(values, n_choices), int(rnd), revealed == "1", int(refused), int(size),
+                     float(opened), store, int(first), self._counts(before, n_choices) if int(rnd) > int(first)
+                     else None, int(joined))
+
+    def phase(self, code, question):
+        if not (valid_code(code) and QUESTION_RE.fullmatch(question)):
+            return None
+        got = self._call(self._phase, args=self._argv(code, question))
+        return None if got[0] == 0 else (int(got[1]), got[2] == "1")
+
+    def ended(self, code):
+        if not valid_code(code):
+            return False
+        when, now = self._call(lambda: self._redis.pipeline(transaction=False).zscore(self._k("ended"), code)
+                               .time().execute())
+        return when is not None and when > now[0] - int(self._times[0])
 
     def lost(self, code: str, seen_store: str = "") -> bool:
         now = self._call(self._redis.hget, self._k("store"), "id")
         return now is None or bool(seen_store and now != seen_store)
 
+    def _teach(self, what: str, code: str, question: str = "") -> bool:
+        if not valid_code(code) or (question and not QUESTION_RE.fullmatch(question)):
+            return False
+        return self._call(self._teacher, args=self._argv(code, what, question, MAX_QUESTIONS, ENDED_KEPT)) == 1
+
     def reveal(self, code, question):
-        if valid_code(code) and QUESTION_RE.fullmatch(question):
-            self._call(self._teacher, args=self._argv(code, "reveal", question, MAX_QUESTIONS))
+        if question:
+            self._teach("reveal", code, question)
+
+    def next_round(self, code, question):
+        return bool(question) and self._teach("next", code, question)
 
     def reset(self, code, question):
-        if valid_code(code) and QUESTION_RE.fullmatch(question):
-            self._call(self._teacher, args=self._argv(code, "reset", question, MAX_QUESTIONS))
+        if question:
+            self._teach("reset", code, question)
+
+    def reset_all(self, code):
+        self._teach("reset_all", code)
+
+    def end(self, code):
+        self._teach("end", code)
 
 
 class BrokenStore(ClassStore):

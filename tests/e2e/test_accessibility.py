@@ -589,7 +589,8 @@ def _walk_the_race(tab) -> None:
     assert driver.query(page.url).get("training_task") == ["circle"], page.url
     assert "test accuracy" in verdict()
 
-    # The question again, by the arrow keys (a changed answer after the reveal); the code export opened and downloaded by Enter.
+    # The question again, by the arrow keys (an answer changed after the reveal); the code export opened and
+    # downloaded by Enter.
     _tab_to(page, _is_radio, reverse=True, check_focus=False)
     driver.act(page, lambda: page.keyboard.press("ArrowDown"))
     assert page.locator(f"{driver.MAIN} .st-key-lesson_question [data-testid='stAlert']").count() == 1

@@ -6,10 +6,10 @@ teachers simulated through Streamlit's websocket protocol (harness/streamlit_cli
 cookies, as a browser tab.
 
 References: the answers each test casts, kept as {student: last choice} and counted with collections.Counter;
-what each student's page said of its answer (the class's tally shown under "Your class so far" only once the
-store holds the answer: a page that shows it has told the student the answer is counted); the tally read from
-Redis through hosting.classpoll.RedisStore, and the teacher page's own caption ("N answers ·"); the HTTP status of
-every page load.  Skipped where redis-server or haproxy is missing, unless GELU_E2E_REQUIRED=1 (CI).
+what each student's page said of its answer ("Your answer is in." only once the store holds the answer: a page
+that shows it has told the student the answer is counted); the tally read from Redis through
+hosting.classpoll.RedisStore, and the teacher console's own words ("N of M answered"); the HTTP status of every
+page load.  Skipped where redis-server or haproxy is missing, unless GELU_E2E_REQUIRED=1 (CI).
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from collections import Counter
 import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+from draw.class_poll import IN_FIRST, answered_count
 from harness import balancer
-from harness.streamlit_client import MAIN, Session, run_sync, texts
+from harness.streamlit_client import MAIN, Session, run_sync, words
 from hosting import classpoll
 from tests.conftest import needs_haproxy, required_or_skip
 
@@ -33,7 +34,6 @@ pytestmark = pytest.mark.e2e
 
 SCHOOL = "127.0.0.62"  # a school's one NAT address: its teacher and its students
 PRANKSTER = "127.0.0.61"  # a script's address (another network)
-TOLD_COUNTED = "Your class so far"  # drawn only under an answer the store holds
 
 
 @pytest.fixture(scope="module")
@@ -61,21 +61,18 @@ def replicas(store_server):
 
 
 def told_counted(s: Session) -> bool:
-    return any(t.startswith(f"**{TOLD_COUNTED}**") for t in texts(s.elements))
+    """Whether the student's page says their answer is in (drawn only once the store holds it)."""
+    return IN_FIRST in words(s.elements)
 
 
 def shown_count(teacher: Session) -> int | None:
-    """The number of answers the teacher's view shows ("N answers · class ..."), None if it shows no tally."""
-    for t in texts(teacher.elements):
-        m = re.match(r"(\d+) answers? ·", t)
-        if m:
-            return int(m.group(1))
-    return None
+    """The number of answers the teacher's console shows ("N of M answered"), None if it shows none."""
+    return answered_count(" ".join(words(teacher.elements)))
 
 
 def notes(s: Session) -> list[str]:
-    """Every alert and markdown text the page shows now."""
-    return [e.text for e in s.elements.values() if e.kind in ("alert", "markdown")]
+    """Every alert, markdown and HTML text the page shows now."""
+    return [e.text for e in s.elements.values() if e.kind in ("alert", "markdown", "html")]
 
 
 async def close_all(sessions) -> None:
@@ -174,7 +171,7 @@ def test_redis_killed_mid_class_loses_no_answer_a_student_was_told_is_counted(re
     assert all(kept.counts[c] >= n for c, n in counted.items()), (kept.counts, counted)
     missing = [i for i, pick in told.items() if stored.get(voters[i]) != str(pick)]
     assert not missing, f"students told their answer is counted, not in Redis: {missing}"
-    assert any("tally is unavailable" in n for n in during), during
+    assert any("unavailable just now" in n for n in during), during
     assert not [n for n in during + seen_after + [n for s in students for n in notes(s)] if "ended" in n]
     late = [t for t, shown in redraws if t >= classpoll.PROBE_S and not shown]
     assert not late, f"redraws that began {late} s after Redis answered still said the tally is unavailable"

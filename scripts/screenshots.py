@@ -82,53 +82,53 @@ def shoot_predict(browser, base_url: str, out_dir: Path, pages) -> list[Path]:
 
 
 def shoot_poll(browser, base_url: str, out_dir: Path) -> list[Path]:
-    """The class poll on Home: a teacher starts a class, five students answer (one changes their mind), the teacher
-    reveals the answer.  The teacher's presenter view and the last student's question and tally, light and dark,
-    desktop and phone: each the element itself (class_poll_teacher, lesson_footer) and the whole teacher page."""
+    """The class poll on Home as a room sees it: a teacher starts a class, five students on phones answer round 1,
+    the teacher's presenter view at a projector's 1280 x 720 (what the room sees, not the whole page), light and dark;
+    then the teacher reveals, and the teacher's screen and a student's phone are shot again."""
+    from draw.class_poll import WATCH_S
+
+    room = {"width": 1280, "height": 720}
     written = []
     teacher = driver.new_page(browser, viewport=driver.DESKTOP)
+    students = []
     try:
         driver.open_app(teacher, base_url)
         sidebar = teacher.locator("[data-testid='stSidebar']")
         sidebar.get_by_text("Start a class").first.click()
         driver.act(teacher, lambda: sidebar.get_by_role("button", name="Start a class").click())
+        teacher.wait_for_function("() => new URLSearchParams(location.search).has('teacher')")
         written.append(out_dir / "poll-start-a-class-light-desktop.png")
         sidebar.screenshot(path=str(written[-1]))
         query = driver.query(teacher.url)
         code, key = query["class"][0], query["teacher"][0]
-        students = []
-        for choice in ["a small negative number", "0, like ReLU", "a small negative number", "-1, unchanged",
-                       "a small negative number"]:
-            page = driver.new_page(browser, viewport=driver.DESKTOP)
+        choices = ["a small negative number", "0, like ReLU", "a small negative number", "-1, unchanged",
+                   "a small negative number"]
+        for choice in choices:
+            page = driver.new_page(browser, viewport=driver.PHONE)
             students.append(page)
-            driver.open_app(page, f"{base_url}/?class={code}")
-            driver.act(page, lambda p=page, c=choice: p.locator("[data-testid='stRadio']").get_by_text(c, exact=True)
-                       .click())
-        presenter = f"{base_url}/?present=true&class={code}&teacher={key}"
-        for device, viewport in (("desktop", driver.DESKTOP), ("phone", driver.PHONE)):
-            teacher.set_viewport_size(viewport)
-            students[-1].set_viewport_size(viewport)
-            driver.open_app(teacher, presenter)
-            panel = teacher.locator(".st-key-class_poll_teacher")
-            panel.get_by_text("5 answers").wait_for()
-            if device == "desktop":
-                reveal = panel.get_by_role("button", name="Reveal the answer")
-                driver.act(teacher, reveal.click)
-                panel.get_by_text("right answer").wait_for()
+            driver.open_app(page, f"{base_url}/?class={code}", show=False)
+            driver.act(page, lambda p=page, c=choice: p.locator(".st-key-lesson_question [data-testid='stRadio']")
+                       .get_by_text(c, exact=True).click())
+        teacher.set_viewport_size(room)
+        driver.open_app(teacher, f"{base_url}/?present=true&class={code}&teacher={key}", show=False)
+        console = teacher.locator(".st-key-class_poll_teacher")
+        console.get_by_text(f"{len(choices)} of {len(choices)} answered").wait_for()
+
+        def shoot(stage: str) -> None:
             for scheme in ("light", "dark"):
                 for page in (teacher, students[-1]):
                     driver.set_scheme(page, scheme)
-                written.append(out_dir / f"poll-teacher-{scheme}-{device}.png")
-                panel.scroll_into_view_if_needed()
-                panel.screenshot(path=str(written[-1]))
-                written.append(out_dir / f"poll-teacher-page-{scheme}-{device}.png")
-                driver.screenshot_full(teacher, written[-1])
-                written.append(out_dir / f"poll-student-{scheme}-{device}.png")
-                footer = students[-1].locator(".st-key-lesson_footer")
-                footer.scroll_into_view_if_needed()
-                footer.screenshot(path=str(written[-1]))
+                written.append(out_dir / f"poll-teacher-{stage}-{scheme}-1280x720.png")
+                teacher.screenshot(path=str(written[-1]))
+                written.append(out_dir / f"poll-student-{stage}-{scheme}-phone.png")
+                students[-1].screenshot(path=str(written[-1]))
+
+        shoot("round1")
+        driver.act(teacher, console.get_by_role("button", name="Reveal the answer").click)
+        students[-1].wait_for_timeout((WATCH_S + 2) * 1000)  # the student's watch learns of the reveal
+        shoot("revealed")
     finally:
-        for page in [teacher, *locals().get("students", [])]:
+        for page in [teacher, *students]:
             page.context.close()
     return written
 

@@ -413,23 +413,25 @@ def _home_shared_drawn(layout: dict, markdown: str) -> dict:
 @pytest.mark.parametrize("others", [(-2.0, -1.0, 0.0, 1.0, 2.0), (0.5, 1.0, 2.0, 3.0, 4.0),
                                     (-20.0, -0.25, 0.0, 1.0, 20.0), (-3.0, -2.0, -1.0, -0.5, -0.25)])
 @pytest.mark.parametrize("i", [0, 3])
-def test_every_home_view_and_paragraph_row_is_what_the_page_draws_there(i, others):
-    """Home's i-th input, the other four at ``others``: at every step of its grid the chart's view (x and y ranges,
-    y ticks, the label's place, visibility and text) is overview_figure's layout for those five inputs, its margin
-    class the width of that layout's y tick labels, and the paragraphs' text nodes are the page's prose for them;
-    "base" is the step of the input's own value (the one the layer leaves the others' tables to)."""
+@pytest.mark.parametrize("form", ["tanh", "none"])
+def test_every_home_view_and_paragraph_row_is_what_the_page_draws_there(i, others, form):
+    """Home's i-th input, the other four at ``others``, in either form of the lesson: at every step of its grid the
+    chart's view (x and y ranges, y ticks, the label's place, visibility and text) is overview_figure's layout for
+    those five inputs, its margin class the width of that layout's y tick labels, and the paragraphs' text nodes are
+    the page's prose for them; "base" is the step of the input's own value (the one the layer leaves the others'
+    tables to)."""
     from ui import home
     from ui.home import CONTROLS as HOME
 
     o = HOME[f"x{i + 1}"].options
     xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
-    table = home.input_live_table(i, others)
+    table = home.input_live_table(i, others, form)
     assert table["base"] == xs.index(others[i])
-    assert home.input_live_table(i, [*others[:i], 0.3, *others[i + 1:]])["base"] == -1  # off the grid: never leads
+    assert home.input_live_table(i, [*others[:i], 0.3, *others[i + 1:]], form)["base"] == -1  # off the grid
     for k, x in enumerate(xs):
         inputs = [*others[:i], x, *others[i + 1:]]
-        layout = json.loads(home.overview_figure(inputs).to_json())["layout"]
-        assert _home_shared_at(table, k) == _home_shared_drawn(layout, home.prose(inputs)), x
+        layout = json.loads(home.overview_figure(inputs, form).to_json())["layout"]
+        assert _home_shared_at(table, k) == _home_shared_drawn(layout, home.prose(inputs, form)), x
     json.dumps(table, allow_nan=False)
 
 

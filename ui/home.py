@@ -116,7 +116,7 @@ def _shared_table(i: int, others: tuple[float, ...], form: str) -> dict:
     views, pieces = [], []
     for x, t, e in zip(xs.tolist(), table[mine].tolist(), table[theirs].tolist(), strict=True):
         row = [*others[:i], x, *others[i:]]
-        views.append(overview_view(row, [tanh_of[v] if v != x else t for v in row]))
+        views.append(overview_view(row, [tanh_of[v] if v != x else t for v in row], form))
         pieces.append(prose_pieces(row, {**tanh_of, x: t}, {**exact_of, x: e}, form))
     at = f".st-key-{PROSE} p"
     shared = [(at, 0, [p[0] for p in pieces], 0), (f"{at} strong", 0, [p[1] for p in pieces]),

@@ -436,39 +436,6 @@ def test_a_websocket_passes_through_untouched():
     assert seen == ["websocket"] and sent == [{"type": "websocket.send", "bytes": b"\x00" * 5000}]
 
 
-def test_the_labs_chunk_temporaries_come_from_the_heap_and_a_runs_tensors_from_mmap():
-    """Reference: glibc's own count of mmapped blocks (mallinfo2().hblks) around tensors torch allocates, after
-    tune_allocator: a row chunk's largest temporary (gelu_core.lab._CHUNK float64s, 8 MiB) is reused from the
-    heap, not mapped afresh (its pages faulted in again) at every chunk; a whole run's tensor (an (8, 1024, 768)
-    float32 output, 24 MiB) gets a mapping of its own, given back to the system when freed.  glibc only."""
-    import ctypes
-
-    import torch
-
-    from gelu_core.lab import _CHUNK
-    from hosting import internals, janitor
-
-    info = getattr(internals.LIBC, "mallinfo2", None)
-    if info is None or not janitor.tune_allocator():
-        pytest.skip("not glibc's malloc")
-
-    class Mallinfo2(ctypes.Structure):
-        _fields_ = [(name, ctypes.c_size_t) for name in
-                    "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
-
-    info.restype = Mallinfo2
-
-    def mapped_by(shape, dtype) -> int:
-        before = info().hblks
-        t = torch.empty(shape, dtype=dtype)
-        grew = info().hblks - before
-        del t
-        return grew
-
-    assert mapped_by((_CHUNK,), torch.float64) == 0
-    assert mapped_by((8, 1024, 768), torch.float32) == 1
-
-
 class Cycle:
     """An object in a reference cycle: only a garbage collection frees it (reference counting cannot)."""
 

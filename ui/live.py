@@ -179,7 +179,9 @@ def _key(value: Any) -> str:
         return "s" + value
     if value is None or isinstance(value, (bool, int, float)):
         return f"{type(value).__name__[0]}{value!r}"
-    return json.dumps(value, sort_keys=True)
+    # a list or dict of such values: its repr tells apart every two that differ in JSON (a dict's keys in their
+    # order: two equal dicts written in another order are kept apart, never two different ones merged)
+    return "r" + repr(value)
 
 
 def annotation_pieces(text: str) -> list[str]:

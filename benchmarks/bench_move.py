@@ -3,6 +3,7 @@
     python benchmarks/bench_move.py                          # 3 rounds of the solo moves, then a class of 30 and 100
     python benchmarks/bench_move.py --rounds 5 --classes ""  # the solo moves only
     python benchmarks/bench_move.py --against /tmp/main      # another checkout beside this one, in the same run
+    python benchmarks/bench_move.py --langs de --classes ""  # each page in German beside English, on one server
 
 Solo moves: in each round a fresh `streamlit run app.py` (``--ready``: its start-up imports done, as a server opened
 before the lesson) and a fresh bare one-slider app (benchmarks/bench_browser.py's BASELINE_APP, with the repository's
@@ -15,6 +16,9 @@ the moves, divided by their count: /proc counts in 10 ms ticks, so a single move
 starts fresh servers, so no round finds another's results kept.  Printed per page: the median over the rounds of its
 CPU per move and of its moves' median latency, and the ratio to the bare app's; then the median over the pages
 and the worst page, against the issue's targets (median <= 10 ms, worst <= 15 ms).
+
+``--langs de,zh-Hans``: each page also opened with ``lang=`` in its link, on the same server right after English,
+its median over the pages printed as a ratio of English's (a move in another language costs no more: <= 1.10x).
 
 ``--against DIR``: another checkout of the app (``git archive main | tar -x -C /tmp/main``), measured the same way in
 each round right after this one, so that before and after see the same machine and load.
@@ -64,9 +68,10 @@ class Solo:
     latency_s: float  # the moves' median, request sent to the run finished
 
 
-async def solo(base_url: str, pid: int, path: str, moves: int, timeout_s: float) -> Solo:
-    """One student alone on ``path``: the first run, then ``moves`` moves back to back; CPU and latency per move."""
-    async with Session(base_url, path, timeout_s=timeout_s) as session:
+async def solo(base_url: str, pid: int, path: str, moves: int, timeout_s: float, query: str = "") -> Solo:
+    """One student alone on ``path`` (with the link's ``query``): the first run, then ``moves`` moves back to back;
+    CPU and latency per move."""
+    async with Session(base_url, path, query, timeout_s=timeout_s) as session:
         await session.run()
         latencies = []
         before = cpu_seconds(pid)
@@ -78,10 +83,22 @@ async def solo(base_url: str, pid: int, path: str, moves: int, timeout_s: float)
         return Solo((cpu_seconds(pid) - before) / moves, statistics.median(latencies))
 
 
-def one_round(app_dirs: list[Path], args) -> dict[str, dict[str, Solo]]:
-    """Fresh servers for every checkout and for the bare app; each page of each checkout, then the bare app again,
-    in turn.  Checkout (or BARE) -> page -> its figures."""
-    got: dict[str, dict[str, Solo]] = {str(d): {} for d in app_dirs}
+def queries(args) -> list[str]:
+    """The links each page is measured with: the plain one, then one per ``--langs`` language (``lang=de``)."""
+    return [""] + [f"lang={lang}" for lang in args.langs.split(",") if lang]
+
+
+def column(d: Path, query: str) -> str:
+    """A column of the table: a checkout, with the link's query where there is one."""
+    return str(d) + (f"?{query}" if query else "")
+
+
+def one_round(app_dirs: list[Path], args, flip: bool = False) -> dict[str, dict[str, Solo]]:
+    """Fresh servers for every checkout and for the bare app; each page of each checkout (in each language asked
+    for, on the same server: English first, or last with ``flip``, so that rounds share out what a page's first
+    visit leaves in the server's caches), then the bare app again, in turn.  Column (or BARE) -> page -> its
+    figures."""
+    got: dict[str, dict[str, Solo]] = {column(d, q): {} for d in app_dirs for q in queries(args)}
     got[BARE] = {}
     bare_runs: list[Solo] = []
     with driver.one_file_app(BASELINE_APP) as folder, driver.Server(folder) as bare:
@@ -92,8 +109,9 @@ def one_round(app_dirs: list[Path], args) -> dict[str, dict[str, Solo]]:
             for path in PAGES:
                 url_path = "" if path == "home" else path
                 for d, server in zip(app_dirs, servers, strict=True):
-                    got[str(d)][path] = asyncio.run(solo(server.base_url, server.proc.pid, url_path, args.moves,
-                                                         args.timeout))
+                    for q in queries(args)[::-1] if flip else queries(args):
+                        got[column(d, q)][path] = asyncio.run(solo(server.base_url, server.proc.pid, url_path,
+                                                                   args.moves, args.timeout, q))
                 bare_runs.append(asyncio.run(solo(bare.base_url, bare.proc.pid, "", args.moves, args.timeout)))
         finally:
             for server in servers:
@@ -103,36 +121,41 @@ def one_round(app_dirs: list[Path], args) -> dict[str, dict[str, Solo]]:
     return got
 
 
-def solo_table(rounds: list[dict[str, dict[str, Solo]]], app_dirs: list[Path], names: dict[str, str]) -> list[str]:
+def solo_table(rounds: list[dict[str, dict[str, Solo]]], columns: list[str], names: dict[str, str]) -> list[str]:
     """The per-page table (medians over the rounds) and the verdicts, as lines."""
     bare = statistics.median(r[BARE]["bare"].cpu_s for r in rounds)
     bare_lat = statistics.median(r[BARE]["bare"].latency_s for r in rounds)
     spread = [r[BARE]["bare"].cpu_s for r in rounds]
-    heads = "".join(f" | {names[str(d)]} CPU ms | x bare | move ms" for d in app_dirs)
-    lines = [f"| page{heads} |", "|---" + "|---:" * 3 * len(app_dirs) + "|"]
-    summary = {str(d): [] for d in app_dirs}
+    heads = "".join(f" | {names[d]} CPU ms | x bare | move ms" for d in columns)
+    lines = [f"| page{heads} |", "|---" + "|---:" * 3 * len(columns) + "|"]
+    summary = {d: [] for d in columns}
     for path in PAGES:
         cells = []
-        for d in app_dirs:
-            cpu = statistics.median(r[str(d)][path].cpu_s for r in rounds)
-            lat = statistics.median(r[str(d)][path].latency_s for r in rounds)
-            summary[str(d)].append(cpu)
+        for d in columns:
+            cpu = statistics.median(r[d][path].cpu_s for r in rounds)
+            lat = statistics.median(r[d][path].latency_s for r in rounds)
+            summary[d].append(cpu)
             cells.append(f" | {cpu * 1e3:.1f} | {cpu / bare:.1f} | {lat * 1e3:.0f}")
         lines.append(f"| {path}{''.join(cells)} |")
-    lines.append(f"| {BARE}" + f" | {bare * 1e3:.1f} | 1.0 | {bare_lat * 1e3:.0f}" * len(app_dirs) + " |")
+    lines.append(f"| {BARE}" + f" | {bare * 1e3:.1f} | 1.0 | {bare_lat * 1e3:.0f}" * len(columns) + " |")
     lines.append("")
-    for d in app_dirs:
-        cpus = summary[str(d)]
+    for d in columns:
+        cpus = summary[d]
         median, worst = statistics.median(cpus), max(cpus)
         lines.append(
-            f"{names[str(d)]}: median over the pages {median * 1e3:.1f} ms of CPU a move ({median / bare:.1f}x the "
+            f"{names[d]}: median over the pages {median * 1e3:.1f} ms of CPU a move ({median / bare:.1f}x the "
             f"bare app's {bare * 1e3:.1f} ms; target <= {TARGET_MEDIAN_MS:g} ms: "
             f"{'met' if median * 1e3 <= TARGET_MEDIAN_MS else 'NOT met'}), worst page {worst * 1e3:.1f} ms (target "
             f"<= {TARGET_WORST_MS:g} ms: {'met' if worst * 1e3 <= TARGET_WORST_MS else 'NOT met'})")
     per_round = ", ".join(
-        "/".join(f"{statistics.median(r[str(d)][p].cpu_s for p in PAGES) * 1e3:.1f}" for d in app_dirs)
+        "/".join(f"{statistics.median(r[d][p].cpu_s for p in PAGES) * 1e3:.1f}" for d in columns)
         for r in rounds)
-    lines.append(f"noise: the pages' median per round {per_round} ms ({' / '.join(names[str(d)] for d in app_dirs)}); "
+    for d in columns[1:]:
+        if d.split("?")[0] == columns[0]:  # a language beside English, on the same checkout and server
+            ratio = statistics.median(summary[d]) / statistics.median(summary[columns[0]])
+            lines.append(f"{names[d]}: its median {ratio:.2f}x English's (target <= 1.10: "
+                         f"{'met' if ratio <= 1.10 else 'NOT met'})")
+    lines.append(f"noise: the pages' median per round {per_round} ms ({' / '.join(names[d] for d in columns)}); "
                  f"the bare app per round {', '.join(f'{s * 1e3:.1f}' for s in spread)} ms")
     return lines
 
@@ -184,6 +207,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the solo moves, each on fresh servers")
     parser.add_argument("--moves", type=int, default=12, help="moves per page per round, back to back")
     parser.add_argument("--against", type=Path, default=None, help="another checkout, measured in each round too")
+    parser.add_argument("--langs", default="", help="languages measured beside English on each page (de,zh-Hans)")
     parser.add_argument("--classes", default="30,100", help="class sizes, comma-separated ('' for none)")
     parser.add_argument("--class-moves", type=int, default=8)
     parser.add_argument("--think", type=float, default=1.0, help="seconds between a redraw and the next move (±50%%)")
@@ -207,9 +231,11 @@ def main() -> int:
     say()
     rounds = []
     for i in range(args.rounds):
-        rounds.append(one_round(app_dirs, args))
+        rounds.append(one_round(app_dirs, args, flip=i % 2 == 1))
         print(f"(round {i + 1} of {args.rounds} done, load average {os.getloadavg()[0]:.2f})", flush=True)
-    for line in solo_table(rounds, app_dirs, names):
+    columns = [column(d, q) for d in app_dirs for q in queries(args)]
+    names |= {column(d, q): f"{names[str(d)]} {q.removeprefix('lang=')}" for d in app_dirs for q in queries(args) if q}
+    for line in solo_table(rounds, columns, names):
         say(line)
 
     ok = True

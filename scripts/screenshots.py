@@ -7,6 +7,7 @@ then the views a page's default hides (another tab, every overlay, the far tails
     python scripts/screenshots.py --poll           # only the class poll: teacher's view, a student's answer
     python scripts/screenshots.py --a11y           # keyboard focus, and pages at 200 % zoom on a phone
     python scripts/screenshots.py --predict        # each page's question before and after it is answered
+    python scripts/screenshots.py --langs          # every page in German (light, phone) and Chinese (dark, desktop)
 
 Needs Debian's Chromium at /usr/bin/chromium (or GELU_CHROMIUM) and the playwright package.
 """
@@ -76,6 +77,26 @@ def shoot_predict(browser, base_url: str, out_dir: Path, pages) -> list[Path]:
                     driver.wait_idle(page, runs)
                     written.append(out_dir / f"predict-{app_page.url_path}-after-{scheme}-{device}.png")
                     driver.screenshot_full(page, written[-1])
+            finally:
+                page.context.close()
+    return written
+
+
+# language -> the scheme and device it is shot in: German's long words on a phone, Chinese's script on a desktop
+LANG_SHOTS = {"de": ("light", "phone", driver.PHONE), "zh-Hans": ("dark", "desktop", driver.DESKTOP)}
+
+
+def shoot_langs(browser, base_url: str, out_dir: Path, pages) -> list[Path]:
+    """Each page in each of LANG_SHOTS' languages (``lang=`` in its link), whole (Show me pressed):
+    ``lang-<lang>-<page>-<scheme>-<device>.png``."""
+    written = []
+    for app_page in pages:
+        for lang, (scheme, device, viewport) in LANG_SHOTS.items():
+            page = driver.new_page(browser, color_scheme=scheme, viewport=viewport)
+            try:
+                driver.open_app(page, f"{base_url}/{'' if app_page.default else app_page.url_path}?lang={lang}")
+                written.append(out_dir / f"lang-{lang}-{app_page.url_path}-{scheme}-{device}.png")
+                driver.screenshot_full(page, written[-1])
             finally:
                 page.context.close()
     return written
@@ -178,15 +199,17 @@ def main() -> None:
     parser.add_argument("--poll", action="store_true", help="only the class poll's views (shoot_poll)")
     parser.add_argument("--a11y", action="store_true", help="only the keyboard-focus and zoom shots (shoot_a11y)")
     parser.add_argument("--predict", action="store_true", help="only each page before and after its question")
+    parser.add_argument("--langs", action="store_true", help="only each page in German and in Chinese (shoot_langs)")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
 
     pages = [p for p in driver.app_pages() if not args.pages or p.url_path in args.pages]
     chosen = pages
-    pages = [] if args.views or args.poll or args.a11y or args.predict else pages
+    only = args.views or args.poll or args.a11y or args.predict or args.langs
+    pages = [] if only else pages
     views = {name: v for name, v in VIEWS.items() if not args.pages or v[0] in args.pages}
-    views = {} if args.poll or args.a11y or args.predict else views
+    views = {} if only and not args.views else views
     started = time.perf_counter()
     with nullcontext(args.url) if args.url else driver.Server() as server, sync_playwright() as playwright:
         base_url = server if isinstance(server, str) else server.base_url
@@ -199,6 +222,8 @@ def main() -> None:
             written += shoot_a11y(browser, base_url.rstrip("/"), args.out)
         if args.predict:
             written += shoot_predict(browser, base_url.rstrip("/"), args.out, chosen)
+        if args.langs:
+            written += shoot_langs(browser, base_url.rstrip("/"), args.out, chosen)
         browser.close()
     for path in written:
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)

@@ -48,6 +48,7 @@ from draw.frame import CLASS, TEACHER
 from hosting import classpoll, internals
 from hosting.classpoll import AnswerClosed, ClassesFull, SeatsTaken, StoreUnavailable, TooManyStarts
 from ui import format as fmt
+from ui.i18n import current
 from ui.theme import COLORS
 
 REFRESH_S = 0.5  # the teacher's console is redrawn this often: a vote shows within about half a second (+ one run)
@@ -271,6 +272,8 @@ def students_link(code: str) -> str:
         page += "/"
     view = [(k, v) for k in st.query_params if k not in (CLASS, TEACHER, "present", "hide")
             for v in st.query_params.get_all(k)]  # fmt: skip
+    if "lang" not in st.query_params:  # the teacher's language: a student may switch their own view
+        view.append(("lang", current()))
     return page + "?" + urlencode(view + [(CLASS, code)])
 
 

@@ -25,10 +25,10 @@ import gelu_core
 from gelu_core import APPROXIMATE, gelu
 from gelu_core.activations import GATES
 from gelu_core.analysis import approximation_error, worst_error
-from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import count, fixed, percent, power_of_ten, sci, sig
+from ui.i18n import memo
 from ui.lesson import Question
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 

@@ -12,10 +12,10 @@ import gelu_core
 from gelu_core import activations
 from gelu_core.activations import ACTIVATIONS, GATE_SLOPES, GATES
 from gelu_core.analysis import MINIMUM_BRACKET, SLOPE_EXTREME_BRACKETS, Point, gelu_grad_extremes, gelu_minimum
-from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import fixed, readable
+from ui.i18n import memo
 from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 

@@ -12,10 +12,10 @@ import gelu_core
 from gelu_core import normal_pdf
 from gelu_core.activations import ACTIVATIONS, GATES, _gaussian_gate
 from gelu_core.analysis import gaussian_gate, gelu_minimum
-from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import fixed, percent
+from ui.i18n import memo
 from ui.lesson import Question
 from ui.theme import COLORS, NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure, typed
 

@@ -9,10 +9,10 @@ import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core.activations import ACTIVATIONS, GATES
-from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import fixed, readable
+from ui.i18n import memo
 from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 

@@ -16,11 +16,11 @@ import gelu_core
 from gelu_core import activations, analysis
 from gelu_core.activations import GATES
 from gelu_core.analysis import approximation_difference
-from gelu_core.shared import memo
 from gelu_core.steps import tanh_steps
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import Control, PageControls
 from ui.format import fixed, full, readable, sci, six
+from ui.i18n import memo
 from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure
 

@@ -744,7 +744,7 @@ def answers_csv(tallies: dict, questions: dict, form: str) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["question", "round", "choice", "count"])
-    for page, (_, question) in questions.items():
+    for page, (_row, question) in questions.items():
         tally = tallies[page]
         rounds = [tally.before, tally.counts] if tally.before is not None else [tally.counts]
         for number, counts in enumerate(rounds, start=1):

@@ -53,7 +53,7 @@ def file_weights():
         return None
     digest, name, data = uploaded(weights_file)
     try:
-        tensors, _ = lab_runs().shared_file(digest, name, data, "weights", owner=OWNER)
+        tensors, _shapes = lab_runs().shared_file(digest, name, data, "weights", owner=OWNER)
         found = gelu_core.find_blocks(tensors)
         choice = None
         if len(found) > 1:
@@ -191,7 +191,7 @@ def show(result) -> None:
     st.caption(view.token_caption(result))
 
     st.markdown(f"**Download the output** ({a.label}, shape {shape(a.output.shape)})")
-    d1, d2, _ = st.columns([1, 1, 3])
+    d1, d2, _rest = st.columns([1, 1, 3])
     stem = f"ffn_{a.name}_{'x'.join(str(n) for n in a.output.shape)}"
     d1.download_button("Download .npy", data=lambda: gelu_core.array_bytes(a.output, "npy"), file_name=stem + ".npy",
                        mime="application/octet-stream", on_click="ignore", icon=":material/download:", key="ffn_npy")

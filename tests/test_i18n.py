@@ -209,3 +209,57 @@ def test_chart_separators_follow_the_language():
     with using("zh-Hans"):
         assert base_layout("x", "y")["separators"] == ".,"
     assert base_layout("x", "y")["separators"] == ".,"
+
+
+# ---------------------------------------------------------------- the app in another language
+
+def _texts(at) -> str:
+    """Every markdown, caption, subheader and info text the run drew, one string."""
+    return "\n".join(e.value for kind in ("markdown", "caption", "subheader", "info", "title")
+                     for e in getattr(at, kind))
+
+
+def test_home_in_german_shows_german_words_and_numbers(app):
+    """Reference: the German catalog's words for Home (its subheader, the table's gate column) and mpmath's tanh
+    GELU(-1) = -0.158808... written -0,1588 in the table, GELU(-2) = -0.045402... -0,0454 in the sentence under it
+    (the text, exactly)."""
+    app.query_params["lang"] = "de"
+    app.query_params["home_x1"] = "-2"  # a link with a setting: the page opens whole
+    app.run()
+    assert not app.exception, app.exception
+    words = _texts(app)
+    assert "Fünf Zahlen durch beide" in words and "Erst vorhersagen, dann prüfen" in words
+    assert "Five numbers through both" not in words
+    table = app.table[0].value
+    assert list(table.columns) == ["x", "ReLU(x)", "Tor (tanh)", "GELU (tanh)", "GELU (exakt)"]
+    assert table["GELU (tanh)"].tolist() == ["-0,0454", "-0,1588", "0,0000", "0,8412", "1,9546"]
+    assert "GELU liefert **-0,0454**" in words and "GELU gives" not in words  # the sentence under the table, x = -2
+
+
+def test_an_unknown_language_opens_english_with_a_note(app):
+    """Reference: the link check's kind of note (st.info, link_off) and the English page; never an exception."""
+    app.query_params["lang"] = "xx-<b>"
+    app.run()
+    assert not app.exception, app.exception
+    notes = [e.value for e in app.info]
+    assert any("**Language**" in n and "English" in n for n in notes), notes
+    assert "Predict, then check" in _texts(app)
+    assert "lang" not in app.query_params
+
+
+def _rebinds_gettext(tree: ast.AST) -> list[int]:
+    """Lines that assign to ``_`` outside a comprehension (a throwaway name that would hide gettext's ``_``)."""
+    inside = {id(n) for c in ast.walk(tree) if isinstance(c, (ast.ListComp, ast.SetComp, ast.DictComp,
+                                                               ast.GeneratorExp)) for n in ast.walk(c)}
+    return [n.lineno for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and n.id == "_" and isinstance(n.ctx, ast.Store) and id(n) not in inside]
+
+
+def test_no_code_hides_gettext():
+    """Reference: the syntax tree of every file Babel extracts from; each ``_ = ...`` named by file:line."""
+    found = []
+    for root in SCANNED:
+        for path in sorted([ROOT / root] if root.endswith(".py") else (ROOT / root).rglob("*.py")):
+            tree = ast.parse(path.read_text("utf-8"))
+            found += [f"{path.relative_to(ROOT)}:{line}" for line in _rebinds_gettext(tree)]
+    assert not found, "_ assigned (it hides gettext) at:\n" + "\n".join(found)

@@ -56,7 +56,7 @@ CONTROLS = PageControls("approximations", (
 def _truth(form: str) -> tuple[str, str]:
     from gelu_core.analysis import worst_error
 
-    _, worst = worst_error("tanh")
+    _where, worst = worst_error("tanh")
     right = ("more than 0.01" if worst > 0.01 else "between 0.0001 and 0.01" if worst > 1e-4
              else "less than 0.0001")
     return right, f"The tanh form is at most {sci(worst)} away from exact GELU, anywhere on the number line."

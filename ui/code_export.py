@@ -191,7 +191,7 @@ def imports(code: str) -> str:
 def fill(template: str, **fields: Any) -> str:
     """The template with each ``$name`` replaced (every name must be given) and ``$imports`` by the imports the
     filled text uses, followed by the blank lines ruff's isort wants; no trailing blank lines."""
-    head, _, rest = Template(template).substitute(fields, imports="\0").partition("\0")
+    head, _gap, rest = Template(template).substitute(fields, imports="\0").partition("\0")
     rest = rest.lstrip("\n")
     first = next((line for line in rest.splitlines() if not line.startswith("#")), "")
     gap = "\n\n\n" if first.startswith(("def ", "class ", "@")) else "\n\n"

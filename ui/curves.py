@@ -269,7 +269,7 @@ def _name(formula) -> str:
 def code(values: Values) -> str:
     v = settings(CONTROLS, values)
     approximate = v["form"]
-    points, _ = table_points(v["points"])  # the default points while the typed ones are not numbers, as the page
+    points, _problem = table_points(v["points"])  # the default points while the typed ones are not numbers, as the page
     params = {name: {param: float(v[control])} for name, (control, param) in OVERLAY_PARAMS.items()}
     overlays = [ACTIVATIONS[n] for n in chosen_overlays(approximate, v["more"])]  # as the page
     formulas = [GATES[approximate]]

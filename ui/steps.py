@@ -77,7 +77,7 @@ def _operand(v: float) -> str:
 
 def _worked(x: float, values: Sequence[float]) -> list[str]:
     """Each step with the previous results filled in, as in the source's unfolded lines."""
-    cube, inner, c, u, t, gate, _ = values
+    cube, inner, c, u, t, gate, _gelu = values
     return [
         f"{_operand(x)}³",
         f"{six(x)} + 0.044715 × {_operand(cube)}",

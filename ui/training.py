@@ -335,7 +335,7 @@ for name, activation in activations.items():
     net.reset_parameters(config["seed"])  # both runs start from the same weights
     optimizer = torch.optim.Adam(net.parameters(), lr=config["learning_rate"])
     batches = torch.Generator().manual_seed(config["seed"] + 1)  # the mini-batch order: the same for both runs
-    for _ in range(config["steps"]):
+    for _step in range(config["steps"]):
         index = torch.randint(0, config["n_train"], (config["batch_size"],), generator=batches)  # (batch_size,)
         logits = net(train_points[index])  # (batch_size,)
         loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, train_labels[index])

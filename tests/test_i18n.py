@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_class_poll import HOME_CHOICES, clean, fresh_store, start_class, tab, teacher_text, told  # noqa: F401
 from ui import format as fmt
 from ui import plain
 from ui.i18n import LOCALES, SOURCE, catalog_path, languages, match, using
@@ -264,3 +265,24 @@ def test_no_code_hides_gettext():
             tree = ast.parse(path.read_text("utf-8"))
             found += [f"{path.relative_to(ROOT)}:{line}" for line in _rebinds_gettext(tree)]
     assert not found, "_ assigned (it hides gettext) at:\n" + "\n".join(found)
+
+
+def test_a_class_in_three_languages_makes_one_tally(fresh_store, app):  # noqa: F811  (the fixture, imported)
+    """A teacher reading German, students reading Spanish and Chinese: the store counts choices, not words, so the
+    two answers land on one choice of one tally.  Reference: the votes cast (both "a small negative number", choice
+    1 of Home's three) against the store's tally, exactly; the teacher's count in German."""
+    teacher = clean(tab({"lang": "de"}))
+    code, key = start_class(teacher)
+    teacher = clean(tab({"present": "true", "class": code, "teacher": key, "lang": "de"}))
+    spanish, chinese = clean(tab({"class": code, "lang": "es"})), clean(tab({"class": code, "lang": "zh-Hans"}))
+    assert "un número negativo pequeño" in spanish.radio(key="quiz_home").options
+    assert "一个小的负数" in chinese.radio(key="quiz_home").options
+    for student in (spanish, chinese):  # each picks the words they read for Home's second choice
+        radio = student.radio(key="quiz_home")
+        radio.set_value(radio.options[HOME_CHOICES.index("a small negative number")])
+        clean(student.run())
+    assert fresh_store.tally(code, "home", 3).counts == (0, 2, 0)
+    assert any(n.startswith("Tu respuesta está registrada") for n in told(spanish))
+    assert any(n.startswith("你的答案已提交") for n in told(chinese))
+    clean(teacher.run())
+    assert "2 von 2 haben geantwortet" in teacher_text(teacher)

@@ -59,6 +59,21 @@ def _number(function: Callable[..., str]) -> Callable[..., str]:
     return shown
 
 
+def percent_text(text: str) -> str:
+    """A plain percentage's text ("59.0%") as the current language writes one ("59,0 %").
+
+    >>> from ui.i18n import using
+    >>> with using("de"):
+    ...     percent_text("59.0%")
+    '59,0\xa0%'
+    """
+    lang = current()
+    if lang == SOURCE:
+        return text
+    table, prefix, suffix = symbols(lang)
+    return prefix + text.removesuffix("%").translate(table) + suffix
+
+
 def _percentage(function: Callable[..., str]) -> Callable[..., str]:
     @functools.wraps(function)
     def shown(*args, **kwargs) -> str:

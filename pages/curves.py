@@ -80,7 +80,7 @@ if others:
         for name in others:
             other = gelu_core.get_activation(name)
             st.latex(other.latex)
-            st.caption(other.description)
+            st.caption(_(other.description))
 
 st.subheader(_("Values at chosen points"))
 points_text = st.text_input(**CURVES["points"].kwargs())

@@ -15,7 +15,7 @@ from ui import gradients as backward_view
 from ui.ffn import CONTROLS as FFN
 from ui.ffn import DEMO_SHAPES
 from ui.format import count, shape, share, sig
-from ui.i18n import _
+from ui.i18n import SOURCE, _, current
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -37,6 +37,14 @@ def uploaded(file):
     """(digest, name, bytes) of an st.file_uploader value."""
     data = file.getvalue()
     return hashlib.sha256(data).hexdigest(), file.name, data
+
+
+def refused(err: Exception) -> str:
+    """Why an input or a run was refused: gelu_core's and the lab's own sentence, which is English; in another
+    language, led by a sentence in it that says so."""
+    if current() == SOURCE:
+        return str(err)
+    return _("This could not be used. The reason, in English: {reason}").format(reason=err)
 
 
 def match_width(width: int):
@@ -65,7 +73,7 @@ def file_weights():
             choice = found[0]
         loaded = lab_runs().shared_file_block(digest, tensors, choice, owner=OWNER)  # none found: names the pairs
     except (gelu_core.TensorFileError, gelu_core.WeightsError) as err:
-        st.error(str(err))
+        st.error(refused(err))
         return None
     st.caption(_("{block}: d_model = {d_model}, hidden = {hidden}, read as {layout}.").format(
         block=loaded.candidate.label, d_model=count(loaded.d_model), hidden=count(loaded.hidden),
@@ -92,7 +100,7 @@ def file_input():
     try:
         tensors, notes = lab_runs().shared_file(digest, name, data, owner=OWNER)
     except gelu_core.TensorFileError as err:
-        st.error(str(err))
+        st.error(refused(err))
         return None
     names = list(tensors)
     chosen = names[0]
@@ -125,7 +133,7 @@ def tokens_for(upload, block, source: str):
             st.error(_("{problem} The weights in the file fix d_model; choose an input of that width.").format(
                 problem=err))
     except gelu_core.LabInputError as err:
-        st.error(str(err))
+        st.error(refused(err))
     return None
 
 
@@ -249,7 +257,7 @@ with input_col:
             try:  # the whole run's size, checked once, before the input is drawn
                 tokens_in = gelu_core.demo_tokens(block, demo_seed, *DEMO_SHAPES[demo])
             except gelu_core.LabInputError as err:
-                st.error(str(err))
+                st.error(refused(err))
     else:
         upload = file_input()
 
@@ -273,7 +281,7 @@ if tokens_in is not None:
         result = lab_runs().shared_run_lab(block, tokens_in, activation, compare, backward=with_backward,
                                            on_wait=tell_waiting, timeout=LAB_PATIENCE, owner=OWNER)
     except (gelu_core.LabInputError, Busy) as err:
-        st.error(str(err))
+        st.error(refused(err))
     running.empty()
     waiting.empty()
 if result is not None:

@@ -286,3 +286,12 @@ def test_a_class_in_three_languages_makes_one_tally(fresh_store, app):  # noqa: 
     assert any(n.startswith("你的答案已提交") for n in told(chinese))
     clean(teacher.run())
     assert "2 von 2 haben geantwortet" in teacher_text(teacher)
+
+
+def test_the_activations_descriptions_are_extracted_as_gelu_core_writes_them():
+    """Reference: gelu_core's registry; Curves shows ``_(description)``, so ui.curves.DESCRIPTIONS (what Babel
+    extracts) must hold each description exactly."""
+    from gelu_core.activations import ACTIVATIONS
+    from ui.curves import DESCRIPTIONS
+
+    assert DESCRIPTIONS == {name: a.description for name, a in ACTIVATIONS.items()}

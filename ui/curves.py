@@ -55,6 +55,22 @@ QUESTION = Question(N_("What is GELU(3) ({form} form)?"), CHOICES, _truth,
                     hides="the sentences that open the page, the chart, the probe's readouts and the values table")
 
 
+# gelu_core's description of each activation (gelu_core speaks English only), for extraction; the page shows
+# ``_(activation.description)`` (tests/test_i18n.py holds the two the same)
+DESCRIPTIONS = {
+    "relu": N_("A hard rule: negatives become 0, positives pass unchanged."),
+    "gelu": N_("x times the chance that a standard-normal sample falls below x."),
+    "gelu_tanh": N_("The cheaper approximation used by GPT-2 and chapter 4 of the book."),
+    "gelu_sigmoid": N_("The cheapest approximation: a sigmoid gate squeezed to match Phi."),
+    "sigmoid": N_("Squashes any number into (0, 1); the classic gate of early networks."),
+    "tanh": N_("Squashes into (-1, 1), centred on zero."),
+    "silu": N_("GELU's close cousin: x gated by a sigmoid instead of Phi (Llama uses it)."),
+    "leaky_relu": N_("ReLU that lets a fixed fraction a of each negative through."),
+    "elu": N_("Smooth on the negative side, levelling off at -alpha."),
+    "softplus": N_("A smooth ReLU that never goes negative."),
+}
+
+
 PARAM_SYMBOLS = {"negative_slope": "a", "alpha": "α"}
 
 

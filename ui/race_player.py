@@ -56,6 +56,7 @@ def film_table(snapshot, film: Sequence[tuple[int, np.ndarray]], regions_figure,
         "grid": int(grids.shape[-1]), "axis": np.asarray(snapshot.grid, dtype=np.float64).tolist(),
         "colors": region_colors(), "steps": steps, "records": records, "titles": titles,
         "texts": [_("Step {step} of {total}").format(step=count(step), total=count(total)) for step in steps],
+        "replay": _("Replay the training"),  # the button's words
         "film": base64.b64encode(zlib.compress(grids.tobytes(), 6)).decode("ascii"),
         "heat": [[r, b] for r, b in zip(regions, boundaries, strict=True)],
         "curves": {"indices": curves,

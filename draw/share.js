@@ -1,7 +1,7 @@
 // The sidebar's share box (draw/frame.py): the page's URL, which holds every bound control, shown and copied from the
 // browser's address bar.  The presenter link adds present=true and the controls to hide, and keeps a teacher's key
 // (the teacher's presenter view); every other link drops the key.  Every link holds the reader's language (lang=),
-// and the page's <html lang> is set to it.  The box shows what the last button copied, with
+// and the document element's lang attribute is set to it.  The box shows what the last button copied, with
 // the note that names it, until the address changes.
 (() => {
   const root = document.currentScript.closest(".gelu-share") || document;

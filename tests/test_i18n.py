@@ -295,3 +295,15 @@ def test_the_activations_descriptions_are_extracted_as_gelu_core_writes_them():
     from ui.curves import DESCRIPTIONS
 
     assert DESCRIPTIONS == {name: a.description for name, a in ACTIVATIONS.items()}
+
+
+def test_the_scripts_sent_through_st_html_hold_no_markup():
+    """Reference: Streamlit's st.html drops a script whose text holds a tag such as "<html" (seen in Chromium: the
+    share box's script, and with it <html lang> and the links' lang=, was gone); the files st.html carries are read
+    for any tag-like text."""
+    import re
+
+    from draw.assets import text
+
+    for name in ("share.js", "a11y.js"):
+        assert not re.search(r"</?\s*(html|script|style|body|head)\b", text(name), flags=re.I), name

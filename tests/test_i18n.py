@@ -307,3 +307,24 @@ def test_the_scripts_sent_through_st_html_hold_no_markup():
 
     for name in ("share.js", "a11y.js"):
         assert not re.search(r"</?\s*(html|script|style|body|head)\b", text(name), flags=re.I), name
+
+
+@pytest.mark.parametrize("lang", SHIPPED)
+def test_every_page_draws_in_every_language_on_its_widest_view(app, lang):
+    """Reference: each page runs without an exception in each language, on the widest views tests/e2e/test_fit.py
+    opens (which reach the words about large numbers: Approximations' far tails, "37,000 times the true value")
+    and on the lab's and the race's defaults."""
+    from urllib.parse import parse_qs
+
+    from tests.e2e.test_fit import VIEWS
+
+    for view in [*VIEWS, "ffn?ffn_seed=1", "training?training_steps=100"]:  # a setting: shown whole
+        path, _sep, query = view.partition("?")
+        at = app.__class__.from_file(app._script_path, default_timeout=60)
+        at.query_params["lang"] = lang
+        for key, values in parse_qs(query).items():
+            at.query_params[key] = values
+        if path:
+            at.switch_page(f"pages/{path}.py")
+        at.run()
+        assert not at.exception, (view, lang, at.exception)

@@ -25,9 +25,10 @@ import gelu_core
 from gelu_core import APPROXIMATE, gelu
 from gelu_core.activations import GATES
 from gelu_core.analysis import approximation_error, worst_error
+from ui import plain
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
-from ui.format import count, fixed, percent, power_of_ten, sci, sig
+from ui.format import count, fixed, percent, power_of_ten, sci
 from ui.i18n import N_, SOURCE, _, current, form_name, memo
 from ui.lesson import Question
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
@@ -433,7 +434,7 @@ def times(r: float) -> str:
     if r < 10:
         return fixed(r, 1)
     if r < 1e6:
-        return count(round(float(sig(r, 2))))
+        return count(round(float(plain.sig(r, 2))))  # rounded as plain digits, then shown in the reader's way
     return sci(r, 1)
 
 

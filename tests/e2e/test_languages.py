@@ -1,6 +1,6 @@
 """Every page in each shipped language, in a real browser: it loads clean, ``<html lang>`` is the page's language,
-the share box's link carries it, nothing sticks out sideways or is cut on a German phone, and GELU(-1) reads
--0,1588 in German and Spanish.
+the share box's link carries it, axe-core finds no WCAG A/AA violation, nothing sticks out sideways or is cut on a
+German phone, and GELU(-1) reads -0,1588 in German and Spanish.
 
 References: the link's ``lang=`` (the language asked for) against the document element's ``lang`` and the
 share box's link, exactly; the browser's own measure of each element (``scrollWidth`` against ``clientWidth``,
@@ -13,6 +13,7 @@ import pytest
 
 from harness import browser as driver
 from tests.conftest import across
+from tests.e2e.test_accessibility import axe, summary_of
 from tests.e2e.test_fit import CUT_JS
 
 pytestmark = pytest.mark.e2e
@@ -34,6 +35,7 @@ def test_a_page_speaks_its_language(new_tab, page, lang):
     tab.page.wait_for_function("(lang) => document.documentElement.lang === lang", arg=lang)
     link = tab.page.locator(".gelu-share-url").input_value()
     assert f"lang={lang}" in link, link
+    assert summary_of(axe(tab.page)) == []
     if lang == "de":  # long words on a phone: nothing cut, nothing wider than the screen
         assert tab.page.evaluate(CUT_JS) == []
         assert driver.look(tab.page)["overflow"] <= 0

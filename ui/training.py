@@ -237,6 +237,7 @@ def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
         plot_bgcolor="rgba(0,0,0,0)", font=base_layout("", "")["font"], dragmode=False, hovermode="closest",
         legend=dict(orientation="h", yanchor="top", y=-0.02, xanchor="left", x=0),
     )
+    chance = _("P(class 1)")  # the hover's words for a point's share
     for i, run in enumerate(snapshot.runs):
         suffix = "" if i == 0 else "2"
         x_name, y_name = f"x{suffix}", f"y{suffix}"
@@ -244,7 +245,7 @@ def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
         traces.append(dict(
             type="heatmap", x=grid, y=grid, z=percent, zmin=0, zmax=100, colorscale=scale,
             showscale=False, xaxis=x_name, yaxis=y_name, meta=f"region:{run.name}", zsmooth="best",
-            hovertemplate=f"(%{{x:.2f}}, %{{y:.2f}}): P(class 1) = %{{z}}%<extra>{run.label}</extra>",
+            hovertemplate=f"(%{{x:.2f}}, %{{y:.2f}}): {chance} = %{{z}}%<extra>{run.label}</extra>",
         ))
         traces.append(dict(
             type="contour", x=grid, y=grid, z=percent, xaxis=x_name, yaxis=y_name, showscale=False,

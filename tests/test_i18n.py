@@ -328,3 +328,28 @@ def test_every_page_draws_in_every_language_on_its_widest_view(app, lang):
             at.switch_page(f"pages/{path}.py")
         at.run()
         assert not at.exception, (view, lang, at.exception)
+
+
+@pytest.mark.parametrize(("locale", "title"), [("de-AT", "Start"), ("es-MX", "Inicio"), ("zh-CN", "首页"),
+                                               ("fr-FR", "Home"), (None, "Home")])
+def test_a_visitor_without_lang_gets_the_browsers_language(app, locale, title):
+    """Reference: st.context.locale (navigator.language) read through BCP 47's fallback (``match``); English
+    where the app does not speak it.  The page's first caption names the page's step in that language."""
+    app.context["locale"] = locale
+    app.run()
+    assert not app.exception, app.exception
+    nav = {"Start": "Schritt 1 von 7", "Inicio": "Paso 1 de 7", "首页": "第 1 步", "Home": "Step 1 of 7"}[title]
+    assert app.caption[0].value.startswith(nav), app.caption[0].value
+
+
+def test_the_link_wins_over_the_browser_and_the_selector_keeps_the_choice(app):
+    """Reference: the order README gives (link, then the session's choice, then the browser): a German browser on
+    an English link reads English; choosing Español in the sidebar puts lang=es in the link and keeps it."""
+    app.context["locale"] = "de-DE"
+    app.query_params["lang"] = "en"
+    app.run()
+    assert app.caption[0].value.startswith("Step 1 of 7")
+    app.selectbox(key="gelu_lang_picker").set_value("es").run()
+    assert not app.exception, app.exception
+    assert app.caption[0].value.startswith("Paso 1 de 7")
+    assert app.query_params["lang"] in ("es", ["es"])

@@ -49,7 +49,7 @@ from draw.i18n import use_chosen
 from hosting import classpoll, internals
 from hosting.classpoll import AnswerClosed, ClassesFull, SeatsTaken, StoreUnavailable, TooManyStarts
 from ui import format as fmt
-from ui.i18n import N_, _, current, ngettext
+from ui.i18n import N_, SOURCE, _, current, ngettext
 from ui.theme import COLORS
 
 REFRESH_S = 0.5  # the teacher's console is redrawn this often: a vote shows within about half a second (+ one run)
@@ -276,9 +276,8 @@ def students_link(code: str) -> str:
         page += "/"
     view = [(k, v) for k in st.query_params if k not in (CLASS, TEACHER, "present", "hide")
             for v in st.query_params.get_all(k)]  # fmt: skip
-    if "lang" not in st.query_params:  # the teacher's language: a student may switch their own view
-        view.append(("lang", current()))
-    return page + "?" + urlencode(view + [(CLASS, code)])
+    carried = [("lang", current())] if "lang" not in st.query_params and current() != SOURCE else []
+    return page + "?" + urlencode(view + [(CLASS, code)] + carried)  # the teacher's language, unless English
 
 
 def presenter_link(code: str, key: str) -> str:

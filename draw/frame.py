@@ -31,7 +31,7 @@ from hosting import internals
 from ui import describe
 from ui import pages as table
 from ui.controls import PageControls
-from ui.i18n import N_, _, current
+from ui.i18n import N_, SOURCE, _, current
 
 PRESENT, HIDE = "present", "hide"  # the presenter view's URL parameters (no widget binds them)
 CODE_OPEN = "code_open"  # the code for this view's expander (its state: open or not)
@@ -185,7 +185,7 @@ def share_link(hide: list[str], role: str | None = None) -> None:
     ``hide``; a student in a class gets no presenter link.  What the box shows is what the last button copied."""
     words = {name: _(text) if text else "" for name, text in SHARE_WORDS[role].items()}
     data = {"hide": hide, "copied": words["copied"], "copiedPresent": words["copied_present"],
-            "note": words["note"], "lang": current()}
+            "note": words["note"], "lang": current(), "carry": current() != SOURCE}
     present = (f"<button type='button' class='gelu-copy-present'>{html.escape(words['present'])}</button>"
                if words["present"] else "")
     st.html(

@@ -23,6 +23,7 @@ COPY --chown=root:root draw/ ./draw/
 COPY --chown=root:root .streamlit/ ./.streamlit/
 COPY --chown=root:root gelu_core/ ./gelu_core/
 COPY --chown=root:root hosting/ ./hosting/
+COPY --chown=root:root locales/ ./locales/
 COPY --chown=root:root pages/ ./pages/
 COPY --chown=root:root ui/ ./ui/
 USER gelu

@@ -119,11 +119,15 @@ def _find_widget(at, key: str | None):
     return None, None
 
 
-def measure(script: str, page_path: str | None, key: str | None, moves: int, times: list[float]):
-    """Per move: (whole AppTest rerun, page script) in seconds, and the control's key; None if it has none."""
+def measure(script: str, page_path: str | None, key: str | None, moves: int, times: list[float],
+            query: dict[str, str] | None = None):
+    """Per move: (whole AppTest rerun, page script) in seconds, and the control's key; None if it has none.
+    ``query``: the link's parameters the page opens with (``lang``: benchmarks/bench_languages.py)."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(script, default_timeout=120)
+    for name, value in (query or {}).items():
+        at.query_params[name] = value
     if page_path:
         at.switch_page(page_path)
     at.run()

@@ -45,9 +45,11 @@ import streamlit as st
 
 from draw.assets import text
 from draw.frame import CLASS, TEACHER
+from draw.i18n import use_chosen
 from hosting import classpoll, internals
 from hosting.classpoll import AnswerClosed, ClassesFull, SeatsTaken, StoreUnavailable, TooManyStarts
 from ui import format as fmt
+from ui.i18n import N_, SOURCE, _, current, ngettext
 from ui.theme import COLORS
 
 REFRESH_S = 0.5  # the teacher's console is redrawn this often: a vote shows within about half a second (+ one run)
@@ -67,32 +69,34 @@ _CONFIRM = "poll_confirm"  # session state: "reset_all" or "end" while the teach
 _STYLE = "<style>" + text("poll.css") + "</style>"
 IDLE_MIN = classpoll.IDLE_S // 60
 
-CLOSED_FOR_TEACHER = ("This class has ended, as every class does 12 hours after it starts. Start a new class from "
+CLOSED_FOR_TEACHER = N_("This class has ended, as every class does 12 hours after it starts. Start a new class from "
                       "the sidebar.")
-IDLE_FOR_TEACHER = (f"This class closed after {IDLE_MIN} minutes in which nobody answered or watched its answers. "
-                    "Start a new class from the sidebar.")
-LOST_FOR_TEACHER = ("The class store restarted without its data, so this class and its answers are gone. Start a "
+IDLE_WORDS = N_("This class closed after {minutes} minutes in which nobody answered or watched its answers. Start a "
+                "new class from the sidebar.")
+IDLE_FOR_TEACHER = IDLE_WORDS.format(minutes=IDLE_MIN)
+LOST_FOR_TEACHER = N_("The class store restarted without its data, so this class and its answers are gone. Start a "
                     "new class from the sidebar.")
-ENDED_FOR_TEACHER = "You ended this class, and its answers are deleted. Start a new class from the sidebar."
-CLOSED_FOR_STUDENT = "This class has closed, so your answers are your own again and the page works as it does alone."
-LOST_FOR_STUDENT = ("This class's answers were lost when the class store restarted, so your answers are your own "
+ENDED_FOR_TEACHER = N_("You ended this class, and its answers are deleted. Start a new class from the sidebar.")
+CLOSED_FOR_STUDENT = N_("This class has closed, so your answers are your own again and the page works as it does "
+                        "alone.")
+LOST_FOR_STUDENT = N_("This class's answers were lost when the class store restarted, so your answers are your own "
                     "again and the page works as it does alone.")
-ENDED_FOR_STUDENT = ("Your teacher ended the class, and its answers are deleted. Your answers are your own again, "
+ENDED_FOR_STUDENT = N_("Your teacher ended the class, and its answers are deleted. Your answers are your own again, "
                      "and the page works as it does alone.")
-WAIT_FIRST = ("Answer on your own. Your teacher shows the answer to the whole class, and this page shows what "
+WAIT_FIRST = N_("Answer on your own. Your teacher shows the answer to the whole class, and this page shows what "
               "answers the question then.")
-IN_FIRST = ("Your answer is in. Wait for your teacher to show the answer; until then you may change your answer, "
+IN_FIRST = N_("Your answer is in. Wait for your teacher to show the answer; until then you may change your answer, "
             "and nobody sees it but as part of the class's count.")
-IN_SECOND = ("Your second answer is in. Wait for your teacher to show the answer; until then you may change your "
+IN_SECOND = N_("Your second answer is in. Wait for your teacher to show the answer; until then you may change your "
              "answer.")
-PENDING = ("Your answer is not counted yet, because the class's answers cannot be reached just now; this page keeps "
+PENDING = N_("Your answer is not counted yet, because the class's answers cannot be reached just now; this page keeps "
            "it and sends it again every few seconds.")
-UNSEEN = ("The class's answers cannot be reached just now; this page asks again every few seconds, and your "
+UNSEEN = N_("The class's answers cannot be reached just now; this page asks again every few seconds, and your "
           "answer is kept.")
-REFUSED = ("Your answer is not counted, because this question already has an answer from as many students as your "
+REFUSED = N_("Your answer is not counted, because this question already has an answer from as many students as your "
            "teacher said the class has.")
-CLOSED_ROUND = "Your teacher has shown the answer, so a changed answer is not counted."
-FAST = "Answers are coming fast: wait a moment, then choose again to be counted."
+CLOSED_ROUND = N_("Your teacher has shown the answer, so a changed answer is not counted.")
+FAST = N_("Answers are coming fast: wait a moment, then choose again to be counted.")
 
 
 def _voter(code: str) -> str:
@@ -223,26 +227,27 @@ def _check(codes: list[str], keys: list[str]) -> None:
         return  # checked when the session took it
     problem, take = None, None
     if not classpoll.valid_code(code):
-        problem = ("This link's class code is not one the app makes, so the page opens without a class." if codes
-                   else "This link has a teacher key but no class code, so the page opens without a class.")
+        problem = (_("This link's class code is not one the app makes, so the page opens without a class.") if codes
+                   else _("This link has a teacher key but no class code, so the page opens without a class."))
     else:
         try:
             if not classpoll.store().exists(code):
                 why = _gone(code)
                 problem = (
-                    "This link's class has ended: its teacher ended it, so the page opens without a class."
+                    _("This link's class has ended: its teacher ended it, so the page opens without a class.")
                     if why == "ended" else
-                    "This link's class is gone, so the page opens without a class: the class store restarted "
-                    "without its data." if why == "lost" else
-                    f"This link's class is not open, so the page opens without a class: a class closes 12 hours "
-                    f"after it starts, or after {IDLE_MIN} minutes in which nobody answered or watched it.")
+                    _("This link's class is gone, so the page opens without a class: the class store restarted "
+                      "without its data.") if why == "lost" else
+                    _("This link's class is not open, so the page opens without a class: a class closes 12 hours "
+                      "after it starts, or after {minutes} minutes in which nobody answered or watched it.").format(
+                        minutes=IDLE_MIN))
             elif keys and not (classpoll.KEY_RE.fullmatch(key) and classpoll.store().is_teacher(code, key)):
-                problem = "This link's teacher key does not open the class, so the page opens the students' view."
+                problem = _("This link's teacher key does not open the class, so the page opens the students' view.")
                 take = (code, "")
             else:
                 take = (code, key)
         except StoreUnavailable:  # keep the link as it is: the next run asks again
-            st.info("The class's answers cannot be reached just now; the question on each page still works.",
+            st.info(_("The class's answers cannot be reached just now; the question on each page still works."),
                     icon=":material/cloud_off:")
             return
     if take is None:
@@ -271,7 +276,8 @@ def students_link(code: str) -> str:
         page += "/"
     view = [(k, v) for k in st.query_params if k not in (CLASS, TEACHER, "present", "hide")
             for v in st.query_params.get_all(k)]  # fmt: skip
-    return page + "?" + urlencode(view + [(CLASS, code)])
+    carried = [("lang", current())] if "lang" not in st.query_params and current() != SOURCE else []
+    return page + "?" + urlencode(view + [(CLASS, code)] + carried)  # the teacher's language, unless English
 
 
 def presenter_link(code: str, key: str) -> str:
@@ -284,55 +290,56 @@ def sidebar() -> None:
     (Plain text, not st.caption: a caption's grey on the sidebar's background is 4.1:1, under WCAG AA's 4.5.)"""
     here = role()
     if here == "student":
-        with st.expander("Your class", icon=":material/groups:", expanded=True):
-            st.markdown(f"You are in class **{shown_code(joined()[0])}**. Your answers go to your teacher's count, "
-                        "without your name.")
-            st.button("Leave the class", key="poll_leave", on_click=_leave,
-                      args=("You left the class: your answers are your own again.",), icon=":material/logout:")
+        with st.expander(_("Your class"), icon=":material/groups:", expanded=True):
+            st.markdown(_("You are in class **{code}**. Your answers go to your teacher's count, without your "
+                          "name.").format(code=shown_code(joined()[0])))
+            st.button(_("Leave the class"), key="poll_leave", on_click=_leave,
+                      args=(_("You left the class: your answers are your own again."),), icon=":material/logout:")
         return
     if here is None:
-        with st.expander("Join a class", icon=":material/login:"):
-            st.text_input("Class code", key="poll_join_code", max_chars=16, placeholder="K7M2 P9QX",
-                          help="The code your teacher shows, eight letters and digits.")
-            st.button("Join", key="poll_join", on_click=_join_typed, icon=":material/login:")
+        with st.expander(_("Join a class"), icon=":material/login:"):
+            st.text_input(_("Class code"), key="poll_join_code", max_chars=16, placeholder="K7M2 P9QX",
+                          help=_("The code your teacher shows, eight letters and digits."))
+            st.button(_("Join"), key="poll_join", on_click=_join_typed, icon=":material/login:")
             note = st.session_state.pop("poll_join_note", None)
             if note:
                 st.warning(note, icon=":material/block:")
-    with st.expander("Start a class", icon=":material/groups:", expanded=here == "teacher"):
+    with st.expander(_("Start a class"), icon=":material/groups:", expanded=here == "teacher"):
         if here != "teacher":
-            st.markdown("Your students' answers to each page's question, for you to show the class: each answers "
-                        "alone first, then you may let them discuss and answer again, then you reveal the answer. "
-                        "Only the index of each answer is kept, while the class is open (12 hours at most); no "
-                        "names.")
-            st.number_input("Students in your class", min_value=1, max_value=classpoll.MAX_VOTERS,
+            st.markdown(_("Your students' answers to each page's question, for you to show the class: each answers "
+                          "alone first, then you may let them discuss and answer again, then you reveal the answer. "
+                          "Only the index of each answer is kept, while the class is open (12 hours at most); no "
+                          "names."))
+            st.number_input(_("Students in your class"), min_value=1, max_value=classpoll.MAX_VOTERS,
                             value=classpoll.DEFAULT_SIZE, step=1, key="poll_size",
-                            help="Answers from more students than this are refused, and shown to you as refused.")
-            st.button("Start a class", key="poll_start", on_click=_start, icon=":material/add:")
+                            help=_("Answers from more students than this are refused, and shown to you as refused."))
+            st.button(_("Start a class"), key="poll_start", on_click=_start, icon=":material/add:")
             note = st.session_state.pop("poll_note", None)
             if note:
                 st.warning(note, icon=":material/block:")
             return
         code, key = joined()
-        st.markdown(f"Your class: code **{shown_code(code)}**.")
-        st.markdown("Your students join by the students' link under Share this view, by the QR code on your "
-                    "presenter view, or by typing the code under Join a class.")
-        st.link_button("Open the presenter view", presenter_link(code, key), icon=":material/co_present:")
+        st.markdown(_("Your class: code **{code}**.").format(code=shown_code(code)))
+        st.markdown(_("Your students join by the students' link under Share this view, by the QR code on your "
+                      "presenter view, or by typing the code under Join a class."))
+        st.link_button(_("Open the presenter view"), presenter_link(code, key), icon=":material/co_present:")
 
 
 def _join_typed() -> None:
+    use_chosen()  # a callback runs before the page: in the session's language
     code = typed_code(st.session_state.get("poll_join_code") or "")
     if not classpoll.valid_code(code):
-        st.session_state["poll_join_note"] = ("That is not a class code: a class code has eight letters and digits, "
-                                              "as your teacher shows it.")
+        st.session_state["poll_join_note"] = _("That is not a class code: a class code has eight letters and "
+                                               "digits, as your teacher shows it.")
         return
     try:
         found = classpoll.store().exists(code)
     except StoreUnavailable:
-        st.session_state["poll_join_note"] = "The classes cannot be reached just now; try again in a minute."
+        st.session_state["poll_join_note"] = _("The classes cannot be reached just now; try again in a minute.")
         return
     if not found:
-        st.session_state["poll_join_note"] = (f"No class is open with the code {shown_code(code)}: check it with "
-                                              "your teacher.")
+        st.session_state["poll_join_note"] = _("No class is open with the code {code}: check it with your "
+                                               "teacher.").format(code=shown_code(code))
         return
     _take(code, "")
     st.query_params[CLASS] = code
@@ -340,29 +347,30 @@ def _join_typed() -> None:
 
 
 STARTS_REFUSED = {
-    "seats": ("Classes started from your network already hold as many seats as one network may hold on this server; "
-              f"a seat comes free when its class closes, after {IDLE_MIN} minutes without answers at most."),
-    "pace": "Classes are being started quickly from your network; try again in a minute.",
+    "seats": N_("Classes started from your network already hold as many seats as one network may hold on this "
+                "server; a seat comes free when its class closes, after {minutes} minutes without answers at most."),
+    "pace": N_("Classes are being started quickly from your network; try again in a minute."),
 }
 
 
 def _start() -> None:
+    use_chosen()  # a callback runs before the page: in the session's language
     opened = st.session_state.get(_OPENED) or []
     if len(opened) >= classpoll.CLASSES_PER_SESSION:
-        st.session_state["poll_note"] = "This tab has opened its share of classes."
+        st.session_state["poll_note"] = _("This tab has opened its share of classes.")
         return
     size = st.session_state.get("poll_size")
     size = size if isinstance(size, int) and 1 <= size <= classpoll.MAX_VOTERS else classpoll.DEFAULT_SIZE
     try:
         code, key = classpoll.STARTS.start(classpoll.store(), _address(), size)
     except TooManyStarts as refused:
-        st.session_state["poll_note"] = STARTS_REFUSED[refused.reason]
+        st.session_state["poll_note"] = _(STARTS_REFUSED[refused.reason]).format(minutes=IDLE_MIN)
         return
     except ClassesFull:
-        st.session_state["poll_note"] = "This server is running as many classes as it holds; try again later."
+        st.session_state["poll_note"] = _("This server is running as many classes as it holds; try again later.")
         return
     except StoreUnavailable:
-        st.session_state["poll_note"] = "The class store cannot be reached just now; try again in a minute."
+        st.session_state["poll_note"] = _("The class store cannot be reached just now; try again in a minute.")
         return
     st.session_state[_OPENED] = [*opened, (code, key)]
     _take(code, key)
@@ -386,10 +394,10 @@ def answers_table(choices, rounds: list[tuple[str, tuple[int, ...]]], right: int
     head = "".join(f"<th scope='col'>{html.escape(label)}</th>" for label, _ in rounds)
     rows = []
     for i, choice in enumerate(choices):
-        mark = " <span class='gelu-poll-right'>✓ right answer</span>" if i == right else ""
+        mark = f" <span class='gelu-poll-right'>{html.escape(_('✓ right answer'))}</span>" if i == right else ""
         cells = "".join(_cell(counts[i], sum(counts), label) for label, counts in rounds)
         rows.append(f"<tr class='{'gelu-poll-is-right' if i == right else ''}'>"
-                    f"<th scope='row'>{html.escape(choice)}{mark}</th>{cells}</tr>")
+                    f"<th scope='row'>{html.escape(_(choice))}{mark}</th>{cells}</tr>")
     return (_STYLE + f"<table class='gelu-poll{' gelu-poll-hidden' if hidden else ''}' "
             f"style='--gelu-poll-bar: {COLORS['gelu']}; --gelu-poll-right: {COLORS['gelu_tanh']}'>"
             f"<caption>{html.escape(caption)}</caption><thead><tr><td></td>{head}</tr></thead>"
@@ -398,20 +406,20 @@ def answers_table(choices, rounds: list[tuple[str, tuple[int, ...]]], right: int
 
 def _rounds(tally) -> list[tuple[str, tuple[int, ...]]]:
     if tally.before is not None:
-        return [("Round 1: alone", tally.before), ("Round 2: after discussion", tally.counts)]
-    return [("Round 1: alone", tally.counts)]
+        return [(_("Round 1: alone"), tally.before), (_("Round 2: after discussion"), tally.counts)]
+    return [(_("Round 1: alone"), tally.counts)]
 
 
 def answered_words(answered: int, present: int) -> str:
     """How many of the students present have answered, as one whole sentence for each case."""
     if present == 0:
-        return "No student has joined yet."
+        return _("No student has joined yet.")
     if answered == 0:
-        return "No answer yet from the 1 student who joined." if present == 1 else \
-            f"No answer yet from the {fmt.count(present)} students who joined."
+        return ngettext("No answer yet from the {n} student who joined.",
+                        "No answer yet from the {n} students who joined.", present).format(n=fmt.count(present))
     if answered == present == 1:
-        return "The 1 student who joined has answered."
-    return f"{fmt.count(answered)} of {fmt.count(present)} answered"
+        return _("The 1 student who joined has answered.")
+    return _("{answered} of {present} answered").format(answered=fmt.count(answered), present=fmt.count(present))
 
 
 def answered_count(words: str) -> int | None:
@@ -433,10 +441,13 @@ def answered_count(words: str) -> int | None:
 def _refused(n: int, size: int) -> str:
     """The teacher's note on answers refused because the class was full (at most ``size`` are counted)."""
     if n >= size:
-        return f"At least {n} more students answered than the {size} this class is set for; they are not counted."
-    if n == 1:
-        return f"1 more student answered than the {size} this class is set for; that answer is not counted."
-    return f"{n} more students answered than the {size} this class is set for; their answers are not counted."
+        return ngettext("At least {n} more student answered than the {size} this class is set for; that answer is "
+                        "not counted.",
+                        "At least {n} more students answered than the {size} this class is set for; they are not "
+                        "counted.", n).format(n=fmt.count(n), size=fmt.count(size))
+    return ngettext("{n} more student answered than the {size} this class is set for; that answer is not counted.",
+                    "{n} more students answered than the {size} this class is set for; their answers are not "
+                    "counted.", n).format(n=fmt.count(n), size=fmt.count(size))
 
 
 def right_index(question, form: str) -> int:
@@ -448,8 +459,8 @@ def shift_words(tally, right: int) -> str | None:
     if tally.before is None or not sum(tally.before) or not tally.total:
         return None
     one, two = tally.before[right] / sum(tally.before), tally.counts[right] / tally.total
-    return (f"The right answer had {fmt.share(one, 0)} of the answers in round 1 and {fmt.share(two, 0)} in "
-            "round 2.")
+    return _("The right answer had {first} of the answers in round 1 and {second} in round 2.").format(
+        first=fmt.share(one, 0), second=fmt.share(two, 0))
 
 
 # ------------------------------------------------------------------ the student
@@ -476,7 +487,8 @@ def question_state(page: str, question):
     if tally is None:
         why = _gone(code)
         _leave()
-        st.info(ENDED_FOR_STUDENT if why == "ended" else LOST_FOR_STUDENT if why == "lost" else CLOSED_FOR_STUDENT,
+        st.info(_(ENDED_FOR_STUDENT) if why == "ended" else _(LOST_FOR_STUDENT) if why == "lost" else
+                _(CLOSED_FOR_STUDENT),
                 icon=":material/groups:")
         return None
     _seen(code, tally)
@@ -511,28 +523,29 @@ def count_answer(page: str, question, choice: str | None, tally) -> None:
     if choice is None or choice not in question.choices:
         if tally is not UNAVAILABLE and tally.stage == 2:
             first = first_answer(page, tally)
-            st.info(f"Round 2: talk it over, then answer again. In round 1 you answered “{question.choices[first]}”."
-                    if first is not None else "Round 2: talk it over, then answer.", icon=":material/forum:")
+            st.info(_("Round 2: talk it over, then answer again. In round 1 you answered “{first}”.").format(
+                first=_(question.choices[first])) if first is not None else _("Round 2: talk it over, then answer."),
+                icon=":material/forum:")
         else:
-            st.caption(WAIT_FIRST)
+            st.caption(_(WAIT_FIRST))
         if tally is UNAVAILABLE:
-            st.caption(UNSEEN)
+            st.caption(_(UNSEEN))
         return
     index, n = question.choices.index(choice), len(question.choices)
     voted = st.session_state.setdefault(_VOTED, {})
     refused = st.session_state.setdefault(_REFUSED, {})
     rnd = None if tally is UNAVAILABLE else tally.round
     if rnd is None and (voted.get(page) or (0, None))[1] == index and page not in pending:
-        st.success(IN_FIRST, icon=":material/how_to_vote:")  # counted before the store went away
-        st.caption(UNSEEN)
+        st.success(_(IN_FIRST), icon=":material/how_to_vote:")  # counted before the store went away
+        st.caption(_(UNSEEN))
         return
     if rnd is not None and refused.get(page) == rnd:  # full before this voter answered: nothing counts this round
-        st.caption(REFUSED)
+        st.caption(_(REFUSED))
         return
     if rnd is None or voted.get(page) != (rnd, index):
         voter = _voter(code)
         if pending.get(page) != index and not classpoll.LIMITER.allow(voter):  # a retry is not a new answer
-            st.caption(FAST)
+            st.caption(_(FAST))
             return
         pending[page] = index
         try:
@@ -540,11 +553,11 @@ def count_answer(page: str, question, choice: str | None, tally) -> None:
         except SeatsTaken:
             pending.pop(page, None)
             refused[page] = rnd
-            st.caption(REFUSED)
+            st.caption(_(REFUSED))
             return
         except AnswerClosed:
             pending.pop(page, None)
-            st.caption(CLOSED_ROUND)
+            st.caption(_(CLOSED_ROUND))
             return
         except StoreUnavailable:
             st.session_state[_FULL] = True
@@ -552,7 +565,7 @@ def count_answer(page: str, question, choice: str | None, tally) -> None:
             return
         pending.pop(page, None)
         if counted is None:
-            st.caption(CLOSED_FOR_STUDENT)
+            st.caption(_(CLOSED_FOR_STUDENT))
             return
         voted[page] = (counted, index)
         st.session_state.setdefault(_ANSWERS, {}).setdefault(page, {})[counted] = index
@@ -561,7 +574,7 @@ def count_answer(page: str, question, choice: str | None, tally) -> None:
     else:
         stage = tally.stage
     with st.container(key=f"poll_student_{page}"):
-        st.success(IN_SECOND if stage == 2 else IN_FIRST, icon=":material/how_to_vote:")
+        st.success(_(IN_SECOND) if stage == 2 else _(IN_FIRST), icon=":material/how_to_vote:")
 
 
 def watch(page: str, tally) -> None:
@@ -575,6 +588,7 @@ def watch(page: str, tally) -> None:
 
 @st.fragment(run_every=WATCH_S)
 def _watch(code: str, page: str, drawn: tuple[int, bool]) -> None:
+    use_chosen()
     if st.session_state.pop(_FULL, False):
         return  # drawn by the page's run, which has just read the state
     try:
@@ -591,15 +605,18 @@ def after_reveal(page: str, question, tally, form: str) -> None:
     answers = st.session_state.get(_ANSWERS, {}).get(page, {})
     one, two = answers.get(tally.first), answers.get(tally.first + 1)
     if tally.stage == 2 and one is not None and two is not None:
-        st.caption(f"In round 1 you answered “{question.choices[one]}”; in round 2, “{question.choices[two]}”.")
+        st.caption(_("In round 1 you answered “{first}”; in round 2, “{second}”.").format(
+            first=_(question.choices[one]), second=_(question.choices[two])))
     with st.container(key=f"poll_student_{page}"):
-        st.html(answers_table(question.choices, _rounds(tally), right_index(question, form), "Your class's answers"))
+        st.html(answers_table(question.choices, _rounds(tally), right_index(question, form),
+                              _("Your class's answers")))
 
 
 @st.fragment(run_every=RETRY_S)
 def _retry(code: str, page: str) -> None:
     """While an answer waits for the store: says so and, every RETRY_S, asks the store again; once it answers,
     the whole page runs again, and counts the answer (``count_answer``)."""
+    use_chosen()
     if not st.session_state.pop(_FULL, False):  # a run of this fragment alone, not of the page that drew it
         try:
             classpoll.store().phase(code, page)
@@ -607,7 +624,7 @@ def _retry(code: str, page: str) -> None:
             pass
         else:
             st.rerun(scope="app")
-    st.caption(PENDING)
+    st.caption(_(PENDING))
 
 
 # ------------------------------------------------------------------ the teacher
@@ -638,6 +655,7 @@ def console(page: str, question, form: str) -> None:
 
 @st.fragment(run_every=REFRESH_S)
 def _console(page: str, question, form: str, code: str) -> None:
+    use_chosen()
     full = st.session_state.pop(_FULL, False)
     tallies = st.session_state.setdefault("poll_console_tally", {})
     st.html(f"{_STYLE}<p class='gelu-console-question'>{html.escape(question.ask(form))}</p>")
@@ -645,14 +663,14 @@ def _console(page: str, question, form: str, code: str) -> None:
         tally = classpoll.store().tally(code, page, len(question.choices))
     except StoreUnavailable:
         tallies[page] = UNAVAILABLE
-        st.warning("The class's answers are unavailable just now (their store cannot be reached). The questions "
-                   "still work for every student; this view tries again every second.", icon=":material/cloud_off:")
+        st.warning(_("The class's answers are unavailable just now (their store cannot be reached). The questions "
+                     "still work for every student; this view tries again every second."), icon=":material/cloud_off:")
         return
     if tally is None:
         why = _gone(code)
         tallies[page] = None
-        _leave(ENDED_FOR_TEACHER if why == "ended" else LOST_FOR_TEACHER if why == "lost" else
-               IDLE_FOR_TEACHER if why == "idle" else CLOSED_FOR_TEACHER)
+        _leave(_(ENDED_FOR_TEACHER) if why == "ended" else _(LOST_FOR_TEACHER) if why == "lost" else
+               _(IDLE_WORDS).format(minutes=IDLE_MIN) if why == "idle" else _(CLOSED_FOR_TEACHER))
         st.rerun(scope="app")
     _seen(code, tally)
     tallies[page] = tally
@@ -665,27 +683,27 @@ def _console(page: str, question, form: str, code: str) -> None:
     with st.container(key="class_poll_teacher"):
         if tally.revealed:  # first: at 1280 x 720 the answer and its reason stay above the fold
             answer, why = question.answer(form)
-            st.success(f"The answer: {answer}. {why}", icon=":material/check_circle:")
-        st.html(answers_table(question.choices, _rounds(tally), right, "The class's answers", hidden=not spread)
+            st.success(_("The answer: {right}. {why}").format(right=_(answer), why=why), icon=":material/check_circle:")
+        st.html(answers_table(question.choices, _rounds(tally), right, _("The class's answers"), hidden=not spread)
                 + f"<p class='gelu-console-answered' role='status'>{answered_words(tally.total, tally.present)}</p>"
                 + (f"<p class='gelu-console-shift'>{html.escape(shift_words(tally, right))}</p>"
                    if tally.revealed and shift_words(tally, right) else ""))
         if tally.refused:
             st.caption(_refused(tally.refused, tally.size))
         buttons = st.container(horizontal=True, gap="small")
-        buttons.button("Open round 2", key=f"poll_round2_{page}", disabled=tally.stage == 2 or tally.revealed,
+        buttons.button(_("Open round 2"), key=f"poll_round2_{page}", disabled=tally.stage == 2 or tally.revealed,
                        on_click=_act, args=("next_round", code, page), icon=":material/forum:",
-                       help="The students answer again after talking it over; round 1 stays beside it.")
-        buttons.button("Reveal the answer", key=f"poll_reveal_{page}", disabled=tally.revealed,
+                       help=_("The students answer again after talking it over; round 1 stays beside it."))
+        buttons.button(_("Reveal the answer"), key=f"poll_reveal_{page}", disabled=tally.revealed,
                        on_click=_act, args=("reveal", code, page), icon=":material/visibility:",
-                       help="Shows the right answer and why on every student's screen, and unfolds the page.")
-        buttons.button("Reset this question", key=f"poll_reset_{page}", on_click=_act, args=("reset", code, page),
-                       icon=":material/restart_alt:", help="Starts the question again from round 1; its answers "
-                       "are deleted.")
+                       help=_("Shows the right answer and why on every student's screen, and unfolds the page."))
+        buttons.button(_("Reset this question"), key=f"poll_reset_{page}", on_click=_act, args=("reset", code, page),
+                       icon=":material/restart_alt:",
+                       help=_("Starts the question again from round 1; its answers are deleted."))
         if not tally.revealed:
-            buttons.toggle("Show the answers", key="poll_spread", value=True,
-                           help="Off: the room sees how many answered, not what; the bars come back when you "
-                                "reveal the answer.")
+            buttons.toggle(_("Show the answers"), key="poll_spread", value=True,
+                           help=_("Off: the room sees how many answered, not what; the bars come back when you "
+                                  "reveal the answer."))
 
 
 def _act(what: str, code: str, page: str = "") -> None:
@@ -711,9 +729,11 @@ def qr_image(link: str) -> str:
 def _join_card(code: str) -> None:
     link = students_link(code)
     host = urlsplit(base_url()).netloc
+    alt = html.escape(_("QR code of the students’ link"))
+    scan = _("Scan the code, or open <strong>{host}</strong> and type the class code:").format(host=html.escape(host))
     st.html(f"{_STYLE}<div class='gelu-join'>"
-            f"<img class='gelu-join-qr' src='{qr_image(link)}' alt='QR code of the students’ link'>"
-            f"<div>Scan the code, or open <strong>{html.escape(host)}</strong> and type the class code:</div>"
+            f"<img class='gelu-join-qr' src='{qr_image(link)}' alt='{alt}'>"
+            f"<div>{scan}</div>"
             f"<div class='gelu-join-code'>{shown_code(code)}</div></div>")
 
 
@@ -724,13 +744,14 @@ def overview_rows(tallies: dict, questions: dict, form: str) -> list[dict]:
     for page, (title, question) in questions.items():
         tally = tallies.get(page)
         right = right_index(question, form)
-        cells = {"Page": title}
-        for label, counts in ([("Round 1", tally.before), ("Round 2", tally.counts)] if tally.before is not None
-                              else [("Round 1", tally.counts), ("Round 2", None)]):
-            cells[f"{label}: answers"] = "–" if counts is None else fmt.count(sum(counts))
-            cells[f"{label}: right"] = ("–" if counts is None or not sum(counts) or not tally.revealed
-                                        else fmt.share(counts[right] / sum(counts), 0))
-        cells["Answer shown"] = "yes" if tally.revealed else "no"
+        cells = {_("Page"): _(title)}
+        rounds = (tally.before, tally.counts) if tally.before is not None else (tally.counts, None)
+        for (answers, rights), counts in zip(((_("Round 1: answers"), _("Round 1: right")),
+                                              (_("Round 2: answers"), _("Round 2: right"))), rounds, strict=True):
+            cells[answers] = "–" if counts is None else fmt.count(sum(counts))
+            cells[rights] = ("–" if counts is None or not sum(counts) or not tally.revealed
+                             else fmt.share(counts[right] / sum(counts), 0))
+        cells[_("Answer shown")] = _("yes") if tally.revealed else _("no")
         rows.append(cells)
     return rows
 
@@ -741,12 +762,12 @@ def answers_csv(tallies: dict, questions: dict, form: str) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["question", "round", "choice", "count"])
-    for page, (_, question) in questions.items():
+    for page, (_row, question) in questions.items():
         tally = tallies[page]
         rounds = [tally.before, tally.counts] if tally.before is not None else [tally.counts]
         for number, counts in enumerate(rounds, start=1):
             for choice, n in zip(question.choices, counts, strict=True):
-                writer.writerow([question.ask(form), number, choice, int(n)])
+                writer.writerow([question.ask(form), number, _(choice), int(n)])
     return out.getvalue()
 
 
@@ -755,7 +776,7 @@ def _manage(code: str, form: str) -> None:
     from the store only while it is open."""
     from ui.pages import PAGES
 
-    box = st.expander("Manage the class", icon=":material/settings:", key="poll_manage", on_change="rerun")
+    box = st.expander(_("Manage the class"), icon=":material/settings:", key="poll_manage", on_change="rerun")
     with box:
         if not box.open:
             return
@@ -763,38 +784,41 @@ def _manage(code: str, form: str) -> None:
         try:
             tallies = classpoll.store().overview(code, {p: len(q.choices) for p, (_, q) in questions.items()})
         except StoreUnavailable:
-            st.warning("The class's answers cannot be reached just now; try again in a moment.",
+            st.warning(_("The class's answers cannot be reached just now; try again in a moment."),
                        icon=":material/cloud_off:")
             return
         if tallies is None:
             return
-        st.markdown("**Every question of the lesson, round by round**")
+        st.markdown(_("**Every question of the lesson, round by round**"))
         rows = overview_rows(tallies, questions, form)
         st.table({k: [r[k] for r in rows] for k in rows[0]}, hide_index=True)
-        st.download_button("Download the answers (CSV)", data=answers_csv(tallies, questions, form),
+        st.download_button(_("Download the answers (CSV)"), data=answers_csv(tallies, questions, form),
                            file_name=f"gelu-explorer-class-{code}.csv", mime="text/csv", on_click="ignore",
                            icon=":material/download:", key="poll_csv")
         confirm = st.session_state.get(_CONFIRM)
         if confirm == "reset_all":
-            st.warning("Start every question again from round 1? Every answer of the class is deleted.",
+            st.warning(_("Start every question again from round 1? Every answer of the class is deleted."),
                        icon=":material/restart_alt:")
             yes, no = st.columns(2)
-            yes.button("Yes, reset every question", key="poll_reset_all_yes", on_click=_act, args=("reset_all", code))
-            no.button("Keep the answers", key="poll_reset_all_no", on_click=st.session_state.pop, args=(_CONFIRM,))
+            yes.button(_("Yes, reset every question"), key="poll_reset_all_yes", on_click=_act,
+                       args=("reset_all", code))
+            no.button(_("Keep the answers"), key="poll_reset_all_no", on_click=st.session_state.pop, args=(_CONFIRM,))
         elif confirm == "end":
-            st.warning("End the class now? Its answers are deleted at once, and your students are told.",
+            st.warning(_("End the class now? Its answers are deleted at once, and your students are told."),
                        icon=":material/logout:")
             yes, no = st.columns(2)
-            yes.button("Yes, end the class", key="poll_end_yes", on_click=_end, args=(code,))
-            no.button("Keep the class", key="poll_end_no", on_click=st.session_state.pop, args=(_CONFIRM,))
+            yes.button(_("Yes, end the class"), key="poll_end_yes", on_click=_end, args=(code,))
+            no.button(_("Keep the class"), key="poll_end_no", on_click=st.session_state.pop, args=(_CONFIRM,))
         else:
             row = st.container(horizontal=True, gap="small")
-            row.button("Reset every question", key="poll_reset_all", on_click=st.session_state.__setitem__,
+            row.button(_("Reset every question"), key="poll_reset_all", on_click=st.session_state.__setitem__,
                        args=(_CONFIRM, "reset_all"), icon=":material/restart_alt:")
-            row.button("End the class", key="poll_end", on_click=st.session_state.__setitem__, args=(_CONFIRM, "end"),
+            row.button(_("End the class"), key="poll_end", on_click=st.session_state.__setitem__,
+                       args=(_CONFIRM, "end"),
                        icon=":material/logout:")
 
 
 def _end(code: str) -> None:
+    use_chosen()  # a callback runs before the page: in the session's language
     _act("end", code)
-    _leave(ENDED_FOR_TEACHER)
+    _leave(_(ENDED_FOR_TEACHER))

@@ -31,12 +31,13 @@ from hosting import internals
 from ui import describe
 from ui import pages as table
 from ui.controls import PageControls
+from ui.i18n import N_, SOURCE, _, current
 
 PRESENT, HIDE = "present", "hide"  # the presenter view's URL parameters (no widget binds them)
 CODE_OPEN = "code_open"  # the code for this view's expander (its state: open or not)
 LINK_NOTE = "gelu_link_note"  # session state: the last full run showed the link check's note
 CLASS, TEACHER = "class", "teacher"  # the class poll's URL parameters (draw/class_poll.py)
-CARRIED = (PRESENT, CLASS, TEACHER, "form")  # what the presenter view's links to another page keep
+CARRIED = (PRESENT, CLASS, TEACHER, "form", "lang")  # what the presenter view's links to another page keep
 
 
 _LINK_TARGETS: dict[str, object] = {}  # url path -> an st.Page used only as a link target
@@ -71,6 +72,9 @@ def part(function: Callable) -> Callable:
     @st.fragment
     @functools.wraps(function)
     def run(*args, **kwargs):
+        from draw.i18n import use_chosen
+
+        use_chosen()  # a part's rerun starts here, not in app.py: the session's language first
         if internals.in_fragment_rerun() and (st.session_state.get(CODE_OPEN) or st.session_state.get(LINK_NOTE)):
             st.rerun()
         return function(*args, **kwargs)
@@ -101,9 +105,10 @@ def check_link(controls: PageControls | None) -> None:
         return
     internals.drop_url_values(problems)
     by_key = {c.key: c for c in controls}
-    lines = [f"**{by_key[k].label}**: {problem}; it shows its default, {by_key[k].shown(by_key[k].default)}."
-             for k, problem in problems.items()]
-    st.info("Part of this link could not be used.\n\n" + "\n\n".join(lines), icon=":material/link_off:")
+    lines = [_("**{label}**: {problem}; it shows its default, {default}.").format(
+        label=_(by_key[k].label), problem=problem, default=by_key[k].shown(by_key[k].default))
+        for k, problem in problems.items()]
+    st.info("\n\n".join([_("Part of this link could not be used."), *lines]), icon=":material/link_off:")
 
 
 # ------------------------------------------------------------------ presenter view
@@ -148,27 +153,27 @@ _SHARE_SCRIPT = "<script>" + text("share.js") + "</script>"
 
 SHARE_WORDS = {  # per role in a class: the box's heading, its buttons, and its note before and after each copy
     None: {
-        "heading": "Share this view",
-        "link": "Copy link", "present": "Copy presenter link",
-        "note": "The link holds every setting on this page; opening it brings back exactly what you see.",
-        "copied": "Link copied: it opens this view exactly as you see it.",
-        "copied_present": "Presenter link copied: it opens this view for a projector, without the sidebar and "
-                          "with larger type.",
+        "heading": N_("Share this view"),
+        "link": N_("Copy link"), "present": N_("Copy presenter link"),
+        "note": N_("The link holds every setting on this page; opening it brings back exactly what you see."),
+        "copied": N_("Link copied: it opens this view exactly as you see it."),
+        "copied_present": N_("Presenter link copied: it opens this view for a projector, without the sidebar and "
+                             "with larger type."),
     },
     "teacher": {
-        "heading": "Share this view with your class",
-        "link": "Copy students' link", "present": "Copy presenter link",
-        "note": "The students' link holds every setting on this page and your class's code: your students open "
-                "it to join.",
-        "copied": "Students' link copied: it opens this view in your class.",
-        "copied_present": "Presenter link copied: it opens your presenter view with your class's answers. It holds "
-                          "your teacher key: keep it to yourself.",
+        "heading": N_("Share this view with your class"),
+        "link": N_("Copy students' link"), "present": N_("Copy presenter link"),
+        "note": N_("The students' link holds every setting on this page and your class's code: your students open "
+                   "it to join."),
+        "copied": N_("Students' link copied: it opens this view in your class."),
+        "copied_present": N_("Presenter link copied: it opens your presenter view with your class's answers. It "
+                             "holds your teacher key: keep it to yourself."),
     },
     "student": {
-        "heading": "Share this view",
-        "link": "Copy link", "present": "",
-        "note": "The link holds every setting on this page and your class's code.",
-        "copied": "Link copied: it opens this view in your class.",
+        "heading": N_("Share this view"),
+        "link": N_("Copy link"), "present": "",
+        "note": N_("The link holds every setting on this page and your class's code."),
+        "copied": N_("Link copied: it opens this view in your class."),
         "copied_present": "",
     },
 }
@@ -178,9 +183,9 @@ def share_link(hide: list[str], role: str | None = None) -> None:
     """The sidebar's share box: the page's URL and a copy button; for a teacher (``role``, draw.class_poll) the
     students' link and the teacher's presenter link (with the teacher key), alone a presenter link that hides
     ``hide``; a student in a class gets no presenter link.  What the box shows is what the last button copied."""
-    words = SHARE_WORDS[role]
+    words = {name: _(text) if text else "" for name, text in SHARE_WORDS[role].items()}
     data = {"hide": hide, "copied": words["copied"], "copiedPresent": words["copied_present"],
-            "note": words["note"]}
+            "note": words["note"], "lang": current(), "carry": current() != SOURCE}
     present = (f"<button type='button' class='gelu-copy-present'>{html.escape(words['present'])}</button>"
                if words["present"] else "")
     st.html(
@@ -279,8 +284,9 @@ def enlarged(fig) -> dict:
     return spec
 
 
-def csv_button(table: Mapping[str, list], name: str, label: str = "Download table (CSV)") -> None:
-    """A download button for a table (columns of equal length) as CSV."""
+def csv_button(table: Mapping[str, list], name: str, label: str | None = None) -> None:
+    """A download button for a table (columns of equal length) as CSV: its values as given (numbers, not the page's
+    text), so a spreadsheet or a script reads them in any language."""
     import csv
     import io
 
@@ -291,8 +297,8 @@ def csv_button(table: Mapping[str, list], name: str, label: str = "Download tabl
         writer.writerows(zip(*table.values(), strict=True))
         return out.getvalue()
 
-    st.download_button(label, data=as_csv, file_name=f"gelu-explorer-{name}.csv", mime="text/csv",
-                       on_click="ignore", icon=":material/download:", key=f"csv_{name}")
+    st.download_button(label or _("Download table (CSV)"), data=as_csv, file_name=f"gelu-explorer-{name}.csv",
+                       mime="text/csv", on_click="ignore", icon=":material/download:", key=f"csv_{name}")
 
 
 # ------------------------------------------------------------------ the code behind the view
@@ -304,14 +310,14 @@ def code_for_view(page: str, controls: PageControls | None) -> None:
     if page not in table.EXPORTS:
         return
     with st.container(key="code_for_view"):
-        box = st.expander("Code for this view", icon=":material/code:", key=CODE_OPEN, on_change="rerun")
+        box = st.expander(_("Code for this view"), icon=":material/code:", key=CODE_OPEN, on_change="rerun")
         with box:
             if not box.open:
                 return
             values = {c.key: st.session_state.get(c.key, c.default) for c in controls or ()}
             code = table.code_for(page, values)
-            st.caption("A short PyTorch / NumPy script that prints the numbers on this page, as they are now.")
+            st.caption(_("A short PyTorch / NumPy script that prints the numbers on this page, as they are now."))
             st.code(code, language="python", line_numbers=False)
-            st.download_button("Download the script", data=code, file_name=f"gelu_explorer_{page}.py",
+            st.download_button(_("Download the script"), data=code, file_name=f"gelu_explorer_{page}.py",
                                mime="text/x-python", on_click="ignore", icon=":material/download:",
                                key="code_download")

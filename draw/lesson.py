@@ -26,6 +26,7 @@ from draw import class_poll
 from draw.frame import CLASS, PRESENT, carried, page_link, presenting
 from ui import pages as table
 from ui.controls import LESSON_FORM
+from ui.i18n import _
 
 _COMMITTED = "lesson_committed"  # session state: page -> {"how": "predicted" | "shown" | "link", "first": choice}
 _SEEN = "lesson_seen"  # session state: the pages this session has run, to tell an arrival from a rerun
@@ -51,9 +52,9 @@ def lesson_top(page: str, available: tuple[str, ...]) -> None:
     if row is None:
         return
     where = table.position(page, available)
-    prefix = f"Step {where[0]} of {where[1]}" if where else "Aside"
+    prefix = _("Step {n} of {total}").format(n=where[0], total=where[1]) if where else _("Aside")
     with st.container(key="lesson_goal"):
-        st.caption(f"{prefix} · **Goal**: {row.goal}")
+        st.caption(_("{where} · **Goal**: {goal}").format(where=prefix, goal=_(row.goal)))
     form = row.controls is not None and LESSON_FORM in row.controls
     if presenting():
         _presenter_nav(page, available, prefix, form)
@@ -109,15 +110,15 @@ def ask_first(page: str) -> None:
             _ask_in_class(page, question, form, tally)
             return
     with st.container(key="lesson_question", border=True):
-        st.markdown("**Predict, then check**")
-        choice = st.radio(question.ask(form), question.choices, index=None, key=f"quiz_{page}")
+        st.markdown(_("**Predict, then check**"))
+        choice = st.radio(question.ask(form), question.choices, index=None, key=f"quiz_{page}", format_func=_)
         done = committed(page)
         if done is None and choice is not None:
             _commit(page, "predicted", choice)
             done = committed(page)
         if done is None:
-            st.caption("Choose your answer before you look: the page shows what answers it once you have.")
-            st.button("Show me without predicting", key=f"show_{page}", on_click=_commit, args=(page, "shown"),
+            st.caption(_("Choose your answer before you look: the page shows what answers it once you have."))
+            st.button(_("Show me without predicting"), key=f"show_{page}", on_click=_commit, args=(page, "shown"),
                       icon=":material/visibility:")
             raise NotYet
         _reveal(question, form, choice, done)
@@ -126,8 +127,8 @@ def ask_first(page: str) -> None:
 def _ask_in_class(page: str, question, form: str, tally) -> None:
     """A student's question in a class: their answer counted, the page waiting for the teacher's reveal."""
     with st.container(key="lesson_question", border=True):
-        st.markdown("**Predict, then check**")
-        choice = st.radio(question.ask(form), question.choices, index=None, key=f"quiz_{page}")
+        st.markdown(_("**Predict, then check**"))
+        choice = st.radio(question.ask(form), question.choices, index=None, key=f"quiz_{page}", format_func=_)
         if tally.revealed:
             final = class_poll.last_answer(page, question, tally)
             _commit(page, "class", final)
@@ -151,8 +152,8 @@ def _ask_teacher(page: str, question, form: str) -> bool:
         return True
     forget(page)
     with st.container(key="lesson_question", border=True):
-        st.caption("The rest of this page shows what answers the question: it unfolds, here and on every "
-                   "student's screen, when you reveal the answer.")
+        st.caption(_("The rest of this page shows what answers the question: it unfolds, here and on every "
+                     "student's screen, when you reveal the answer."))
     raise NotYet
 
 
@@ -161,19 +162,21 @@ def _reveal(question, form: str, choice: str | None, done: Mapping) -> None:
     first = done["first"]
     if done["how"] == "predicted":
         if first == right:
-            st.success(f"Right. {why}", icon=":material/check_circle:")
+            st.success(_("Right. {why}").format(why=why), icon=":material/check_circle:")
         else:
-            st.warning(f"Not quite. {why}", icon=":material/lightbulb:")
+            st.warning(_("Not quite. {why}").format(why=why), icon=":material/lightbulb:")
         if choice != first:
-            st.caption(f"You changed your answer after the reveal; your prediction was “{first}”.")
+            st.caption(_("You changed your answer after the reveal; your prediction was “{first}”.").format(
+                first=_(first)))
     elif choice is not None:
         shown = st.success if choice == right else st.warning
-        shown(f"{'Right' if choice == right else 'Not quite'}. {why}", icon=":material/check_circle:")
-        st.caption("You answered after seeing the page: this answer is not your prediction.")
+        shown((_("Right. {why}") if choice == right else _("Not quite. {why}")).format(why=why),
+              icon=":material/check_circle:")
+        st.caption(_("You answered after seeing the page: this answer is not your prediction."))
     elif done["how"] == "shown":
-        st.info(f"The answer: {right}. {why}", icon=":material/visibility:")
+        st.info(_("The answer: {right}. {why}").format(right=_(right), why=why), icon=":material/visibility:")
     else:
-        st.caption("This view came from a link, so it is shown whole; the question is still yours to answer.")
+        st.caption(_("This view came from a link, so it is shown whole; the question is still yours to answer."))
 
 
 def _presenter_nav(page: str, available: tuple[str, ...], where: str, form: bool) -> None:
@@ -182,10 +185,12 @@ def _presenter_nav(page: str, available: tuple[str, ...], where: str, form: bool
     before, after = table.neighbours(page, available)
     with st.container(key="presenter_nav", horizontal=True, gap="medium", vertical_alignment="center"):
         if before is not None:
-            page_link(before, label=f"Previous: {table.PAGES[before].title}", icon=":material/arrow_back:")
+            page_link(before, label=_("Previous: {page}").format(page=_(table.PAGES[before].title)),
+                      icon=":material/arrow_back:")
         st.markdown(where, width="content")
         if after is not None:
-            page_link(after, label=f"Next: {table.PAGES[after].title}", icon=":material/arrow_forward:")
+            page_link(after, label=_("Next: {page}").format(page=_(table.PAGES[after].title)),
+                      icon=":material/arrow_forward:")
         if form:
             with st.container(key="lesson_form", width="content"):
                 st.segmented_control(**LESSON_FORM.kwargs(), label_visibility="collapsed")
@@ -199,8 +204,10 @@ def lesson_footer(page: str, pages: Mapping[str, st.Page]) -> None:
         before, after = table.neighbours(page, tuple(pages))
         back, onward = st.columns(2)
         if before is not None:
-            back.page_link(pages[before], label=f"Previous: {pages[before].title}", icon=":material/arrow_back:",
+            back.page_link(pages[before], label=_("Previous: {page}").format(page=pages[before].title),
+                           icon=":material/arrow_back:",
                            query_params=carried())
         if after is not None:
-            onward.page_link(pages[after], label=f"Next: {pages[after].title}", icon=":material/arrow_forward:",
+            onward.page_link(pages[after], label=_("Next: {page}").format(page=pages[after].title),
+                             icon=":material/arrow_forward:",
                              query_params=carried())

@@ -4,6 +4,7 @@
 export default function (component) {
   const { data, parentElement } = component;
   const button = parentElement.querySelector("button");
+  if (button && data.replay && button.textContent !== data.replay) button.textContent = data.replay;
   const label = parentElement.querySelector(".gelu-race-step");
   const state = (window.__geluRace = window.__geluRace || { played: {}, shown: [], ticks: [] });
   const reduce = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;

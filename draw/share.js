@@ -1,15 +1,19 @@
 // The sidebar's share box (draw/frame.py): the page's URL, which holds every bound control, shown and copied from the
 // browser's address bar.  The presenter link adds present=true and the controls to hide, and keeps a teacher's key
-// (the teacher's presenter view); every other link drops the key.  The box shows what the last button copied, with
+// (the teacher's presenter view); every other link drops the key.  Every link holds the reader's language (lang=)
+// where it is not English (a link without one opens in the visitor's own), and the document element's lang
+// attribute is set to it.  The box shows what the last button copied, with
 // the note that names it, until the address changes.
 (() => {
   const root = document.currentScript.closest(".gelu-share") || document;
   const box = root.querySelector(".gelu-share-url"), note = root.querySelector(".gelu-share-note");
   const words = JSON.parse(root.dataset.share || "{}");
   const hide = words.hide || [];
+  if (words.lang && document.documentElement.lang !== words.lang) document.documentElement.lang = words.lang;
   const linkFor = (present) => {
     const url = new URL(window.location.href);
     for (const key of ["present", "hide"]) url.searchParams.delete(key);
+    if (words.carry && !url.searchParams.has("lang")) url.searchParams.set("lang", words.lang);
     if (present) {
       url.searchParams.set("present", "true");
       for (const key of hide) url.searchParams.append("hide", key);

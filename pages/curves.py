@@ -19,14 +19,15 @@ from ui.curves import (
     values_tables,
 )
 from ui.format import fixed
+from ui.i18n import SOURCE, _, current
 from ui.live import as_json
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
-st.title("Curves")
+st.title(_("Curves"))
 approximate = lesson_form()
-st.markdown("ReLU and GELU drawn together over a range of x: where they agree, where they part, and how GELU "
-            "treats a large positive number.")
+st.markdown(_("ReLU and GELU drawn together over a range of x: where they agree, where they part, and how GELU "
+              "treats a large positive number."))
 
 ask_first("curves")  # the chart, the probe and the sentences quote GELU(3): they wait for the prediction
 
@@ -36,7 +37,7 @@ st.markdown(shape_words(approximate))
 probe_col, chart_col = st.columns([1, 2.4], gap="large")
 with probe_col:
     probe_box = st.container()  # the probe x, drawn by ``probe`` below with the chart it moves
-with st.expander("Range, points and other activations", expanded=True):
+with st.expander(_("Range, points and other activations"), expanded=True):
     r1, r2 = st.columns(2)
     lo, hi = r1.slider(**CURVES["range"].kwargs())
     n = r2.slider(**CURVES["n"].kwargs())
@@ -55,14 +56,15 @@ def probe(lo: float, hi: float, n: int, approximate: str, overlays: list[str], p
         x = st.slider(**CURVES["x"].kwargs())
     with chart_col:
         if lo == hi:
-            st.info(f"The range is a single point, so the chart shows {fixed(lo - 1, 1)} … {fixed(hi + 1, 1)}.")
+            st.info(_("The range is a single point, so the chart shows {low} … {high}.").format(
+                low=fixed(lo - 1, 1), high=fixed(hi + 1, 1)))
         lo, hi = ordered_range(lo, hi)
         chart(curves_figure(lo, hi, n, approximate, x, overlays, params), "curves")
         t = readout_texts(x, approximate)
         c1, c2, c3 = st.container(key=READOUT).columns(3)
         c1.metric(t["relu_label"], t["relu"])
         c2.metric(t["gelu_label"], t["gelu"], help="GELU(x) = x · gate(x)")
-        c3.metric(t["gate_label"], t["gate"], help="How open GELU's door is at this x, from 0 to 1.")
+        c3.metric(t["gate_label"], t["gate"], help=_("How open GELU's door is at this x, from 0 to 1."))
         # the above, moved by the thumb as it goes
         follow(as_json(probe_live_table, approximate, lo, hi), "curves_x_live")
 
@@ -74,13 +76,13 @@ f1.latex(gelu_core.get_activation("relu").latex)
 f2.latex(gelu_core.get_activation(gelu_core.GELU_FORMS[approximate]).latex)
 others = [name for name in overlays if name != gelu_core.GELU_FORMS[approximate]]
 if others:
-    with st.expander("The overlaid activations"):
+    with st.expander(_("The overlaid activations")):
         for name in others:
             other = gelu_core.get_activation(name)
             st.latex(other.latex)
-            st.caption(other.description)
+            st.caption(_(other.description))
 
-st.subheader("Values at chosen points")
+st.subheader(_("Values at chosen points"))
 points_text = st.text_input(**CURVES["points"].kwargs())
 points, problem = table_points(points_text)
 if problem:
@@ -88,5 +90,9 @@ if problem:
 tables = values_tables(points, approximate, overlays, params)
 for row in range(0, len(tables), 2):  # two side by side on a desktop; one under the other on a phone
     for col, (i, table) in zip(st.columns(2), enumerate(tables[row:row + 2], start=row), strict=False):
-        col.dataframe(table, hide_index=True, key="curves_table" if i == 0 else f"curves_table_{i}",
-                      column_config={k: st.column_config.NumberColumn(k, format="%.4f") for k in table})
+        if current() == SOURCE:
+            col.dataframe(table, hide_index=True, key="curves_table" if i == 0 else f"curves_table_{i}",
+                          column_config={k: st.column_config.NumberColumn(k, format="%.4f") for k in table})
+        else:  # the grid's own number format is English's: the reader's, as text
+            col.dataframe({k: [fixed(v) for v in column.tolist()] for k, column in table.items()}, hide_index=True,
+                          key="curves_table" if i == 0 else f"curves_table_{i}")

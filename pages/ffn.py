@@ -15,6 +15,7 @@ from ui import gradients as backward_view
 from ui.ffn import CONTROLS as FFN
 from ui.ffn import DEMO_SHAPES
 from ui.format import count, shape, share, sig
+from ui.i18n import SOURCE, _, current
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -38,37 +39,47 @@ def uploaded(file):
     return hashlib.sha256(data).hexdigest(), file.name, data
 
 
+def refused(err: Exception) -> str:
+    """Why an input or a run was refused: gelu_core's and the lab's own sentence, which is English; in another
+    language, led by a sentence in it that says so."""
+    if current() == SOURCE:
+        return str(err)
+    return _("This could not be used. The reason, in English: {reason}").format(reason=err)
+
+
 def match_width(width: int):
     st.session_state["ffn_d_model"] = width
 
 
 def file_weights():
     """The block from an uploaded state dict, or None with the reason on screen."""
-    weights_file = st.file_uploader("A state dict with one feed-forward block", type=tensor_io.WEIGHT_TYPES,
+    weights_file = st.file_uploader(_("A state dict with one feed-forward block"), type=tensor_io.WEIGHT_TYPES,
                                     key="ffn_weights_file",
-                                    help="GPT-2's mlp.c_fc / mlp.c_proj (Conv1D, stored transposed), "
-                                         "nanoGPT's, fc1 / fc2, or chapter 4's layers.0 / layers.2.")
+                                    help=_("GPT-2's mlp.c_fc / mlp.c_proj (Conv1D, stored transposed), nanoGPT's, "
+                                           "fc1 / fc2, or chapter 4's layers.0 / layers.2."))
     if weights_file is None:
-        st.info("Choose a file with the weights of one block, or switch back to seeded weights.")
+        st.info(_("Choose a file with the weights of one block, or switch back to seeded weights."))
         return None
     digest, name, data = uploaded(weights_file)
     try:
-        tensors, _ = lab_runs().shared_file(digest, name, data, "weights", owner=OWNER)
+        tensors, _shapes = lab_runs().shared_file(digest, name, data, "weights", owner=OWNER)
         found = gelu_core.find_blocks(tensors)
         choice = None
         if len(found) > 1:
-            choice = st.selectbox(f"This file holds {len(found)} blocks", found, format_func=lambda c: c.label,
+            choice = st.selectbox(_("This file holds {n} blocks").format(n=count(len(found))), found,
+                                  format_func=lambda c: c.label,
                                   key="ffn_weights_block")
         elif found:
             choice = found[0]
         loaded = lab_runs().shared_file_block(digest, tensors, choice, owner=OWNER)  # none found: names the pairs
     except (gelu_core.TensorFileError, gelu_core.WeightsError) as err:
-        st.error(str(err))
+        st.error(refused(err))
         return None
-    st.caption(f"{loaded.candidate.label}: d_model = {loaded.d_model:,}, hidden = {loaded.hidden:,}, "
-               f"read as {loaded.layout}.")
+    st.caption(_("{block}: d_model = {d_model}, hidden = {hidden}, read as {layout}.").format(
+        block=loaded.candidate.label, d_model=count(loaded.d_model), hidden=count(loaded.hidden),
+        layout=loaded.layout))
     for note in loaded.notes:
-        st.caption(f"Note: {note}.")
+        st.caption(_("Note: {note}.").format(note=note))
     return loaded.block
 
 
@@ -76,27 +87,29 @@ def file_input():
     """(tensor, its file's content hash, its name in the file) from an uploaded activations file, or None with
     the reason on screen."""
     tensor_file = st.file_uploader(
-        "Activations: one token (d_model), a sequence (tokens, d_model) or a batch (batch, tokens, d_model)",
+        _("Activations: one token (d_model), a sequence (tokens, d_model) or a batch (batch, tokens, d_model)"),
         type=tensor_io.INPUT_TYPES, key="ffn_file",
-        help=f"Up to {tensor_io.MAX_BYTES // 2**20} MB and {tensor_io.MAX_ELEMENTS:,} numbers. Files are read "
-             "as data only: a .pt is opened with torch.load(weights_only=True), never unpickled freely.")
+        help=_("Up to {mb} MB and {n} numbers. Files are read as data only: a .pt is opened with "
+               "torch.load(weights_only=True), never unpickled freely.").format(
+            mb=count(tensor_io.MAX_BYTES // 2**20), n=count(tensor_io.MAX_ELEMENTS)))
     if tensor_file is None:
-        st.info("Choose a file: activations you saved from your own model, as .pt, .npy, .npz, "
-                ".safetensors or .csv.")
+        st.info(_("Choose a file: activations you saved from your own model, as .pt, .npy, .npz, .safetensors or "
+                  ".csv."))
         return None
     digest, name, data = uploaded(tensor_file)
     try:
         tensors, notes = lab_runs().shared_file(digest, name, data, owner=OWNER)
     except gelu_core.TensorFileError as err:
-        st.error(str(err))
+        st.error(refused(err))
         return None
     names = list(tensors)
     chosen = names[0]
     if len(names) > 1:
-        chosen = st.selectbox(f"This file holds {len(names)} tensors", names, key="ffn_tensor",
+        chosen = st.selectbox(_("This file holds {n} tensors").format(n=count(len(names))), names, key="ffn_tensor",
                               format_func=lambda n: f"{n} {shape(tensors[n].shape)}")
     x = tensors[chosen]
-    st.caption(f"{chosen}: shape {shape(x.shape)}, {str(x.dtype).removeprefix('torch.')}.")
+    st.caption(_("{name}: shape {shape}, {dtype}.").format(name=chosen, shape=shape(x.shape),
+                                                           dtype=str(x.dtype).removeprefix("torch.")))
     for note in notes:
         st.caption(note)
     return x, digest, chosen
@@ -109,15 +122,18 @@ def tokens_for(upload, block, source: str):
         return gelu_core.file_tokens(x, block, digest, name)
     except gelu_core.WidthMismatch as err:
         if source == "Seeded" and err.width <= MAX_D_MODEL:
-            st.warning(f"{err} Set d_model to {err.width:,} to run it through a block of that width.")
-            st.button(f"Set d_model to {err.width:,}", on_click=match_width, args=(err.width,), key="ffn_match",
-                      type="primary")
+            st.warning(_("{problem} Set d_model to {width} to run it through a block of that width.").format(
+                problem=err, width=count(err.width)))
+            st.button(_("Set d_model to {width}").format(width=count(err.width)), on_click=match_width,
+                      args=(err.width,), key="ffn_match", type="primary")
         elif source == "Seeded":
-            st.error(f"{err} The lab builds blocks up to d_model = {MAX_D_MODEL:,}.")
+            st.error(_("{problem} The lab builds blocks up to d_model = {most}.").format(problem=err,
+                                                                                         most=count(MAX_D_MODEL)))
         else:
-            st.error(f"{err} The weights in the file fix d_model; choose an input of that width.")
+            st.error(_("{problem} The weights in the file fix d_model; choose an input of that width.").format(
+                problem=err))
     except gelu_core.LabInputError as err:
-        st.error(str(err))
+        st.error(refused(err))
     return None
 
 
@@ -125,20 +141,20 @@ def show_backward(result) -> None:
     """The backward pass: how much gradient reached each hidden value under each activation."""
     a, b = result.a, result.b
     short = {r.name: gelu_core.ACTIVATIONS[r.name].short for r in (a, b)}
-    st.subheader("Backwards: the gradient reaching each hidden unit")
-    st.markdown(
-        f"Training asks how the loss would change if each hidden value h moved a little: the gradient dL/dh. "
-        f"It flows back through the activation and is multiplied by its slope. Here the loss is "
-        f"{result.loss_formula} over every output number, on the same weights and input as above."
-    )
+    st.subheader(_("Backwards: the gradient reaching each hidden unit"))
+    st.markdown(_(
+        "Training asks how the loss would change if each hidden value h moved a little: the gradient dL/dh. It "
+        "flows back through the activation and is multiplied by its slope. Here the loss is {loss} over every "
+        "output number, on the same weights and input as above.").format(loss=result.loss_formula))
     m1, m2, m3 = st.columns(3)
-    m1.metric(f"{short[b.name]}: gradient exactly 0", share(b.zero_share),
-              help=f"{count(b.zero_count)} of {count(result.hidden_numel)} hidden values pass no gradient back.")
-    m2.metric(f"{short[a.name]}: gradient exactly 0", share(a.zero_share),
-              help=f"{count(a.zero_count)} of {count(result.hidden_numel)} hidden values pass no gradient back.")
-    m3.metric(f"Units dead for this input ({short[b.name]} / {short[a.name]})", f"{b.dead_count} / {a.dead_count}",
-              help="Hidden units whose gradient is exactly 0 for every token of this input: their weights get "
-                   "no update from it.")
+    for column, run in ((m1, b), (m2, a)):
+        column.metric(_("{name}: gradient exactly 0").format(name=short[run.name]), share(run.zero_share),
+                      help=_("{n} of {of} hidden values pass no gradient back.").format(
+                          n=count(run.zero_count), of=count(result.hidden_numel)))
+    m3.metric(_("Units dead for this input ({first} / {second})").format(first=short[b.name], second=short[a.name]),
+              f"{count(b.dead_count)} / {count(a.dead_count)}",
+              help=_("Hidden units whose gradient is exactly 0 for every token of this input: their weights get no "
+                     "update from it."))
     left, right = st.columns([3, 2], gap="large")
     with left:
         chart(backward_view.gradient_histogram(result), "lab-gradients")
@@ -151,67 +167,69 @@ def show(result) -> None:
     """Everything the lab measured, for the two activations."""
     a, b = result.a, result.b
     short_a, short_b = (gelu_core.ACTIVATIONS[r.name].short for r in (a, b))
-    st.subheader("What the activation changes")
+    st.subheader(_("What the activation changes"))
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Hidden values below 0", share(result.negative_share),
-              help=f"{count(result.negative_count)} of {count(result.hidden_numel)} pre-activations h < 0.")
-    m2.metric(f"{short_b} sets to 0", count(b.zeroed), help="Hidden values with h < 0 whose output is exactly 0.")
-    m3.metric(f"{short_a} keeps of h < 0", share(a.negative_kept),
-              help="Σ|act(h)| over h < 0, as a share of Σ|h| over h < 0: how much negative signal survives. "
-                   "ReLU keeps 0%.")
-    m4.metric("Outputs differ by, at most", sig(result.max_abs_diff),
-              help=f"Largest |{a.label} output - {b.label} output| over every output number; "
-                   f"the mean is {sig(result.mean_abs_diff)}.")
+    m1.metric(_("Hidden values below 0"), share(result.negative_share),
+              help=_("{n} of {of} pre-activations h < 0.").format(n=count(result.negative_count),
+                                                                  of=count(result.hidden_numel)))
+    m2.metric(_("{name} sets to 0").format(name=short_b), count(b.zeroed),
+              help=_("Hidden values with h < 0 whose output is exactly 0."))
+    m3.metric(_("{name} keeps of h < 0").format(name=short_a), share(a.negative_kept),
+              help=_("Σ|act(h)| over h < 0, as a share of Σ|h| over h < 0: how much negative signal survives. ReLU "
+                     "keeps 0%."))
+    m4.metric(_("Outputs differ by, at most"), sig(result.max_abs_diff),
+              help=_("Largest |{a} output - {b} output| over every output number; the mean is {mean}.").format(
+                  a=a.label, b=b.label, mean=sig(result.mean_abs_diff)))
     t1, t2 = st.columns([3, 2], gap="large")
     t1.markdown(view.comparison_table(result))
     t2.markdown(view.activation_notes(a.name, b.name))
-    t2.caption("Negative signal kept: Σ|act(h)| ÷ Σ|h| over the hidden values with h < 0. "
-               "Positive signal kept: Σ act(h) ÷ Σ h over h ≥ 0.")
+    t2.caption(_("Negative signal kept: Σ|act(h)| ÷ Σ|h| over the hidden values with h < 0. Positive signal kept: "
+                 "Σ act(h) ÷ Σ h over h ≥ 0."))
 
     left, right = st.columns(2, gap="large")
     with left:
-        st.markdown("**What the activation receives**")
+        st.markdown(_("**What the activation receives**"))
         zeroed_by = next((r.name for r in (b, a) if r.zeroed == result.negative_count), None)
         chart(view.hidden_histogram(result.hidden_hist.edges, result.hidden_hist.counts, result.negative_share,
                                     zeroed_by=zeroed_by),
               "lab-hidden")
-        st.caption("The hidden pre-activations h = c_fc(x), before the activation: the bars left of zero are "
-                   "what each activation's negative side acts on (see above for what each does).")
+        st.caption(_("The hidden pre-activations h = c_fc(x), before the activation: the bars left of zero are "
+                     "what each activation's negative side acts on (see above for what each does)."))
     with right:
-        st.markdown("**What it hands on**")
+        st.markdown(_("**What it hands on**"))
         chart(view.post_histogram(a.post_hist.edges, a.post_hist.counts, b.post_hist.counts, key_a=a.name,
                                   label_a=a.label, key_b=b.name, label_b=b.label), "lab-output")
         st.caption(view.output_caption(result))
 
-    st.markdown("**Each token's output**")
+    st.markdown(_("**Each token's output**"))
     profiles = [(r.label, r.name, view.token_profile(r.token_norms.numpy())) for r in view.runs(result)]
     batch, tokens = result.input_shape[:2]
     chart(view.token_norms_figure(profiles[0][2].position, [(lbl, key, p.mean) for lbl, key, p in profiles],
                                   bucket=profiles[0][2].bucket, tokens=tokens, batch=batch), "lab-tokens")
     st.caption(view.token_caption(result))
 
-    st.markdown(f"**Download the output** ({a.label}, shape {shape(a.output.shape)})")
-    d1, d2, _ = st.columns([1, 1, 3])
+    st.markdown(_("**Download the output** ({name}, shape {shape})").format(name=a.label, shape=shape(a.output.shape)))
+    d1, d2, _rest = st.columns([1, 1, 3])
     stem = f"ffn_{a.name}_{'x'.join(str(n) for n in a.output.shape)}"
-    d1.download_button("Download .npy", data=lambda: gelu_core.array_bytes(a.output, "npy"), file_name=stem + ".npy",
+    d1.download_button(_("Download .npy"), data=lambda: gelu_core.array_bytes(a.output, "npy"), file_name=stem + ".npy",
                        mime="application/octet-stream", on_click="ignore", icon=":material/download:", key="ffn_npy")
-    d2.download_button("Download .pt", data=lambda: gelu_core.array_bytes(a.output, "pt"), file_name=stem + ".pt",
+    d2.download_button(_("Download .pt"), data=lambda: gelu_core.array_bytes(a.output, "pt"), file_name=stem + ".pt",
                        mime="application/octet-stream", on_click="ignore", icon=":material/download:", key="ffn_pt")
 
 
-st.title("Feed-forward lab")
-st.markdown(
+st.title(_("Feed-forward lab"))
+st.markdown(_(
     "After attention, every token in GPT-2 goes through a small two-layer network on its own. The first "
     "**Linear** layer widens the token's 768 numbers to 3072, the **activation** bends each of those numbers "
     "separately, and a second Linear layer folds them back to 768. Only the two Linear layers learn weights; "
     "the activation has none. Send a tensor through it and compare GELU with ReLU on the very same weights."
-)
+))
 
 ask_first("ffn")  # the lab's run answers the question: it waits for the prediction
 
 block_col, input_col = st.columns(2, gap="large")
 with block_col:
-    st.subheader("The block")
+    st.subheader(_("The block"))
     source = st.segmented_control(**FFN["weights"].kwargs())
     a1, a2 = st.columns(2)
     activation = a1.selectbox(**FFN["act"].kwargs())
@@ -229,17 +247,17 @@ with block_col:
     flow_slot = st.container()  # the shape flow, once the input is known
 
 with input_col:
-    st.subheader("The input")
+    st.subheader(_("The input"))
     input_source = st.segmented_control(**FFN["input"].kwargs())
     tokens_in = upload = None
     if input_source == "Demo":
         demo = st.selectbox(**FFN["demo"].kwargs())
-        st.caption("Seeded from the weight seed, so a link brings back the very same numbers.")
+        st.caption(_("Seeded from the weight seed, so a link brings back the very same numbers."))
         if block is not None:
             try:  # the whole run's size, checked once, before the input is drawn
                 tokens_in = gelu_core.demo_tokens(block, demo_seed, *DEMO_SHAPES[demo])
             except gelu_core.LabInputError as err:
-                st.error(str(err))
+                st.error(refused(err))
     else:
         upload = file_input()
 
@@ -250,29 +268,30 @@ if tokens_in is not None:
     waiting = st.empty()
 
     def tell_waiting(what: str, seconds: float) -> None:
-        waiting.info(f"Waiting for the lab ({seconds:.0f} s): it runs one batch at a time, and is now running "
-                     f"{what}.", icon=":material/hourglass_top:")
+        waiting.info(_("Waiting for the lab ({seconds} s): it runs one batch at a time, and is now running "
+                       "{what}.").format(seconds=f"{seconds:.0f}", what=what), icon=":material/hourglass_top:")
 
     big = tokens_in.shape[0] * tokens_in.shape[1] >= 1024
     running = st.empty()  # still words and a seconds count, not st.spinner (ui.ffn.running_html says why)
-    running.html(view.running_html(f"Running {shape(tokens_in.shape)} through the block"
-                                   f"{' and back' if with_backward else ''}…", timed=big),
+    running.html(view.running_html((_("Running {shape} through the block and back…") if with_backward else
+                                    _("Running {shape} through the block…")).format(shape=shape(tokens_in.shape)),
+                                   timed=big),
                  unsafe_allow_javascript=big)
     try:
         result = lab_runs().shared_run_lab(block, tokens_in, activation, compare, backward=with_backward,
                                            on_wait=tell_waiting, timeout=LAB_PATIENCE, owner=OWNER)
     except (gelu_core.LabInputError, Busy) as err:
-        st.error(str(err))
+        st.error(refused(err))
     running.empty()
     waiting.empty()
 if result is not None:
     with flow_slot:
-        st.markdown("**Shapes, and trainable parameters per layer**")
+        st.markdown(_("**Shapes, and trainable parameters per layer**"))
         # a plain <pre>, not st.code: st.code would load the frontend's syntax highlighter (0.51 MB gzipped)
         st.html(view.flow_html(result.input_shape, result.flow, result.total_params))
         if upload is not None and tuple(upload[0].shape) != result.input_shape:
-            st.caption(f"The input {shape(upload[0].shape)} was read as {shape(result.input_shape)}: "
-                       "(batch, tokens, d_model).")
+            st.caption(_("The input {shape} was read as {read}: (batch, tokens, d_model).").format(
+                shape=shape(upload[0].shape), read=shape(result.input_shape)))
     show(result)
     if result.backward is not None:
         show_backward(result.backward)

@@ -19,25 +19,27 @@ from ui.gate import (
     generalised_figure,
     readout_texts,
 )
+from ui.i18n import _
 from ui.live import as_json
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 form = lesson_form()
 
-st.title("The gate")
-st.markdown(
+st.title(_("The gate"))
+st.markdown(_(
     "GELU multiplies x by a **gate** between 0 and 1 that x computes for itself. The gate is no stored weight: "
     "it is the chance that a number drawn from the standard bell curve lands **below x**."
-)
+))
 st.latex(r"\begin{gathered} \mathrm{GELU}(x) = x \cdot \Phi(x) \\ \Phi(x) = P(Z \le x),\quad Z \sim \mathcal{N}(0, 1) "
          r"\end{gathered}")
 
 ask_first("gate")  # the bouncer, the readouts and the charts answer the question: they wait for the prediction
 
-st.markdown("**The bouncer.** Show him a card; he opens the door by the chance a bell-curve sample is below it.")
+st.markdown(_("**The bouncer.** Show him a card; he opens the door by the chance a bell-curve sample is below it."))
 cards = bouncer_readouts()
 for col, (x, gate) in zip(st.columns(len(cards)), cards, strict=True):
-    col.metric(f"card {fixed(x, 0)}", f"{percent(gate)} open", help=f"Φ({fixed(x, 0)}) = {gate:.6f}")
+    col.metric(_("card {x}").format(x=fixed(x, 0)), _("{open} open").format(open=percent(gate)),
+               help=f"Φ({fixed(x, 0)}) = {fixed(gate, 6)}")
 st.caption(bouncer_words(cards))
 
 
@@ -48,16 +50,16 @@ def probe():
     x = st.slider(**GATE["x"].kwargs())
     bell, curves = st.columns(2)
     with bell:
-        st.markdown("**Where the gate comes from**: the shaded area under the bell curve.")
+        st.markdown(_("**Where the gate comes from**: the shaded area under the bell curve."))
         chart(bell_figure(x), "gate-bell")
     with curves:
-        st.markdown("**The gate itself**, exact and the two cheaper look-alikes.")
+        st.markdown(_("**The gate itself**, exact and the two cheaper look-alikes."))
         chart(gate_figure(x), "gate")
     (gate_label, gate_text), (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
     a, b, c = st.container(key=READOUT).columns(3)
-    a.metric(gate_label, gate_text, help=f"{gelu_core.gelu_gate(x, approximate=form):.6f}")
+    a.metric(gate_label, gate_text, help=fixed(gelu_core.gelu_gate(x, approximate=form), 6))
     b.metric(gelu_label, gelu_text)
-    c.metric(relu_label, relu_text, help="ReLU's gate is 1 for x > 0 and 0 otherwise.")
+    c.metric(relu_label, relu_text, help=_("ReLU's gate is 1 for x > 0 and 0 otherwise."))
     # the metrics and the gate chart's probe, moved by the thumb as it goes
     follow(as_json(gate_live_table, form), "gate_x_live")
 
@@ -66,11 +68,11 @@ probe()
 st.latex(r"\begin{gathered} \Phi(x) \approx \tfrac12\left(1 + \tanh u\right), \\ "
          r"u = \sqrt{2/\pi}\,(x + 0.044715\,x^3) \\ \Phi(x) \approx \sigma(1.702\,x) \end{gathered}")
 
-st.subheader("Soften or harden the gate")
-st.markdown(
+st.subheader(_("Soften or harden the gate"))
+st.markdown(_(
     "Replace the standard bell curve with one centred at μ and σ wide. A wide bell gives a lazy gate; as σ "
     "shrinks the gate sharpens, and at **σ = 0** it becomes a hard step: with μ = 0, x · gate is exactly ReLU."
-)
+))
 st.latex(r"\begin{gathered} \mathrm{gate}(x;\,\mu,\sigma) = \Phi\!\left(\frac{x - \mu}{\sigma}\right) \\ "
          r"\sigma = 0:\;\; \mathrm{gate} = \begin{cases} 1 & x > \mu \\ 0 & x \le \mu \end{cases} \end{gathered}")
 
@@ -84,8 +86,9 @@ def soften():
     fig, gap = generalised_figure(mu, sigma)
     chart(fig, "gate-soften")
     # the range held together (no-break spaces): broken after "-3 …" on a phone the label read as cut by an ellipsis
-    st.metric("Largest gap between x · gate and ReLU on -3\u00a0…\u00a03", fixed(gap),
-              help=f"With μ = 0 the gap is {fixed(gap_per_sigma())} · σ: it closes as σ goes to 0.")
+    st.metric(_("Largest gap between x · gate and ReLU on {low}\u00a0…\u00a0{high}").format(low="-3", high="3"),
+              fixed(gap),
+              help=_("With μ = 0 the gap is {gap} · σ: it closes as σ goes to 0.").format(gap=fixed(gap_per_sigma())))
 
 
 soften()

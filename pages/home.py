@@ -7,6 +7,7 @@ from draw.frame import chart, csv_button, page_link, part, require_app_frame, te
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.home import INPUTS, PROSE, five_inputs_table, input_live_json, on_screen, overview_figure, prose
+from ui.i18n import _, form_name
 from ui.pages import PAGES
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
@@ -15,28 +16,28 @@ form = lesson_form()
 INPUT_WIDTH = 104  # px: "-20.00" fits; three to a row on a 390 px phone (the step buttons show from ~120 px)
 
 st.title("GELU Explorer")
-st.markdown(
+st.markdown(_(
     "Inside a transformer block (GPT-2, BERT and most large language models) every number passes through an "
     "**activation** between two linear layers, and that activation is usually GELU. ReLU is a door that is "
     "either shut or open. GELU is a door that opens **a little or a lot, depending on the number itself**."
-)
+))
 
 left, right = st.columns(2)
 with left:
     st.latex(r"\mathrm{ReLU}(x) = \max(0,\,x)")
-    st.caption("A hard rule: a negative becomes 0, a positive passes unchanged.")
+    st.caption(_("A hard rule: a negative becomes 0, a positive passes unchanged."))
 with right:
     st.latex(r"\mathrm{GELU}(x) = x \cdot \Phi(x)")
-    st.caption("x times its gate Φ(x): the chance that a standard-normal sample falls below x.")
+    st.caption(_("x times its gate Φ(x): the chance that a standard-normal sample falls below x."))
 if form != "none":  # the form the lesson computes, when it is not the exact one
     st.latex(gelu_core.ACTIVATIONS[gelu_core.GELU_FORMS[form]].latex)
-    st.caption(f"The {gelu_core.form_word(form)} form computes a gate close to Φ(x) more cheaply; GPT-2 and the "
-               "book's chapter 4 use the tanh form. The numbers below are in this form.")
+    st.caption(_("The {form} form computes a gate close to Φ(x) more cheaply; GPT-2 and the book's chapter 4 use the "
+                 "tanh form. The numbers below are in this form.").format(form=form_name(form)))
 
 ask_first("home")  # the rest of the page answers the question: it waits for the student's prediction
 
-st.subheader("Five numbers through both")
-st.caption("Change any input; the table and the chart follow. The defaults are the five from the book's chapter 4.")
+st.subheader(_("Five numbers through both"))
+st.caption(_("Change any input; the table and the chart follow. The defaults are the five from the book's chapter 4."))
 
 
 @part
@@ -49,8 +50,8 @@ def inputs_and_views(form: str):
     table = five_inputs_table(inputs, form)
     # Five rows: a plain table (the interactive grid is a large chunk of code for the browser's first page).
     text_table(on_screen(table), hide_index=True, width="content")
-    st.caption(f"gate: how open GELU's door is. GELU = x · gate, both in the lesson's {gelu_core.form_word(form)} "
-               "form; the last column is GELU in the other form, for comparison.")
+    st.caption(_("gate: how open GELU's door is. GELU = x · gate, both in the lesson's {form} form; the last column "
+                 "is GELU in the other form, for comparison.").format(form=form_name(form)))
     csv_button({name: column.tolist() for name, column in table.items()}, "home")
     chart(overview_figure(inputs, form), "home")
     with st.container(gap=None):  # the five layers in one slot: one gap above the paragraphs, not five
@@ -62,14 +63,14 @@ def inputs_and_views(form: str):
 
 inputs_and_views(form)
 
-st.subheader("The lesson, step by step")
+st.subheader(_("The lesson, step by step"))
 cards = [row for row in PAGES.values() if row.card and not row.aside]
 for start in range(0, len(cards), 3):
     for col, row in zip(st.columns(3), cards[start:start + 3], strict=False):
         with col:
-            page_link(row.url_path, label=row.title, icon=row.icon)
-        col.caption(row.card)
+            page_link(row.url_path, label=_(row.title), icon=row.icon)
+        col.caption(_(row.card))
 for row in PAGES.values():
     if row.aside:
-        page_link(row.url_path, label=f"Aside: {row.title}", icon=row.icon)
-        st.caption(row.card)
+        page_link(row.url_path, label=_("Aside: {page}").format(page=_(row.title)), icon=row.icon)
+        st.caption(_(row.card))

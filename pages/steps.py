@@ -7,6 +7,7 @@ from draw.lesson import ask_first
 from draw.live import follow
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
 from ui.format import full
+from ui.i18n import _
 from ui.live import as_json
 from ui.steps import (
     BOOK_X,
@@ -25,11 +26,11 @@ from ui.steps import CONTROLS as STEPS
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
-st.title("Step by step")
-st.markdown(
+st.title(_("Step by step"))
+st.markdown(_(
     "The tanh form looks dense only because several small operations share one line. "
     "Pick a number and follow it through them, the way chapter 4's code computes it."
-)
+))
 st.latex(ACTIVATIONS["gelu_tanh"].latex)
 
 ask_first("steps")  # the readouts and the steps show both forms at x: they wait for the prediction
@@ -68,26 +69,27 @@ def number():
     readout = st.container(key=READOUT)  # what the pick slider moves as it goes
     c1, c2, c3 = readout.columns(3)
     tanh_text, exact_text, difference_text = metric_values(x, steps)
-    c1.metric("tanh form", tanh_text, help=full(tanh_value))
-    c2.metric("exact  x·Φ(x)", exact_text, help=full(exact_value))
-    c3.metric("difference (tanh − exact)", difference_text, help="What the approximation costs at this x, in float64.")
-    readout.button(f"x = {BOOK_X:g}, the book's example", key="steps_book", on_click=_book_example,
-                   icon=":material/menu_book:",
-                   help="At x = 1 the gate and GELU are the same number, so the last step, multiply by x, changes "
-                        "nothing.")
+    c1.metric(_("tanh form"), tanh_text, help=full(tanh_value))
+    c2.metric(_("exact  x·Φ(x)"), exact_text, help=full(exact_value))
+    c3.metric(_("difference (tanh − exact)"), difference_text,
+              help=_("What the approximation costs at this x, in float64."))
+    readout.button(_("x = {x}, the book's example").format(x=f"{BOOK_X:g}"), key="steps_book",
+                   on_click=_book_example, icon=":material/menu_book:",
+                   help=_("At x = 1 the gate and GELU are the same number, so the last step, multiply by x, changes "
+                          "nothing."))
 
     with readout:
         show_all = st.toggle(**STEPS["full"].kwargs())
         table = step_table(x, steps)
         text_table(on_screen(table), hide_index=True)
         csv_button(table, "steps")
-        st.caption(f"The step “{steps[-2].label}” is the gate; “{steps[-1].label}” multiplies the input by it. "
-                   "Values are rounded to six decimals, as in the source; “Show every digit” adds each value in full "
-                   "float64.")
+        st.caption(_("The step “{gate}” is the gate; “{gelu}” multiplies the input by it. Values are rounded to six "
+                     "decimals, as in the source; “Show every digit” adds each value in full float64.").format(
+            gate=steps[-2].label, gelu=steps[-1].label))
         if show_all:
             digits = digits_table(steps)
             st.table(digits, hide_index=True)
-            csv_button(digits, "steps-digits", label="Download every digit (CSV)")
+            csv_button(digits, "steps-digits", label=_("Download every digit (CSV)"))
         follow(as_json(steps_live_table, show_all), "steps_pick_live")
 
 

@@ -8,6 +8,8 @@ from draw.race_player import play
 from gelu_core import training
 from hosting.races import LANE
 from ui import training as view
+from ui.format import count, local
+from ui.i18n import _, ngettext
 from ui.race_player import film_table
 from ui.training import CONTROLS as TRAINING
 
@@ -25,13 +27,13 @@ def stop(config) -> None:
     st.session_state["training_stopped"] = config
 
 
-st.title("Training race")
-st.markdown(
+st.title(_("Training race"))
+st.markdown(_(
     "Two copies of the same small network learn to separate two classes of points: same points, same "
     "starting weights, same mini-batches, same optimiser. The only difference is the activation, which owns "
     "no weights. Watch the loss fall and the border take shape, and count the **dead units**: hidden units "
     "whose slope is exactly 0 on every training point, so no gradient reaches the weights that feed them."
-)
+))
 
 ask_first("training")  # the race and its verdict answer the question: they wait for the prediction
 
@@ -43,13 +45,13 @@ with settings:
     second = a2.selectbox(**TRAINING["b"].kwargs())
     learning_rate = st.segmented_control(**TRAINING["lr"].kwargs())
     steps = st.slider(**TRAINING["steps"].kwargs())
-    with st.expander("The network and the data"):
+    with st.expander(_("The network and the data")):
         width = st.slider(**TRAINING["width"].kwargs())
         depth = st.slider(**TRAINING["depth"].kwargs())
         noise = st.slider(**TRAINING["noise"].kwargs())
         seed = st.number_input(**TRAINING["seed"].kwargs())
-    st.button("Where ReLU units die: circle, learning rate 0.1, seed 1", on_click=use_preset, args=(PRESET_DYING,),
-              key="training_preset_dying", icon=":material/skull:")
+    st.button(_("Where ReLU units die: circle, learning rate {lr}, seed 1").format(lr=local("0.1")),
+              on_click=use_preset, args=(PRESET_DYING,), key="training_preset_dying", icon=":material/skull:")
 
 config = view.race_config(dict(task=task, a=first, b=second, lr=learning_rate, steps=steps, width=width, depth=depth,
                                noise=noise, seed=seed))
@@ -69,15 +71,17 @@ def draw(snapshot) -> tuple:
     with curves_slot.container():
         chart(loss, "training-loss")
     with dead_slot.container():
-        st.caption("Dead units over the whole race (the replay above moves the regions and the loss only).")
+        st.caption(_("Dead units over the whole race (the replay above moves the regions and the loss only)."))
         chart(view.dead_units_figure(snapshot), "training-dead")
     return regions, loss
 
 
 def tell_waiting(before: int, seconds: float) -> None:
-    races = "race trains" if before == 1 else "races train"
-    status.info(f"Queued: {before} other {races} before yours, about {max(seconds, 1):.0f} s. They train "
-                "together with yours where they can.", icon=":material/hourglass_top:")
+    status.info(ngettext("Queued: {n} other race trains before yours, about {seconds} s. They train together with "
+                         "yours where they can.",
+                         "Queued: {n} other races train before yours, about {seconds} s. They train together with "
+                         "yours where they can.", before).format(n=before, seconds=f"{max(seconds, 1):.0f}"),
+                icon=":material/hourglass_top:")
 
 
 def follow(job):
@@ -94,7 +98,9 @@ def follow(job):
         elif latest is not None:
             st.session_state["training_last"] = latest
             status.progress(latest.step / config.steps,
-                            text=f"Training: step {latest.step:,} of {config.steps:,} ({latest.seconds:.1f} s)")
+                            text=_("Training: step {step} of {total} ({seconds} s)").format(
+                                step=count(latest.step), total=count(config.steps),
+                                seconds=local(f"{latest.seconds:.1f}")))
 
 
 snapshot = None
@@ -102,15 +108,15 @@ if st.session_state.get("training_stopped") == config:
     snapshot = st.session_state.get("training_last")
     if snapshot is not None and snapshot.config != config:  # the race before: this one was stopped before its first
         snapshot = None  # report ("Stopped at step 100 of 3,000" said that race's last step)
-    status.warning(f"Stopped at step {snapshot.step:,} of {config.steps:,}." if snapshot else "Stopped.",
-                   icon=":material/pause_circle:")
-    live.button("Train again", key="training_again", on_click=st.session_state.pop, args=("training_stopped",),
+    status.warning(_("Stopped at step {step} of {total}.").format(step=count(snapshot.step), total=count(config.steps))
+                   if snapshot else _("Stopped."), icon=":material/pause_circle:")
+    live.button(_("Train again"), key="training_again", on_click=st.session_state.pop, args=("training_stopped",),
                 icon=":material/play_arrow:")
     if snapshot is not None and snapshot.config == config:
         draw(snapshot)
 else:
     stop_slot = live.empty()
-    stop_slot.button("Stop", key="training_stop", on_click=stop, args=(config,), icon=":material/stop:")
+    stop_slot.button(_("Stop"), key="training_stop", on_click=stop, args=(config,), icon=":material/stop:")
     job = LANE.submit(config)
     snapshot = follow(job)
     st.session_state["training_last"] = snapshot
@@ -124,5 +130,6 @@ else:
 if snapshot is not None and snapshot.done and snapshot.config == config:
     verdict = training.verdict(snapshot)
     # the whole race's result, whatever step the replay above has reached
-    st.markdown(f"**The whole race, all {snapshot.config.steps:,} steps: {view.verdict_text(snapshot, verdict)}**")
+    st.markdown(_("**The whole race, all {steps} steps: {verdict}**").format(
+        steps=count(snapshot.config.steps), verdict=view.verdict_text(snapshot, verdict)))
     st.caption(view.race_notes(snapshot, verdict))

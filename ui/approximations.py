@@ -25,10 +25,11 @@ import gelu_core
 from gelu_core import APPROXIMATE, gelu
 from gelu_core.activations import GATES
 from gelu_core.analysis import approximation_error, worst_error
-from gelu_core.shared import memo
+from ui import plain
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
-from ui.format import count, fixed, percent, power_of_ten, sci, sig
+from ui.format import count, fixed, percent, power_of_ten, sci
+from ui.i18n import N_, SOURCE, _, current, form_name, memo
 from ui.lesson import Question
 from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -39,12 +40,13 @@ DTYPES = ("float32", "bfloat16", "float16")
 
 CONTROLS = PageControls("approximations", (
     Control("tabs", "approximations_view", "View", APPROXIMATIONS_VIEWS[0], dict(options=APPROXIMATIONS_VIEWS)),
-    Control("slider", "approximations_range", "Range of x", (-6.0, 6.0),
+    Control("slider", "approximations_range", N_("Range of x"), (-6.0, 6.0),
             dict(min_value=-12.0, max_value=12.0, step=0.5,
-                 help="Stretch it to -12 to see the tails, where relative error grows.")),
+                 help=N_("Stretch it to -12 to see the tails, where relative error grows."))),
     LESSON_FORM,  # the tab "What PyTorch computes" shows PyTorch's exact form for sigmoid, which it lacks
-    Control("multiselect", "approximations_fw_dtypes", "Number formats", ["float32", "bfloat16"], dict(options=DTYPES)),
-    Control("slider", "approximations_fw_range", "Range of x", (-12.0, 4.0),
+    Control("multiselect", "approximations_fw_dtypes", N_("Number formats"), ["float32", "bfloat16"],
+            dict(options=DTYPES)),
+    Control("slider", "approximations_fw_range", N_("Range of x"), (-12.0, 4.0),
             dict(min_value=-12.0, max_value=12.0, step=0.5)),
 ), renamed={**{f"approx_{name}": f"approximations_{name}"  # an older link's keys start "approx_"
                for name in ("view", "range", "fw_dtypes", "fw_range")},
@@ -56,15 +58,18 @@ CONTROLS = PageControls("approximations", (
 def _truth(form: str) -> tuple[str, str]:
     from gelu_core.analysis import worst_error
 
-    _, worst = worst_error("tanh")
-    right = ("more than 0.01" if worst > 0.01 else "between 0.0001 and 0.01" if worst > 1e-4
-             else "less than 0.0001")
-    return right, f"The tanh form is at most {sci(worst)} away from exact GELU, anywhere on the number line."
+    _where, worst = worst_error("tanh")
+    right = CHOICES[0] if worst > 0.01 else CHOICES[1] if worst > 1e-4 else CHOICES[2]
+    return right, _("The tanh form is at most {error} away from exact GELU, anywhere on the number line.").format(
+        error=sci(worst))
+
+
+CHOICES = (N_("more than 0.01"), N_("between 0.0001 and 0.01"), N_("less than 0.0001"))
 
 
 QUESTION = Question(
-    "How far is the tanh form from exact GELU, at worst?",
-    ("more than 0.01", "between 0.0001 and 0.01", "less than 0.0001"), _truth,
+    N_("How far is the tanh form from exact GELU, at worst?"),
+    CHOICES, _truth,
     hides="the three forms' chart, their errors and what PyTorch computes")
 
 
@@ -79,7 +84,7 @@ def torch_form(form: str) -> str:
 
 
 FORM_KEYS = {"none": "gelu", "tanh": "gelu_tanh", "sigmoid": "gelu_sigmoid"}  # approximate -> palette key
-FORM_LABELS = {"none": "exact  x·Φ(x)", "tanh": "tanh form", "sigmoid": "sigmoid form"}
+FORM_LABELS = {"none": N_("exact  x·Φ(x)"), "tanh": N_("tanh form"), "sigmoid": N_("sigmoid form")}
 ERROR_FLOOR = 1e-12
 # Points per curve: about one per pixel of a desktop chart's width, smooth to the eye (801, twice as many, made a
 # move of the range cost the browser 1.6x Plotly's own floor for three charts, 401 makes it 1.45x).
@@ -149,7 +154,8 @@ def forms_figure(x, values: Mapping[str, np.ndarray], *, height: int = 380,
                  axes: Mapping[str, Mapping] | None = None) -> go.Figure:
     """The exact, tanh and sigmoid GELU on one chart (``values`` maps approximate -> GELU(x)); ``axes``: the
     view (``view_axes``), laid over the axes."""
-    traces = [line_trace(x, y, name=FORM_LABELS[a], key=FORM_KEYS[a], hover_format=".6f") for a, y in values.items()]
+    traces = [line_trace(x, y, name=_(FORM_LABELS[a]), key=FORM_KEYS[a], hover_format=".6f")
+              for a, y in values.items()]
     return quick_figure(traces, _with_axes(base_layout("x", "GELU(x)", height=height), axes))
 
 
@@ -172,18 +178,19 @@ def error_figure(
     if kind not in ("absolute", "relative"):
         raise ValueError(f"kind must be 'absolute' or 'relative', got {kind!r}")
     x = np.asarray(x, dtype=np.float64)
-    layout = base_layout("x", f"{kind} error", height=height)
+    layout = base_layout("x", _("absolute error") if kind == "absolute" else _("relative error"), height=height)
     traces = [
-        line_trace(x, _positive(err), name=FORM_LABELS[a], key=FORM_KEYS[a], hover_format=".3e")
+        line_trace(x, _positive(err), name=_(FORM_LABELS[a]), key=FORM_KEYS[a], hover_format=".3e")
         for a, err in errors.items()
     ]
     lo, hi = float(x.min()), float(x.max())
     for a, (at_x, value) in (worst or {}).items():
         sides = [s * abs(at_x) for s in (-1.0, 1.0) if lo <= s * abs(at_x) <= hi]
         if sides:
-            trace = marker_trace(sides, [value] * len(sides), name=f"largest error, {FORM_LABELS[a]}",
-                                 key=FORM_KEYS[a])
-            trace["hovertemplate"] = f"x = %{{x:.4f}}<br>%{{y:.3e}}<extra>largest, {a}</extra>"
+            name = _("largest error, {form}").format(form=_(FORM_LABELS[a]))
+            trace = marker_trace(sides, [value] * len(sides), name=name, key=FORM_KEYS[a])
+            largest = _("largest, {form}").format(form=form_name(a))
+            trace["hovertemplate"] = f"x = %{{x:.4f}}<br>%{{y:.3e}}<extra>{largest}</extra>"
             traces.append(trace)
     if kind == "relative":
         layout["shapes"] = [_hline(1.0, NEUTRAL)]
@@ -252,16 +259,14 @@ def forms_words(lo: float, hi: float) -> str:
     return overlap_words({a: gelu(x, a) for a in APPROXIMATE})
 
 
-ERRORS_CAPTION = (
-    "Absolute error is |approximation − exact|; relative error divides it by |exact|. Both are drawn on a "
-    "log scale that stops at 10⁻¹²: smaller errors, and exact zeros, fall below it. The error is the same at "
-    "-x and +x, so each worst point is marked on both sides. "
-)
+ERRORS_CAPTION = N_("Absolute error is |approximation − exact|; relative error divides it by |exact|. Both are drawn "
+                    "on a log scale that stops at 10⁻¹²: smaller errors, and exact zeros, fall below it. The error is "
+                    "the same at -x and +x, so each worst point is marked on both sides.")
 
 
 def errors_words(lo: float) -> str:
-    """The error charts' caption for a range that starts at lo."""
-    return ERRORS_CAPTION + tail_words(lo, *(float(gelu(lo, a)) for a in APPROXIMATE))
+    """The error charts' caption for a range that starts at lo: two paragraphs' sentences, one after the other."""
+    return " ".join([_(ERRORS_CAPTION), tail_words(lo, *(float(gelu(lo, a)) for a in APPROXIMATE))])
 
 
 def _dotted(axes: Mapping[str, Mapping]) -> dict:
@@ -301,7 +306,7 @@ def range_live_table() -> dict:
     columns = {name: {key: [v[key] if v else None for v in views[name]] for key in next(filter(None, views[name]))
                       if key.endswith(("range", "tickvals", "ticktext"))} for name in VIEW_CHARTS}
     return live_table({"key": CONTROLS["range"].key, **o}, thumbs=2, pack=True,
-                      spoken=["x from {}", "x to {}"],
+                      spoken=[_("x from {}"), _("x to {}")],
                       texts=[(FORMS_CAPTION, 0, forms_text), (ERRORS_CAPTION_AT, 0, errors_text)],
                       views={f"chart_{name}": column for name, column in columns.items()})
 
@@ -322,7 +327,7 @@ def framework_figure(
     it (for normal numbers).  ``cliff`` = (dtype, a): torch returns 0 for every
     x <= a; a dotted line at a, named in the legend, when a is inside the plotted range.
     """
-    layout = base_layout("x", "relative error vs float64", height=height)
+    layout = base_layout("x", _("relative error vs float64"), height=height)
     traces = []
     for run in runs:
         name = f"torch {run.dtype}"
@@ -343,7 +348,8 @@ def framework_figure(
             shapes.append(_vline(at, DTYPE_COLORS[dtype]))
             # named in the legend, not beside the line: on a phone every spot beside it holds a curve or a gridline
             traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", meta=f"cliff:{dtype}",
-                               name=f"{dtype}: 0 for every x ≤ {at:.2f}", hoverinfo="skip",
+                               name=_("{dtype}: 0 for every x ≤ {x}").format(dtype=dtype, x=fixed(at, 2)),
+                               hoverinfo="skip",
                                line=dict(color=DTYPE_COLORS[dtype], width=1, dash="dot")))
     layout["shapes"] = shapes
     _log_yaxis(layout, max(1.0, _top(r.torch_rel_error for r in runs)), percent_at_1=True)
@@ -355,29 +361,30 @@ def framework_tables(runs: Sequence[FrameworkRun], *, ours: FrameworkRun) -> lis
     the float64 truth beside gelu_core's own result in ``ours.dtype``; then per dtype, named by it, torch's value
     and its relative error."""
     x = runs[0].x.tolist()
-    tables = [("truth", f"The true value, and this app's {ours.dtype}",
-               {"x": x, "exact (float64)": runs[0].exact.tolist(), f"gelu_core {ours.dtype}": ours.ours.tolist()})]
+    tables = [("truth", _("The true value, and this app's {dtype}").format(dtype=ours.dtype),
+               {"x": x, _("exact (float64)"): runs[0].exact.tolist(), f"gelu_core {ours.dtype}": ours.ours.tolist()})]
     for run in runs:
-        tables.append((run.dtype, f"torch {run.dtype}", {"x": x, f"torch {run.dtype}": run.torch_value.tolist(),
-                                                         f"rel. error {run.dtype}": run.torch_rel_error.tolist()}))
+        tables.append((run.dtype, f"torch {run.dtype}", {
+            "x": x, f"torch {run.dtype}": run.torch_value.tolist(),
+            _("rel. error {dtype}").format(dtype=run.dtype): run.torch_rel_error.tolist()}))
     return tables
 
 
 LIMITS = (  # (row label, key of gelu_core's limits): where an answer of 0 begins, nearest the cliff first
-    ("torch: every x ≤", "every"),
-    ("torch: some x up to", "some"),
-    ("true GELU rounded: x ≤", "holds"),
+    (N_("torch: every x ≤"), "every"),
+    (N_("torch: some x up to"), "some"),
+    (N_("true GELU rounded: x ≤"), "holds"),
 )
 
 
 def limits_table(limits: Mapping[str, Mapping[str, float]]) -> dict[str, list]:
     """Where the answer becomes 0, one row per dtype and limit (three narrow columns: dtype, which limit, x)."""
-    table: dict[str, list] = {"dtype": [], "returns 0": [], "x": []}
+    columns = ("dtype", _("returns 0"), "x")
+    table: dict[str, list] = {c: [] for c in columns}
     for dtype, values in limits.items():
         for label, key in LIMITS:
-            table["dtype"].append(dtype)
-            table["returns 0"].append(label)
-            table["x"].append(values[key])
+            for column, value in zip(columns, (dtype, _(label), values[key]), strict=True):
+                table[column].append(value)
     return table
 
 
@@ -395,17 +402,27 @@ def cliff_words(limits: Mapping[str, Mapping[str, float]]) -> str:
     none = [d for d, v in limits.items() if v["every"] - v["holds"] <= 0]
     parts = []
     if far:
-        parts.append(f"{_and(list(far))} it lies far to the left of torch's cliff "
-                     f"({_and([fixed(g, 2) for g in far.values()])} further)")
+        parts.append(_("for {dtypes} it lies far to the left of torch's cliff ({gaps} further)").format(
+            dtypes=_and(list(far)), gaps=_and([fixed(g, 2) for g in far.values()])))
     if near:
-        parts.append(f"{_and(list(near))} only {_and([fixed(g, 2) for g in near.values()])} to the left")
+        parts.append(_("for {dtypes} only {gaps} to the left").format(
+            dtypes=_and(list(near)), gaps=_and([fixed(g, 2) for g in near.values()])))
     if none:
-        parts.append(f"{_and(none)} at torch's cliff or right of it: torch loses nothing a perfect kernel could keep")
-    return ("For " + "; for ".join(parts) + ".") if parts else ""
+        parts.append(_("for {dtypes} at torch's cliff or right of it: torch loses nothing a perfect kernel could "
+                       "keep").format(dtypes=_and(none)))
+    if not parts:
+        return ""
+    words = _("{clauses}.").format(clauses=_("; ").join(parts))
+    return words[:1].upper() + words[1:]
 
 
 def _and(items: Sequence[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    """Items as a list in the reader's language ("a, b and c"; Babel's list pattern outside English)."""
+    if current() == SOURCE:
+        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    from babel.lists import format_list
+
+    return format_list(list(items), locale=current().replace("-", "_"))
 
 
 def times(r: float) -> str:
@@ -417,7 +434,7 @@ def times(r: float) -> str:
     if r < 10:
         return fixed(r, 1)
     if r < 1e6:
-        return count(round(float(sig(r, 2))))
+        return count(round(float(plain.sig(r, 2))))  # rounded as plain digits, then shown in the reader's way
     return sci(r, 1)
 
 
@@ -431,16 +448,16 @@ def how_far(approx: float, exact: float) -> str:
     """
     r = approx / exact
     if r >= 2:
-        return f"{times(r)} times the true value"
+        return _("{times} times the true value").format(times=times(r))
     if r > 1:
-        return f"{percent(r - 1)} too large"
+        return _("{share} too large").format(share=percent(r - 1))
     if r == 1:
-        return "exactly the true value"
+        return _("exactly the true value")
     if r > 0.5:
-        return f"{percent(1 - r)} too small"
+        return _("{share} too small").format(share=percent(1 - r))
     if r > 0:
-        return f"the true value divided by {times(1 / r)}"
-    return "0" if r == 0 else "of the wrong sign"
+        return _("the true value divided by {times}").format(times=times(1 / r))
+    return "0" if r == 0 else _("of the wrong sign")
 
 
 def overlap_words(values: Mapping[str, np.ndarray]) -> str:
@@ -454,20 +471,24 @@ def overlap_words(values: Mapping[str, np.ndarray]) -> str:
     exact = np.asarray(values["none"], dtype=np.float64)
     gap = max(float(np.max(np.abs(np.asarray(v, dtype=np.float64) - exact))) for a, v in values.items() if a != "none")
     span = float(np.ptp(np.concatenate([np.asarray(v, dtype=np.float64) for v in values.values()]))) or 1.0
-    share = f"{sci(gap)} apart, {percent(gap / span)} of the chart's height"
     if gap <= 0.01 * span:
-        return f"At this scale the three curves lie on top of each other (at most {share}); the error charts zoom in."
-    return f"Here the forms part visibly (up to {share}); the error charts show by how much."
+        words = _("At this scale the three curves lie on top of each other (at most {gap} apart, {share} of the "
+                  "chart's height); the error charts zoom in.")
+    else:
+        words = _("Here the forms part visibly (up to {gap} apart, {share} of the chart's height); the error charts "
+                  "show by how much.")
+    return words.format(gap=sci(gap), share=percent(gap / span))
 
 
 def tail_words(x: float, exact: float, tanh: float, sigmoid: float) -> str:
     """The sentence on the far left of the range: the true GELU at x and what each form makes of it."""
     if x >= -1:
-        return ("Stretch the range to the left to see where the forms part ways: there the true value is tiny and "
-                "small absolute errors are large relative ones.")
-    return (f"Far left the true value is tiny and the forms part ways: at x = {fixed(x, 1)}, the left end of the "
-            f"range, exact GELU is {sci(exact)}; the tanh form gives {sci(tanh)}, {how_far(tanh, exact)}, and the "
-            f"sigmoid form {sci(sigmoid)}, {how_far(sigmoid, exact)}.")
+        return _("Stretch the range to the left to see where the forms part ways: there the true value is tiny and "
+                 "small absolute errors are large relative ones.")
+    return _("Far left the true value is tiny and the forms part ways: at x = {x}, the left end of the range, exact "
+             "GELU is {exact}; the tanh form gives {tanh}, {tanh_far}, and the sigmoid form {sigmoid}, "
+             "{sigmoid_far}.").format(x=fixed(x, 1), exact=sci(exact), tanh=sci(tanh), tanh_far=how_far(tanh, exact),
+                                      sigmoid=sci(sigmoid), sigmoid_far=how_far(sigmoid, exact))
 
 
 def digits_words(roundoff: Mapping[str, float]) -> str:
@@ -477,9 +498,10 @@ def digits_words(roundoff: Mapping[str, float]) -> str:
     ...                                                                  "float16": 2.0**-11}))
     [('float32', '7'), ('bfloat16', '2'), ('float16', '3')]
     """
-    said = [f"{d} about {round(-math.log10(u))}" for d, u in roundoff.items()]
-    first = said[0].replace(" about ", " keeps about ", 1) + " significant digits"
-    return _and([first, *said[1:]]) if len(said) > 1 else first
+    (d0, u0), *rest = roundoff.items()
+    first = _("{dtype} keeps about {n} significant digits").format(dtype=d0, n=round(-math.log10(u0)))
+    said = [_("{dtype} about {n}").format(dtype=d, n=round(-math.log10(u))) for d, u in rest]
+    return _and([first, *said]) if said else first
 
 
 # ---------------------------------------------------------------- what the page computes, kept for every session

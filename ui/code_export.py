@@ -30,7 +30,7 @@ from typing import Any
 
 from gelu_core.shared import memo
 from ui.controls import PageControls
-from ui.format import full as number  # noqa: F401  a float as a literal that reads back the same
+from ui.plain import full as number  # noqa: F401  a float as a literal that reads back the same
 
 Values = Mapping[str, Any]
 
@@ -132,7 +132,8 @@ def _source(objects: tuple, backend: str, named: tuple) -> str:
         module, name = pending.pop()
         node = _definitions(module, parsed)[1][name]
         if isinstance(node, ast.ImportFrom):  # taken from another module of the app: printed from there
-            pending.append((node.module, name))
+            found = inspect.unwrap(getattr(importlib.import_module(node.module), name))  # ui.format's: ui.plain's
+            pending.append((found.__module__, found.__name__) if callable(found) else (node.module, name))
         elif (module, name) not in chosen:
             chosen[module, name] = node
             used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
@@ -190,7 +191,7 @@ def imports(code: str) -> str:
 def fill(template: str, **fields: Any) -> str:
     """The template with each ``$name`` replaced (every name must be given) and ``$imports`` by the imports the
     filled text uses, followed by the blank lines ruff's isort wants; no trailing blank lines."""
-    head, _, rest = Template(template).substitute(fields, imports="\0").partition("\0")
+    head, _gap, rest = Template(template).substitute(fields, imports="\0").partition("\0")
     rest = rest.lstrip("\n")
     first = next((line for line in rest.splitlines() if not line.startswith("#")), "")
     gap = "\n\n\n" if first.startswith(("def ", "class ", "@")) else "\n\n"

@@ -20,7 +20,8 @@ from typing import Any
 
 import gelu_core
 from gelu_core import ACTIVATIONS, form_word
-from ui.format import fixed
+from ui.format import fixed, local
+from ui.i18n import N_, _
 
 # the keyword that carries a widget's initial value differs between widgets
 _DEFAULT_ARG = {"multiselect": "default", "segmented_control": "default", "pills": "default", "tabs": "default"}
@@ -44,13 +45,17 @@ class Control:
     bound: bool = True  # False: a helper widget that follows another (not in the URL)
 
     def kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``st.<widget>``: label, initial value, key, ``bind="query-params"``, options."""
+        """Keyword arguments for ``st.<widget>``: label, initial value, key, ``bind="query-params"``, options; the
+        label, help and placeholder in the reader's language (a choice's words stay as the URL holds them)."""
         default = list(self.default) if isinstance(self.default, list) else self.default
         args: dict[str, Any] = {"key": self.key, **self.options}
+        for words in ("help", "placeholder"):
+            if isinstance(args.get(words), str):
+                args[words] = _(args[words])
         if self.widget == "tabs":
             args["tabs"] = args.pop("options")
         else:
-            args["label"] = self.label
+            args["label"] = _(self.label)
         if self.widget == "selectbox":
             args["index"] = tuple(self.options["options"]).index(default)
         else:
@@ -67,9 +72,9 @@ class Control:
     def shown(self, value: Any) -> str:
         """A value as the page shows it (for the note that the default is back)."""
         if isinstance(value, (tuple, list)):
-            return " … ".join(self.shown(v) for v in value) if value else "none"
+            return " … ".join(self.shown(v) for v in value) if value else _("none")
         if isinstance(value, bool):
-            return "on" if value else "off"
+            return _("on") if value else _("off")
         if isinstance(value, float):
             digits = re.search(r"\.(\d+)f", self.options.get("format", "%.2f"))
             return fixed(value, int(digits.group(1)) if digits else 2)
@@ -91,44 +96,49 @@ class Control:
             return _numbers_problem(values, wanted, integer, self.options["min_value"], self.options["max_value"])
         if w in _CHOICE_WIDGETS or w == "tabs":
             if len(values) != 1:
-                return f"takes one value, not {len(values)}"
+                return _("takes one value, not {n}").format(n=len(values))
             if values[0] not in self.choices():
-                return f"“{_short(values[0])}” is not one of {', '.join(self.choices())}"
+                return _("“{value}” is not one of {options}").format(value=_short(values[0]),
+                                                                      options=", ".join(self.choices()))
             return None
         if w == "multiselect":
             if values == [""]:
                 return None  # Streamlit's own way of writing "none chosen"
             unknown = [v for v in values if v not in self.choices()]
             if unknown:
-                return f"“{_short(unknown[0])}” is not one of {', '.join(self.choices())}"
+                return _("“{value}” is not one of {options}").format(value=_short(unknown[0]),
+                                                                      options=", ".join(self.choices()))
             if len(set(values)) != len(values):
-                return "names an option twice"
+                return _("names an option twice")
             return None
         if w == "toggle":
-            return None if len(values) == 1 and values[0].lower() in ("true", "false") else "is not true or false"
+            return None if len(values) == 1 and values[0].lower() in ("true", "false") else _("is not true or false")
         if w == "text_input":
             if len(values) != 1:
-                return f"takes one value, not {len(values)}"
+                return _("takes one value, not {n}").format(n=len(values))
             most = self.options.get("max_chars")
-            return f"is longer than {most} characters" if most and len(values[0]) > most else None
+            return _("is longer than {n} characters").format(n=most) if most and len(values[0]) > most else None
         raise ValueError(f"no URL rule for widget {w!r}")
 
 
 def _numbers_problem(values: list[str], wanted: int, integer: bool, lo, hi) -> str | None:
     if values == [""]:
-        return "is empty"
+        return _("is empty")
     if len(values) != wanted:
-        return f"takes {'one value' if wanted == 1 else f'{wanted} values'}, not {len(values)}"
-    kind = "a whole number" if integer else "a number"
+        if wanted == 1:
+            return _("takes one value, not {n}").format(n=len(values))
+        return _("takes {wanted} values, not {n}").format(wanted=wanted, n=len(values))
     for text in values:
         if len(text) > 32:  # no control's value needs more characters; int() of a huge one is slow
-            return f"“{_short(text)}” is too long for a number"
+            return _("“{value}” is too long for a number").format(value=_short(text))
         try:
             v = int(text) if integer else float(text)
         except ValueError:
-            return f"“{_short(text)}” is not {kind}"
+            return (_("“{value}” is not a whole number") if integer else _("“{value}” is not a number")).format(
+                value=_short(text))
         if not (integer or math.isfinite(v)) or not lo <= v <= hi:
-            return f"{_short(text)} is not between {lo:g} and {hi:g}"
+            return _("{value} is not between {low} and {high}").format(
+                value=_short(text), low=local(f"{lo:g}"), high=local(f"{hi:g}"))
     return None
 
 
@@ -180,17 +190,20 @@ def parse_points(text: str | None) -> list[float]:
     cleaned = (text or "").replace("\u2212", "-").replace("\u2013", "-").strip()
     tokens = [t for t in _SEPARATORS.split(cleaned) if t]
     if not tokens:
-        raise ValueError("Type a few numbers separated by commas, for example: -2, -1, 0, 1, 2")
+        raise ValueError(_("Type a few numbers separated by commas, for example: -2, -1, 0, 1, 2"))
     if len(tokens) > MAX_POINTS:
-        raise ValueError(f"That is {len(tokens)} numbers; the table takes at most {MAX_POINTS}.")
+        raise ValueError(_("That is {n} numbers; the table takes at most {most}.").format(n=len(tokens),
+                                                                                          most=MAX_POINTS))
     values = []
     for token in tokens:
         try:
             v = float(token)
         except ValueError:
-            raise ValueError(f"“{token[:20]}” is not a number. Use digits, a minus sign and a dot, like -0.5") from None
+            raise ValueError(_("“{value}” is not a number. Use digits, a minus sign and a dot, like -0.5").format(
+                value=token[:20])) from None
         if not math.isfinite(v) or abs(v) > MAX_ABS_POINT:
-            raise ValueError(f"“{token[:20]}” is too large: keep each number between -1e6 and 1e6.")
+            raise ValueError(_("“{value}” is too large: keep each number between -1e6 and 1e6.").format(
+                value=token[:20]))
         values.append(v)
     return values
 
@@ -226,9 +239,9 @@ GELU_FORM = dict(options=gelu_core.APPROXIMATE, format_func=form_word, required=
 # The GELU form of the whole lesson: tanh, as GPT-2 and the book's chapter 4 compute it, until the student chooses
 # another.  One control, drawn above every page whose CONTROLS include it (draw.lesson.lesson_top), kept from page
 # to page and in the link (?form=exact).
-LESSON_FORM = Control("segmented_control", "form", "GELU form, on every page", "tanh",
-                      dict(GELU_FORM, help="tanh is what GPT-2 and the book's chapter 4 compute; exact is x·Φ(x); "
-                                           "sigmoid is x·σ(1.702x). Every page of the lesson uses the form you "
-                                           "choose here."))
+LESSON_FORM = Control("segmented_control", "form", N_("GELU form, on every page"), "tanh",
+                      dict(GELU_FORM, help=N_("tanh is what GPT-2 and the book's chapter 4 compute; exact is x·Φ(x); "
+                                              "sigmoid is x·σ(1.702x). Every page of the lesson uses the form you "
+                                              "choose here.")))
 LAB_ACTIVATIONS = ("gelu_tanh", "gelu", "gelu_sigmoid", "relu", "silu", "leaky_relu", "elu", "softplus", "sigmoid",
                    "tanh")

@@ -10,10 +10,10 @@ import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core.activations import ACTIVATIONS, GATES
-from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls, param_range, parse_points, short_label
 from ui.format import fixed, percent
+from ui.i18n import N_, _, form_name, memo
 from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -21,22 +21,22 @@ from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figur
 
 OVERLAYS = tuple(name for name in ACTIVATIONS if name != "relu")  # Curves draws ReLU always
 CONTROLS = PageControls("curves", (
-    Control("slider", "curves_range", "Range of x", (-3.0, 3.0),
+    Control("slider", "curves_range", N_("Range of x"), (-3.0, 3.0),
             dict(min_value=-10.0, max_value=10.0, step=0.5, format="%.1f")),
-    Control("slider", "curves_n", "Points on each curve", 100,
+    Control("slider", "curves_n", N_("Points on each curve"), 100,
             dict(min_value=2, max_value=1000, step=1,
-                 help="The source draws 100 points: torch.linspace(-3, 3, 100).")),
-    Control("slider", "curves_x", "Probe x", -1.0,
+                 help=N_("The source draws 100 points: torch.linspace(-3, 3, 100)."))),
+    Control("slider", "curves_x", N_("Probe x"), -1.0,
             dict(min_value=-10.0, max_value=10.0, step=0.1, format="%.2f")),
     LESSON_FORM,
-    Control("multiselect", "curves_more", "Overlay other activations", [],
+    Control("multiselect", "curves_more", N_("Overlay other activations"), [],
             dict(options=OVERLAYS, format_func=short_label, placeholder="Sigmoid, Tanh, SiLU, ...")),
-    Control("slider", "curves_slope", "Leaky ReLU slope a", 0.01,
+    Control("slider", "curves_slope", N_("Leaky ReLU slope a"), 0.01,
             dict(param_range("leaky_relu", "negative_slope"), step=0.01, format="%.2f")),
     Control("slider", "curves_alpha", "ELU α", 1.0,
             dict(param_range("elu", "alpha"), step=0.1, format="%.1f")),
-    Control("text_input", "curves_points", "Values at these x", "-2, -1, 0, 1, 2",
-            dict(max_chars=200, help="Numbers separated by commas, at most 25.")),
+    Control("text_input", "curves_points", N_("Values at these x"), "-2, -1, 0, 1, 2",
+            dict(max_chars=200, help=N_("Numbers separated by commas, at most 25."))),
 ), renamed={"curves_form": LESSON_FORM.key})  # an older link names the form per page
 
 
@@ -44,14 +44,31 @@ CONTROLS = PageControls("curves", (
 
 def _truth(form: str) -> tuple[str, str]:
     y = gelu_core.gelu(3.0, approximate=form)
-    right = "almost exactly 3" if abs(y - 3.0) < 0.01 else "well below 3" if y < 3 else "above 3"
-    return right, (f"GELU(3) = {fixed(y)} in the {gelu_core.form_word(form)} form: the gate is "
-                   f"{percent(gelu_core.gelu_gate(3.0, approximate=form))} open, so a large positive number passes "
-                   "almost unchanged, as with ReLU.")
+    right = CHOICES[1] if abs(y - 3.0) < 0.01 else CHOICES[0] if y < 3 else CHOICES[2]
+    return right, _("GELU(3) = {y} in the {form} form: the gate is {open} open, so a large positive number passes "
+                    "almost unchanged, as with ReLU.").format(y=fixed(y), form=form_name(form),
+                                                              open=percent(gelu_core.gelu_gate(3.0, approximate=form)))
 
 
-QUESTION = Question("What is GELU(3) ({form} form)?", ("well below 3", "almost exactly 3", "above 3"), _truth,
+CHOICES = (N_("well below 3"), N_("almost exactly 3"), N_("above 3"))
+QUESTION = Question(N_("What is GELU(3) ({form} form)?"), CHOICES, _truth,
                     hides="the sentences that open the page, the chart, the probe's readouts and the values table")
+
+
+# gelu_core's description of each activation (gelu_core speaks English only), for extraction; the page shows
+# ``_(activation.description)`` (tests/test_i18n.py holds the two the same)
+DESCRIPTIONS = {
+    "relu": N_("A hard rule: negatives become 0, positives pass unchanged."),
+    "gelu": N_("x times the chance that a standard-normal sample falls below x."),
+    "gelu_tanh": N_("The cheaper approximation used by GPT-2 and chapter 4 of the book."),
+    "gelu_sigmoid": N_("The cheapest approximation: a sigmoid gate squeezed to match Phi."),
+    "sigmoid": N_("Squashes any number into (0, 1); the classic gate of early networks."),
+    "tanh": N_("Squashes into (-1, 1), centred on zero."),
+    "silu": N_("GELU's close cousin: x gated by a sigmoid instead of Phi (Llama uses it)."),
+    "leaky_relu": N_("ReLU that lets a fixed fraction a of each negative through."),
+    "elu": N_("Smooth on the negative side, levelling off at -alpha."),
+    "softplus": N_("A smooth ReLU that never goes negative."),
+}
 
 
 PARAM_SYMBOLS = {"negative_slope": "a", "alpha": "α"}
@@ -75,7 +92,8 @@ def table_points(text: str | None) -> tuple[list[float], str | None]:
     try:
         return parse_points(text), None
     except ValueError as err:
-        return parse_points(CONTROLS["points"].default), f"{err} Meanwhile the table shows the default points."
+        note = _("{problem} Meanwhile the table shows the default points.").format(problem=err)
+        return parse_points(CONTROLS["points"].default), note
 
 
 def chosen_overlays(approximate: str, overlays: Sequence[str]) -> list[str]:
@@ -95,11 +113,14 @@ def shape_words(approximate: str) -> str:
     from ui.derivative import landmarks  # GELU's minimum, found once per form
 
     low = landmarks(approximate).minimum
-    dip = "a little" if -low.value < 0.25 else "well"
-    return ("ReLU lies flat on zero for every negative x and follows x for every positive one. "
-            f"GELU ({gelu_core.form_word(approximate)}) dips {dip} below zero, to {fixed(low.value)} at "
-            f"x = {fixed(low.x)}, turns smoothly through the origin and joins the line y = x as x grows: "
-            f"GELU(3) = {fixed(gelu_core.gelu(3.0, approximate=approximate))}.")
+    words = (_("ReLU lies flat on zero for every negative x and follows x for every positive one. GELU ({form}) dips "
+               "a little below zero, to {low} at x = {x}, turns smoothly through the origin and joins the line y = x "
+               "as x grows: GELU(3) = {at3}.") if -low.value < 0.25 else
+             _("ReLU lies flat on zero for every negative x and follows x for every positive one. GELU ({form}) dips "
+               "well below zero, to {low} at x = {x}, turns smoothly through the origin and joins the line y = x as "
+               "x grows: GELU(3) = {at3}."))
+    return words.format(form=form_name(approximate), low=fixed(low.value), x=fixed(low.x),
+                        at3=fixed(gelu_core.gelu(3.0, approximate=approximate)))
 
 
 def probe_readout(x: float, approximate: str) -> dict[str, float]:
@@ -116,19 +137,19 @@ READOUT = "curves_readout"  # the container of the three metrics: the live layer
 
 def readout_texts(x: float, approximate: str) -> dict[str, str]:
     """The three metrics' labels and values at one x, as the page shows them."""
-    form = gelu_core.form_word(approximate)
+    form = form_name(approximate)
     r = probe_readout(x, approximate)
     at = fixed(x, 2)
     return {"relu_label": f"ReLU({at})", "relu": fixed(r["relu"]),
             "gelu_label": f"GELU({at}), {form}", "gelu": fixed(r["gelu"]),
-            "gate_label": f"gate({at}), {form}", "gate": fixed(r["gate"])}
+            "gate_label": _("gate({at}), {form}").format(at=at, form=form), "gate": fixed(r["gate"])}
 
 
 def outside_note(x: float, lo: float, hi: float) -> str:
     """The sentence under the readouts when the probe is off the chart ("" when it is on it)."""
     if lo <= x <= hi:
         return ""
-    return f"The probe x = {fixed(x, 2)} lies outside the plotted range: widen the range to see it."
+    return _("The probe x = {x} lies outside the plotted range: widen the range to see it.").format(x=fixed(x, 2))
 
 
 @memo(entry_bytes=256 * 1024)  # 100 KB measured
@@ -142,12 +163,13 @@ def _probe_columns(approximate: str) -> dict[str, tuple]:
     xs = grid(o["min_value"], o["max_value"], o["step"])
     relu, gelu = gelu_core.relu(xs), gelu_core.gelu(xs, approximate=approximate)
     gate = gelu_core.gelu_gate(xs, approximate=approximate)
-    form = gelu_core.form_word(approximate)
+    form = form_name(approximate)
     at = [fixed(float(x), 2) for x in xs]
     return {"x": tuple(xs.tolist()), "y_relu": tuple(relu.tolist()), "y_gelu": tuple(gelu.tolist()),
             "relu_label": tuple(f"ReLU({a})" for a in at), "relu": tuple(fixed(float(v)) for v in relu),
             "gelu_label": tuple(f"GELU({a}), {form}" for a in at), "gelu": tuple(fixed(float(v)) for v in gelu),
-            "gate_label": tuple(f"gate({a}), {form}" for a in at), "gate": tuple(fixed(float(v)) for v in gate)}
+            "gate_label": tuple(_("gate({at}), {form}").format(at=a, form=form) for a in at),
+            "gate": tuple(fixed(float(v)) for v in gate)}
 
 
 def probe_live_table(approximate: str, lo: float, hi: float) -> dict:
@@ -189,7 +211,7 @@ def curves_figure(lo: float, hi: float, n: int, approximate: str, probe: float, 
         marker_trace(probe, r["gelu"], name=f"GELU({fixed(probe, 2)})", key=key),
     ]
     # each overlay adds a legend entry, a line of its own on a phone: the chart grows by one such line per overlay
-    layout = base_layout("x", "activation(x)", height=420 + 22 * (len(traces) - 4))
+    layout = base_layout("x", _("activation(x)"), height=420 + 22 * (len(traces) - 4))
     # Fixed axes: the range of x the student chose, and y over every curve there and both markers at every probe
     # position inside it, so that moving the probe (live, in the browser, or by a rerun) moves nothing else.
     layout["xaxis"]["range"] = [float(lo), float(hi)]
@@ -217,10 +239,10 @@ def values_tables(points: Sequence[float], approximate: str, overlays: Sequence[
     phone's width even for x = -1e6: ReLU beside the GELU form, then its gate, then the overlays two by two."""
     params = params or {}
     x = np.asarray(points, dtype=np.float64)  # (k,)
-    form = gelu_core.form_word(approximate)
+    form = form_name(approximate)
     tables = [
         {"x": x, "ReLU(x)": gelu_core.relu(x), f"GELU(x), {form}": gelu_core.gelu(x, approximate=approximate)},
-        {"x": x, f"gate(x), {form}": gelu_core.gelu_gate(x, approximate=approximate)},
+        {"x": x, _("gate(x), {form}").format(form=form): gelu_core.gelu_gate(x, approximate=approximate)},
     ]
     names = chosen_overlays(approximate, overlays)
     for i in range(0, len(names), 2):
@@ -269,7 +291,7 @@ def _name(formula) -> str:
 def code(values: Values) -> str:
     v = settings(CONTROLS, values)
     approximate = v["form"]
-    points, _ = table_points(v["points"])  # the default points while the typed ones are not numbers, as the page
+    points, _problem = table_points(v["points"])  # the default points while the typed ones are not numbers, as the page
     params = {name: {param: float(v[control])} for name, (control, param) in OVERLAY_PARAMS.items()}
     overlays = [ACTIVATIONS[n] for n in chosen_overlays(approximate, v["more"])]  # as the page
     formulas = [GATES[approximate]]

@@ -12,10 +12,10 @@ import gelu_core
 from gelu_core import activations
 from gelu_core.activations import ACTIVATIONS, GATE_SLOPES, GATES
 from gelu_core.analysis import MINIMUM_BRACKET, SLOPE_EXTREME_BRACKETS, Point, gelu_grad_extremes, gelu_minimum
-from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
-from ui.format import fixed, readable
+from ui.format import fixed, local, readable
+from ui.i18n import N_, _, form_name, memo
 from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -23,9 +23,9 @@ from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figur
 
 CONTROLS = PageControls("derivative", (
     LESSON_FORM,
-    Control("slider", "derivative_x", "The unit's input x", -2.0,
+    Control("slider", "derivative_x", N_("The unit's input x"), -2.0,
             dict(min_value=-4.0, max_value=4.0, step=0.1, format="%.2f")),
-    Control("slider", "derivative_nudge", "Nudge h: compare the slopes at -h and +h", 0.01,
+    Control("slider", "derivative_nudge", N_("Nudge h: compare the slopes at -h and +h"), 0.01,
             dict(min_value=0.001, max_value=1.0, step=0.001, format="%.3f")),
 ), renamed={"derivative_form": LESSON_FORM.key})  # an older link names the form per page
 
@@ -34,14 +34,18 @@ CONTROLS = PageControls("derivative", (
 
 def _truth(form: str) -> tuple[str, str]:
     s = gelu_core.gelu_grad(-2.0, form)
-    right = "exactly 0, like ReLU" if s == 0 else "small, but not 0" if abs(s) < 0.5 else "larger than 1"
-    return right, (f"GELU'(-2) = {fixed(s)} in the {gelu_core.form_word(form)} form: small, but a gradient still "
-                   "flows back through the unit, so its weights keep learning. ReLU'(-2) = 0: nothing flows back.")
+    right = CHOICES[0] if s == 0 else CHOICES[1] if abs(s) < 0.5 else CHOICES[2]
+    return right, _("GELU'(-2) = {slope} in the {form} form: small, but a gradient still flows back through the unit, "
+                    "so its weights keep learning. ReLU'(-2) = 0: nothing flows back.").format(slope=fixed(s),
+                                                                                              form=form_name(form))
+
+
+CHOICES = (N_("exactly 0, like ReLU"), N_("small, but not 0"), N_("larger than 1"))
 
 
 QUESTION = Question(
-    "At x = -2 ReLU's slope is exactly 0. What is GELU's slope there ({form} form)?",
-    ("exactly 0, like ReLU", "small, but not 0", "larger than 1"), _truth,
+    N_("At x = -2 ReLU's slope is exactly 0. What is GELU's slope there ({form} form)?"),
+    CHOICES, _truth,
     hides="the gradients passed back at x, the slope charts and where GELU bottoms out")
 
 
@@ -89,6 +93,18 @@ def nudge_words(n: Nudge) -> str:
     return change_words(abs(n.gelu[1] - n.gelu[0]), n.relu[1] - n.relu[0])
 
 
+# the metric's label for each of change_words' words (which the page's script prints as they are)
+NUDGE_LABELS = {"barely moves": N_("GELU′ ({form}) barely moves"),
+                "moves a little": N_("GELU′ ({form}) moves a little"),
+                "moves, but less than ReLU's jump": N_("GELU′ ({form}) moves, but less than ReLU's jump"),
+                "moves more than ReLU's jump": N_("GELU′ ({form}) moves more than ReLU's jump")}
+
+
+def nudge_label(n: Nudge, form: str) -> str:
+    """The metric's label for GELU′ across the nudge, in the reader's language: ``nudge_words`` in a sentence."""
+    return _(NUDGE_LABELS[nudge_words(n)]).format(form=form_name(form))
+
+
 # the Derivative page's script prints this function (ui/derivative.py, "the code for this view")
 def change_words(change: float, jump: float) -> str:
     """How far a slope moves across the nudge, in words, judged against ReLU's jump."""
@@ -110,11 +126,14 @@ def gradient_words(relu_slope: float, gelu_slope: float) -> str:
     """
     if relu_slope == 0:
         if gelu_slope == 0:
-            return "Here both pass back nothing."
-        return ("ReLU passes back nothing: the weights feeding this unit get no update from this example. "
-                f"GELU passes back {readable(gelu_slope, 4)}, so they still learn.")  # never a false 0.0000
-    more = ", a little more than all" if gelu_slope > 1 else ""
-    return f"For a positive input both pass the gradient on: ReLU all of it, GELU {fixed(gelu_slope)} of it{more}."
+            return _("Here both pass back nothing.")
+        return _("ReLU passes back nothing: the weights feeding this unit get no update from this example. GELU "
+                 "passes back {slope}, so they still learn.").format(slope=readable(gelu_slope, 4))  # never 0.0000
+    if gelu_slope > 1:
+        return _("For a positive input both pass the gradient on: ReLU all of it, GELU {slope} of it, a little more "
+                 "than all.").format(slope=fixed(gelu_slope))
+    return _("For a positive input both pass the gradient on: ReLU all of it, GELU {slope} of it.").format(
+        slope=fixed(gelu_slope))
 
 
 def negative_slope_words(approximate: str) -> str:
@@ -126,8 +145,9 @@ def negative_slope_words(approximate: str) -> str:
     """
     marks = landmarks(approximate)
     at_zero = gelu_core.gelu_grad(0.0, approximate)
-    return (f"GELU's slope there stays between {fixed(marks.steepest_down.value)} and {fixed(at_zero)}, and is 0 at "
-            f"one point only: x = {fixed(marks.minimum.x)}, where GELU bottoms out.")
+    return _("GELU's slope there stays between {low} and {at_zero}, and is 0 at one point only: x = {x}, where GELU "
+             "bottoms out.").format(low=fixed(marks.steepest_down.value), at_zero=fixed(at_zero),
+                                    x=fixed(marks.minimum.x))
 
 
 def extremes_words(marks: Landmarks) -> str:
@@ -138,11 +158,19 @@ def extremes_words(marks: Landmarks) -> str:
     (['-0.1289', '1.1289'], True)
     """
     lo, hi = marks.steepest_down.value, marks.steepest_up.value
-    first = (f"GELU′ dips below 0 (to {fixed(lo)}) left of the minimum, so GELU is not monotone" if lo < 0
-             else f"GELU′ stays at or above 0 (lowest {fixed(lo)}), so GELU never falls")
-    second = (f"overshoots 1 (up to {fixed(hi)}) on the right, so for a while GELU rises faster than x itself" if hi > 1
-              else f"stays at or below 1 (highest {fixed(hi)}), so GELU never rises faster than x")
-    return f"{first}, and {second}."
+    if lo < 0 and hi > 1:
+        words = _("GELU′ dips below 0 (to {low}) left of the minimum, so GELU is not monotone, and overshoots 1 (up "
+                  "to {high}) on the right, so for a while GELU rises faster than x itself.")
+    elif lo < 0:
+        words = _("GELU′ dips below 0 (to {low}) left of the minimum, so GELU is not monotone, and stays at or below "
+                  "1 (highest {high}), so GELU never rises faster than x.")
+    elif hi > 1:
+        words = _("GELU′ stays at or above 0 (lowest {low}), so GELU never falls, and overshoots 1 (up to {high}) on "
+                  "the right, so for a while GELU rises faster than x itself.")
+    else:
+        words = _("GELU′ stays at or above 0 (lowest {low}), so GELU never falls, and stays at or below 1 (highest "
+                  "{high}), so GELU never rises faster than x.")
+    return words.format(low=fixed(lo), high=fixed(hi))
 
 
 def relu_step(grid: np.ndarray) -> tuple[list, list]:
@@ -172,23 +200,25 @@ def slopes_figure(approximate: str, h: float, *, points: int = 401) -> go.Figure
     traces = [
         line_trace(step_x, step_y, name="ReLU′", key="relu", hover_format=".0f"),
         line_trace(grid, gelu_core.gelu_grad(grid, approximate), name=f"GELU′ ({form})", key=key),
-        marker_trace([-h, h], list(n.gelu), name=f"GELU′ at ±{h:g}", key=key, symbol="diamond", size=8),
-        marker_trace([-h, h], list(n.relu), name=f"ReLU′ at ±{h:g}", key="relu", symbol="diamond", size=8),
+        marker_trace([-h, h], list(n.gelu), name=_("GELU′ at ±{h}").format(h=local(f"{h:g}")), key=key,
+                     symbol="diamond", size=8),
+        marker_trace([-h, h], list(n.relu), name=_("ReLU′ at ±{h}").format(h=local(f"{h:g}")), key="relu",
+                     symbol="diamond", size=8),
         marker_trace(marks.minimum.x, 0.0, name="GELU′ = 0", key=key),
         marker_trace([marks.steepest_down.x, marks.steepest_up.x],
-                     [marks.steepest_down.value, marks.steepest_up.value], name="GELU′ extremes", key=key),
+                     [marks.steepest_down.value, marks.steepest_up.value], name=_("GELU′ extremes"), key=key),
         # relu'(0) = 0 by convention (as torch autograd): closed dot at (0, 0), open circle at (0, 1); drawn last,
         # on top of the nudge markers
-        marker_trace(0.0, 0.0, name="ReLU′(0) = 0 (convention)", key="relu", size=11),
-        marker_trace(0.0, 1.0, name="ReLU′ → 1 for x > 0", key="relu", symbol="circle-open", size=11),
+        marker_trace(0.0, 0.0, name=_("ReLU′(0) = 0 (convention)"), key="relu", size=11),
+        marker_trace(0.0, 1.0, name=_("ReLU′ → 1 for x > 0"), key="relu", symbol="circle-open", size=11),
     ]
-    layout = base_layout("x", "slope", height=400)
+    layout = base_layout("x", _("slope"), height=400)
     layout["xaxis"].update(range=list(SLOPE_RANGE), showgrid=False)  # no gridline crosses a label
     layout["yaxis"].update(range=[-0.35, 1.35], dtick=0.5)
     # Each label in an empty stretch of the chart, between gridlines: left of x = 0 above GELU' (which stays
     # below 0.15 there), under the dip, over the overshoot.
     layout["annotations"] = [
-        _note(marks.minimum.x, 0.0, f"GELU′ = 0<br>at x = {fixed(marks.minimum.x)}", at=(-2.4, 0.27)),
+        _note(marks.minimum.x, 0.0, _("GELU′ = 0<br>at x = {x}").format(x=fixed(marks.minimum.x)), at=(-2.4, 0.27)),
         _note(marks.steepest_down.x, marks.steepest_down.value, fixed(marks.steepest_down.value), at=(-3.0, -0.24)),
         _note(marks.steepest_up.x, marks.steepest_up.value, fixed(marks.steepest_up.value), at=(3.0, 1.24)),
     ]
@@ -203,15 +233,16 @@ def gelu_minimum_figure(approximate: str, *, points: int = 401) -> go.Figure:
     traces = [
         line_trace(grid, gelu_core.relu(grid), name="ReLU", key="relu"),
         line_trace(grid, gelu_core.gelu(grid, approximate=approximate),
-                   name=f"GELU ({gelu_core.form_word(approximate)})", key=key),
-        marker_trace(marks.minimum.x, marks.minimum.value, name="GELU's minimum", key=key),
+                   name=f"GELU ({form_name(approximate)})", key=key),
+        marker_trace(marks.minimum.x, marks.minimum.value, name=_("GELU's minimum"), key=key),
     ]
-    layout = base_layout("x", "output", height=400)
+    layout = base_layout("x", _("output"), height=400)
     layout["xaxis"].update(range=[-3.0, 2.0], showgrid=False)
     # no gridline below 0: the label sits under the dip, left of the minimum, clear of x = 0 and of both curves
     layout["yaxis"].update(range=[-0.7, 2.1], tickvals=[0, 0.5, 1, 1.5, 2])
     layout["annotations"] = [_note(marks.minimum.x, marks.minimum.value,
-                                   f"minimum {fixed(marks.minimum.value)}<br>at x = {fixed(marks.minimum.x)}",
+                                   _("minimum {y}<br>at x = {x}").format(y=fixed(marks.minimum.value),
+                                                                         x=fixed(marks.minimum.x)),
                                    at=(-0.4, -0.45), xanchor="right", size=12)]
     return quick_figure(traces, layout)
 
@@ -219,10 +250,15 @@ def gelu_minimum_figure(approximate: str, *, points: int = 401) -> go.Figure:
 READOUT = "derivative_readout"  # the container of the sentence, the two metrics and the caption the x slider moves
 
 
+def gradient_sentence(x: float) -> str:
+    """The readout's sentence at x (Markdown, one message): its bold opening, then the rest."""
+    return _("**The gradient flowing back** through one unit whose input is x = {x}, when the gradient arriving from "
+             "the layer above is 1:").format(x=fixed(x, 2))
+
+
 def gradient_sentence_tail(x: float) -> str:
-    """The readout's sentence after its bold opening, at x."""
-    return (f" through one unit whose input is x = {fixed(x, 2)}, "
-            "when the gradient arriving from the layer above is 1:")
+    """The readout's sentence after its bold opening, at x (the text the live layer writes as x moves)."""
+    return gradient_sentence(x).split("**", 2)[2]
 
 
 @memo(entry_bytes=128 * 1024)  # 40 KB measured

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ui.format import fixed, sci
+from ui import plain as plain_numbers
+from ui.format import local, sci
+from ui.i18n import _
 
 TABLE_SAMPLES = 11  # points of each curve in the table: evenly spaced indices, the first and the last included
 MAX_POINTS_SAID = 6  # a trace with more points than this is a cloud: its extent is said, a sample tabled
@@ -39,11 +41,11 @@ def number(value) -> str:
     except (TypeError, ValueError):
         return str(value)
     if not math.isfinite(v):
-        return "none" if math.isnan(v) else ("infinity" if v > 0 else "minus infinity")
+        return _("none") if math.isnan(v) else (_("infinity") if v > 0 else _("minus infinity"))
     if v != 0 and (abs(v) < 5e-4 or abs(v) >= 1e6):
         return sci(v)
-    text = fixed(v, 4)
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    text = plain_numbers.fixed(v, 4)
+    return local(text.rstrip("0").rstrip(".") if "." in text else text)
 
 
 def values(spec) -> np.ndarray:
@@ -107,7 +109,7 @@ def describe(fig) -> Description:
 
     spec = fig if isinstance(fig, dict) else plain_spec(fig) or fig.to_plotly_json()  # read only
     layout = spec.get("layout") or {}
-    x_word, y_word = _title(layout.get("xaxis")) or "x", _title(layout.get("yaxis")) or "value"
+    x_word, y_word = _title(layout.get("xaxis")) or "x", _title(layout.get("yaxis")) or _("value")
     chart_title = _title(layout)
 
     view = _x_view(layout)
@@ -126,7 +128,7 @@ def describe(fig) -> Description:
         if kind not in ("scatter", "bar") or x.size == 0 or x.size != y.size or x.dtype == object:
             if kind in ("heatmap", "contour"):
                 shown.append(name)
-                curves.append(f"{name}: a map over {x_word} and {y_word}.")
+                curves.append(_("{name}: a map over {x} and {y}.").format(name=name, x=x_word, y=y_word))
             continue
         y = y.astype(float)
         if view and kind == "scatter" and x.dtype != object:  # a chart whose axis shows part of its data: that part
@@ -139,8 +141,9 @@ def describe(fig) -> Description:
             shown.append(name)
             if finite.any():
                 top = int(np.flatnonzero(finite)[np.argmax(y[finite])])
-                curves.append(f"{name}: {x.size} bars over {x_word} from {number(x[0])} to {number(x[-1])}; "
-                              f"the tallest, {number(y[top])}, at {number(x[top])}.")
+                curves.append(_("{name}: {n} bars over {x} from {first} to {last}; the tallest, {top}, at {at}.")
+                              .format(name=name, n=x.size, x=x_word, first=number(x[0]), last=number(x[-1]),
+                                      top=number(y[top]), at=number(x[top])))
             rows += [(name, number(a), number(b)) for a, b in zip(x, y, strict=True)]
         elif "lines" in mode and x.size > 1:
             if t.get("showlegend", True) is not False:
@@ -149,26 +152,33 @@ def describe(fig) -> Description:
                 lo = int(np.flatnonzero(finite)[np.argmin(y[finite])])
                 hi = int(np.flatnonzero(finite)[np.argmax(y[finite])])
                 xs = x[finite]
-                curves.append(f"{name}, for {x_word} from {number(xs[0])} to {number(xs[-1])}: lowest "
-                              f"{number(y[lo])} at {number(x[lo])}, highest {number(y[hi])} at {number(x[hi])}.")
+                curves.append(_("{name}, for {x} from {first} to {last}: lowest {low} at {low_x}, highest {high} at "
+                                "{high_x}.").format(name=name, x=x_word, first=number(xs[0]), last=number(xs[-1]),
+                                                    low=number(y[lo]), low_x=number(x[lo]), high=number(y[hi]),
+                                                    high_x=number(x[hi])))
             rows += [(name, number(x[i]), number(y[i])) for i in _sample(x.size)]
         elif x.size > MAX_POINTS_SAID:  # a cloud of points (the race's data)
             if finite.any():
                 xs, ys = x[finite].astype(float), y[finite]
-                marks.append(f"{name}: {x.size} points, {x_word} from {number(xs.min())} to {number(xs.max())}, "
-                             f"{y_word} from {number(ys.min())} to {number(ys.max())}.")
+                marks.append(_("{name}: {n} points, {x} from {x_low} to {x_high}, {y} from {y_low} to {y_high}.")
+                             .format(name=name, n=x.size, x=x_word, x_low=number(xs.min()),
+                                     x_high=number(xs.max()), y=y_word, y_low=number(ys.min()),
+                                     y_high=number(ys.max())))
             rows += [(name, number(x[i]), number(y[i])) for i in _sample(x.size)]
         else:  # marked points: a probe, a minimum, the largest error
-            said = [f"at {x_word} = {number(a)} is {number(b)}" for a, b in zip(x, y, strict=True)]
-            marks.append(f"{name} {'; '.join(said)}.")
+            said = [_("at {x} = {a} is {b}").format(x=x_word, a=number(a), b=number(b))
+                    for a, b in zip(x, y, strict=True)]
+            marks.append(_("{name} {points}.").format(name=name, points="; ".join(said)))
             rows += [(name, number(a), number(b)) for a, b in zip(x, y, strict=True)]
 
     labels = [text for text in (plain(a.get("text")) for a in layout.get("annotations") or ()
                                 if a.get("visible", True) is not False) if text]
-    about = chart_title or f"{y_word} against {x_word}"
-    name = f"Chart: {about}" + (f", showing {', '.join(shown)}" if shown else "")
-    summary = " ".join(marks + ([f"Labels on the chart: {'; '.join(labels)}."] if labels else []) + curves)
-    return Description(name=name, summary=summary, columns=("Series", x_word, y_word), rows=rows)
+    about = chart_title or _("{y} against {x}").format(y=y_word, x=x_word)
+    name = (_("Chart: {about}, showing {series}").format(about=about, series=", ".join(shown)) if shown
+            else _("Chart: {about}").format(about=about))
+    labelled = [_("Labels on the chart: {labels}.").format(labels="; ".join(labels))] if labels else []
+    summary = " ".join(marks + labelled + curves)
+    return Description(name=name, summary=summary, columns=(_("Series"), x_word, y_word), rows=rows)
 
 
 def as_html(d: Description, key: str, *, announce: bool = True) -> str:
@@ -183,7 +193,7 @@ def as_html(d: Description, key: str, *, announce: bool = True) -> str:
         f"<div class='gelu-chart-text' data-chart='{e(ident)}' data-name='{e(d.name)}'"
         f" data-announce='{'true' if announce else 'false'}'>"
         f"<p class='gelu-sr-only' id='gelu-chart-summary-{e(ident)}'>{e(d.summary)}</p>"
-        f"<details class='gelu-chart-data'><summary>Chart data as a table</summary>"
+        f"<details class='gelu-chart-data'><summary>{e(_('Chart data as a table'))}</summary>"
         f"<div class='gelu-chart-table'><table><caption class='gelu-sr-only'>{e(d.name)}</caption>"
         f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></details></div>"
     )

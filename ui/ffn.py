@@ -20,6 +20,7 @@ from gelu_core.budget import MAX_D_MODEL
 from ui.code_export import Values, fill, settings, source
 from ui.controls import LAB_ACTIVATIONS, Control, PageControls, short_label
 from ui.format import count, percent, shape, share, sig
+from ui.i18n import N_, _
 from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, color, legend_name, quick_figure, short_lines
 
@@ -30,26 +31,27 @@ INPUT_SOURCES = ("Demo", "Upload")
 DEMO_SHAPES: dict[str, tuple[int, int]] = {"2x3": (2, 3), "1x16": (1, 16), "8x1024": (8, 1024)}  # batch, tokens
 
 CONTROLS = PageControls("ffn", (
-    Control("segmented_control", "ffn_weights", "Weights", "Seeded",
+    Control("segmented_control", "ffn_weights", N_("Weights"), "Seeded",
             dict(options=WEIGHT_SOURCES, required=True,
-                 help="Random weights drawn like nn.Linear's own, or one block from a state dict.")),
-    Control("selectbox", "ffn_act", "Activation", "gelu_tanh",
-            dict(options=LAB_ACTIVATIONS, format_func=short_label, help="GPT-2 uses GELU's tanh form.")),
-    Control("selectbox", "ffn_vs", "Compared with", "relu",
+                 help=N_("Random weights drawn like nn.Linear's own, or one block from a state dict."))),
+    Control("selectbox", "ffn_act", N_("Activation"), "gelu_tanh",
+            dict(options=LAB_ACTIVATIONS, format_func=short_label, help=N_("GPT-2 uses GELU's tanh form."))),
+    Control("selectbox", "ffn_vs", N_("Compared with"), "relu",
             dict(options=LAB_ACTIVATIONS, format_func=short_label,
-                 help="Runs on the same weights and the same input.")),
-    Control("number_input", "ffn_d_model", "d_model (features per token)", 768,
+                 help=N_("Runs on the same weights and the same input."))),
+    Control("number_input", "ffn_d_model", N_("d_model (features per token)"), 768,
             dict(min_value=1, max_value=MAX_D_MODEL, step=1,
-                 help="768 is GPT-2 small; try 8 to read single numbers. Hidden width: 4 × this.")),
-    Control("number_input", "ffn_seed", "Weight seed", 0,
-            dict(min_value=0, max_value=2**31 - 1, step=1, help="Same seed, same weights (and the same demo input).")),
-    Control("segmented_control", "ffn_input", "Tokens", "Demo", dict(options=INPUT_SOURCES, required=True)),
-    Control("selectbox", "ffn_demo", "Demo shape (batch x tokens)", "2x3",
+                 help=N_("768 is GPT-2 small; try 8 to read single numbers. Hidden width: 4 × this."))),
+    Control("number_input", "ffn_seed", N_("Weight seed"), 0,
+            dict(min_value=0, max_value=2**31 - 1, step=1,
+                 help=N_("Same seed, same weights (and the same demo input)."))),
+    Control("segmented_control", "ffn_input", N_("Tokens"), "Demo", dict(options=INPUT_SOURCES, required=True)),
+    Control("selectbox", "ffn_demo", N_("Demo shape (batch x tokens)"), "2x3",
             dict(options=tuple(DEMO_SHAPES),
-                 help="Standard-normal numbers, about what LayerNorm hands the block in GPT-2. "
-                      "8 x 1024 is eight full GPT-2 contexts.")),
-    Control("toggle", "ffn_backward", "Backwards too: the gradient reaching each hidden unit", True,
-            dict(help="For the loss L = ½·mean(y²) on the block's output, computed with PyTorch's autograd.")),
+                 help=N_("Standard-normal numbers, about what LayerNorm hands the block in GPT-2. 8 x 1024 is eight "
+                         "full GPT-2 contexts."))),
+    Control("toggle", "ffn_backward", N_("Backwards too: the gradient reaching each hidden unit"), True,
+            dict(help=N_("For the loss L = ½·mean(y²) on the block's output, computed with PyTorch's autograd."))),
 ))
 
 
@@ -61,14 +63,15 @@ def _truth(form: str) -> tuple[str, str]:
     block = gelu_core.FeedForward(768, seed=0)
     r = run_lab(block, as_tokens(demo_input(768, 0), 768), "gelu_tanh", "relu")
     zeroed = r.b.zeroed / r.hidden_numel
-    right = "about half" if 0.35 < zeroed < 0.65 else "about a tenth" if zeroed < 0.35 else "nearly all"
-    return right, (f"On the seeded demo (2 x 3 tokens, d_model 768) ReLU set {percent(zeroed)} of the "
-                   f"{r.hidden_numel:,} hidden values to exactly 0: every negative one.")
+    right = CHOICES[1] if 0.35 < zeroed < 0.65 else CHOICES[0] if zeroed < 0.35 else CHOICES[2]
+    return right, _("On the seeded demo (2 x 3 tokens, d_model 768) ReLU set {share} of the {n} hidden values to "
+                    "exactly 0: every negative one.").format(share=percent(zeroed), n=count(r.hidden_numel))
 
 
+CHOICES = (N_("about a tenth"), N_("about half"), N_("nearly all"))
 QUESTION = Question(
-    "On standard-normal tokens, what share of the hidden values does ReLU set to exactly 0?",
-    ("about a tenth", "about half", "nearly all"), _truth,
+    N_("On standard-normal tokens, what share of the hidden values does ReLU set to exactly 0?"),
+    CHOICES, _truth,
     hides="the lab's run: its shapes, its statistics and its histograms")
 
 
@@ -107,12 +110,13 @@ def flow_text(input_shape: Sequence[int], flow: Sequence, total_params: int) -> 
     """
     ops = [f"↓ {'' if step.layer == 'activation' else step.layer + ' '}{step.op}" for step in flow]
     numbers = [count(step.params) for step in flow] + [count(total_params)]
-    width = max(len(o) for o in ops + ["in all"]) + 2 + max(len(n) for n in numbers)
+    total = _("in all")
+    width = max(len(o) for o in [*ops, total]) + 2 + max(len(n) for n in numbers)
     lines = [shape(input_shape)]
     for step, op, params in zip(flow, ops, numbers[:-1], strict=True):
         lines.append(op + params.rjust(width - len(op)))
         lines.append(shape(step.shape))
-    lines.append("in all" + numbers[-1].rjust(width - len("in all")))
+    lines.append(total + numbers[-1].rjust(width - len(total)))
     return "\n".join(lines)
 
 
@@ -157,7 +161,8 @@ def running_html(text: str, *, timed: bool) -> str:
     >>> "0 s" in running_html("Running", timed=True), "<script>" in running_html("Running", timed=False)
     (True, False)
     """
-    count = ("<span class='gelu-running-time' role='timer' aria-label='Seconds so far'>0 s</span>"
+    label = html.escape(_("Seconds so far"))
+    count = (f"<span class='gelu-running-time' role='timer' aria-label='{label}'>0 s</span>"
              + RUNNING_SCRIPT) if timed else ""
     return (f"{RUNNING_STYLE}<div class='gelu-running'><span role='status'>{html.escape(text)}</span>"
             f"{count}</div>")
@@ -187,15 +192,17 @@ def hidden_histogram(edges: np.ndarray, counts: np.ndarray, negative_share: floa
     edges, counts = np.asarray(edges, dtype=np.float64), np.asarray(counts)
     centers = 0.5 * (edges[:-1] + edges[1:])
     negative = centers < 0
-    note = f": {ACTIVATIONS[zeroed_by].short} outputs 0" if zeroed_by else ""
+    below = (_("h < 0 ({share}): {name} outputs 0").format(share=share(negative_share),
+                                                            name=ACTIVATIONS[zeroed_by].short)
+             if zeroed_by else _("h < 0 ({share})").format(share=share(negative_share)))
     traces = [
-        _bars(edges, counts, negative, name=legend_name(f"h < 0 ({share(negative_share)}){note}"),
+        _bars(edges, counts, negative, name=legend_name(below),
               bar_color=color("relu")),
         _bars(edges, counts, ~negative, name="h ≥ 0", bar_color=NEUTRAL),
     ]
     # x titles broken by hand where the words allow: at 195 CSS px each line must fit the ~85 px its plot leaves a
     # centred title (draw/a11y.css sets them in 11 px there)
-    layout = base_layout("pre-activation<br>h = c_fc(x)", "count", height=height)
+    layout = base_layout(_("pre-activation<br>h = c_fc(x)"), _("count"), height=height)
     layout.update(bargap=0, hovermode="closest")
     return quick_figure(traces, layout)
 
@@ -212,7 +219,8 @@ def post_histogram(edges: np.ndarray, counts_a: np.ndarray, counts_b: np.ndarray
         bars = _bars(edges, np.asarray(counts), everything, name=label, bar_color=color(key), value_name="act(h)")
         bars.pop("width")  # grouped: plotly splits each bin between the two
         traces.append(bars)
-    layout = base_layout("activation<br>output act(h)", "count (log scale)" if log_y else "count", height=height)
+    layout = base_layout(_("activation<br>output act(h)"), _("count (log scale)") if log_y else _("count"),
+                         height=height)
     layout.update(barmode="group", bargap=0.05, bargroupgap=0, hovermode="closest")
     if log_y:
         layout["yaxis"].update(type="log", dtick=1)  # ticks at 1, 10, 100, ... only
@@ -232,10 +240,10 @@ def token_norms_figure(position: np.ndarray, series: Sequence[tuple[str, str, np
     if bucket == 1:
         b, t = np.divmod(position, tokens)
         custom = np.stack([b, t], axis=-1).tolist()
-        where = "batch %{customdata[0]}, token %{customdata[1]}"
+        where = _("batch %{customdata[0]}, token %{customdata[1]}")
     else:
         custom = np.stack([position, position + bucket - 1], axis=-1).tolist()
-        where = "mean of tokens %{customdata[0]} to %{customdata[1]}"
+        where = _("mean of tokens %{customdata[0]} to %{customdata[1]}")
     traces = []
     for label, key, values in series:
         traces.append(dict(
@@ -243,10 +251,11 @@ def token_norms_figure(position: np.ndarray, series: Sequence[tuple[str, str, np
             name=label, meta=key, line=dict(color=color(key), width=2), marker=dict(size=7),
             customdata=custom, hovertemplate=f"{where}: %{{y:.4g}}<extra>{label}</extra>",
         ))
-    x_title = "token, in<br>reading order"
+    x_title = _("token, in<br>reading order")
     if bucket > 1:  # each point the mean of `bucket` tokens: "(means of 12)", a long count on a line of its own
-        x_title += "<br>" + short_lines(f"(means of {count(bucket)})", len("(means of 12)"))
-    layout = base_layout(x_title, "‖output‖ (L2 norm)", height=height)
+        means = _("(means of {n})")
+        x_title = "<br>".join([x_title, short_lines(means.format(n=count(bucket)), len(means.format(n=12)))])
+    layout = base_layout(x_title, _("‖output‖ (L2 norm)"), height=height)
     layout.update(hovermode="closest")
     layout["xaxis"].update(zeroline=False, tickformat="d")  # token 0 is a position, not a value; whole tokens
     if n <= 12:
@@ -285,69 +294,67 @@ def comparison_table(result) -> str:
     shown = runs(result)
     neg = result.negative_count
     return markdown_table(shown, [
-        ("h < 0 set to exactly 0", [f"{count(r.zeroed)} of {count(neg)}" for r in shown]),
-        ("negative signal kept", [share(r.negative_kept) for r in shown]),
-        ("positive signal kept", [share(r.positive_kept) for r in shown]),
-        ("act(h) from … to", [f"{sig(r.post_min, 3)} … {sig(r.post_max, 3)}" for r in shown]),
-        ("mean ‖output‖ per token", [sig(r.mean_token_norm) for r in shown]),
+        (_("h < 0 set to exactly 0"), [_("{n} of {of}").format(n=count(r.zeroed), of=count(neg)) for r in shown]),
+        (_("negative signal kept"), [share(r.negative_kept) for r in shown]),
+        (_("positive signal kept"), [share(r.positive_kept) for r in shown]),
+        (_("act(h) from … to"), [f"{sig(r.post_min, 3)} … {sig(r.post_max, 3)}" for r in shown]),
+        (_("mean ‖output‖ per token"), [sig(r.mean_token_norm) for r in shown]),
     ])
 
 
-# What each activation does to a hidden value h, in words: negative side, positive side.
-_NEGATIVE_SIDE = {
-    "relu": "returns exactly 0 for a negative h: that part of the signal is gone",
-    "gelu": "returns h·Φ(h) with Φ(h) < ½ for a negative h: it shrinks but keeps its sign, and the closer h is "
-            "to zero, the more of it survives",
-    "gelu_tanh": "returns h·gate(h) with gate(h) < ½ for a negative h: it shrinks but keeps its sign, and the "
-                 "closer h is to zero, the more of it survives",
-    "gelu_sigmoid": "returns h·σ(1.702 h) for a negative h: it shrinks but keeps its sign",
-    "silu": "returns h·σ(h) for a negative h: it shrinks but keeps its sign, a little more of it than GELU keeps",
-    "leaky_relu": "keeps a fixed fraction a of every negative h",
-    "elu": "bends a negative h towards -α: a large negative comes out near -α",
-    "softplus": "turns a negative h into a small positive number: nothing comes out negative",
-    "sigmoid": "squashes every h into (0, 1): nothing comes out negative",
-    "tanh": "squashes every h into (-1, 1), keeping its sign",
-}
-_POSITIVE_SIDE = {
-    "relu": "passes every positive h unchanged",
-    "leaky_relu": "passes every positive h unchanged",
-    "elu": "passes every positive h unchanged",
-    "sigmoid": "squashes positives too, below 1",
-    "tanh": "squashes positives too, below 1",
-    "softplus": "passes a large positive h almost unchanged",
+# What each activation does to a hidden value h, in words: its negative side, then its positive side, one sentence
+# each ({name}: the activation's short name, the registry's)
+ACTIVATION_NOTES = {
+    "relu": N_("**{name}** returns exactly 0 for a negative h: that part of the signal is gone; it passes every "
+               "positive h unchanged."),
+    "gelu": N_("**{name}** returns h·Φ(h) with Φ(h) < ½ for a negative h: it shrinks but keeps its sign, and the"
+               " closer h is to zero, the more of it survives; it trims small positive values a little and "
+               "passes large ones almost unchanged."),
+    "gelu_tanh": N_("**{name}** returns h·gate(h) with gate(h) < ½ for a negative h: it shrinks but keeps its sign, "
+                    "and the closer h is to zero, the more of it survives; it trims small positive values a little "
+                    "and passes large ones almost unchanged."),
+    "gelu_sigmoid": N_("**{name}** returns h·σ(1.702 h) for a negative h: it shrinks but keeps its sign; it trims "
+                       "small positive values a little and passes large ones almost unchanged."),
+    "silu": N_("**{name}** returns h·σ(h) for a negative h: it shrinks but keeps its sign, a little more of it "
+               "than GELU keeps; it trims small positive values a little and passes large ones almost unchanged."),
+    "leaky_relu": N_("**{name}** keeps a fixed fraction a of every negative h; it passes every positive h unchanged."),
+    "elu": N_("**{name}** bends a negative h towards -α: a large negative comes out near -α; it passes every "
+              "positive h unchanged."),
+    "softplus": N_("**{name}** turns a negative h into a small positive number: nothing comes out negative; it "
+                   "passes a large positive h almost unchanged."),
+    "sigmoid": N_("**{name}** squashes every h into (0, 1): nothing comes out negative; it squashes positives too, "
+                  "below 1."),
+    "tanh": N_("**{name}** squashes every h into (-1, 1), keeping its sign; it squashes positives too, below 1."),
 }
 
 
 def activation_notes(name_a: str, name_b: str) -> str:
     """A short paragraph on what the two chosen activations do to negative and positive hidden values."""
-    lines = []
-    for name in dict.fromkeys((name_a, name_b)):
-        short = ACTIVATIONS[name].short
-        positive = _POSITIVE_SIDE.get(name, "trims small positive values a little and passes large ones almost "
-                                            "unchanged")
-        lines.append(f"**{short}** {_NEGATIVE_SIDE[name]}; it {positive}.")
-    return "\n\n".join(lines)
+    return "\n\n".join(_(ACTIVATION_NOTES[name]).format(name=ACTIVATIONS[name].short)
+                         for name in dict.fromkeys((name_a, name_b)))
 
 
 def token_caption(result) -> str:
     """What the token chart shows and the two sizes the lab reports, named apart."""
-    text = (f"Each point is the length ‖y‖ of one output token (all {result.input_shape[-1]:,} numbers together). "
-            f"One output number is {sig(result.mean_abs_output)} in size on average (mean |y|, {result.a.label}), "
-            f"and the two activations' outputs differ by {sig(result.mean_abs_diff)} on average.")
-    batch = result.input_shape[0]
-    if 1 < batch <= 32:
-        text += " Dotted lines mark where each sequence of the batch begins."
-    return text
+    words = (_("Each point is the length ‖y‖ of one output token (all {n} numbers together). One output number is "
+               "{size} in size on average (mean |y|, {name}), and the two activations' outputs differ by {diff} on "
+               "average. Dotted lines mark where each sequence of the batch begins.")
+             if 1 < result.input_shape[0] <= 32 else
+             _("Each point is the length ‖y‖ of one output token (all {n} numbers together). One output number is "
+               "{size} in size on average (mean |y|, {name}), and the two activations' outputs differ by {diff} on "
+               "average."))
+    return words.format(n=count(result.input_shape[-1]), size=sig(result.mean_abs_output), name=result.a.label,
+                        diff=sig(result.mean_abs_diff))
 
 
 def output_caption(result) -> str:
     """What the output histogram shows, naming the activation that piles values onto exactly 0, if any."""
-    text = "Both outputs on the same bins; counts on a log scale"
     piles = [r for r in (result.a, result.b) if r.zeroed and r.zeroed == result.negative_count]
     if piles:
-        text += (f", because {ACTIVATIONS[piles[0].name].short} puts every negative h, "
-                 f"{share(result.negative_share)} of all values, onto exactly 0")
-    return text + "."
+        return _("Both outputs on the same bins; counts on a log scale, because {name} puts every negative h, "
+                 "{share} of all values, onto exactly 0.").format(name=ACTIVATIONS[piles[0].name].short,
+                                                                   share=share(result.negative_share))
+    return _("Both outputs on the same bins; counts on a log scale.")
 
 
 # ---------------------------------------------------------------- the code for this view

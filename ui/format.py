@@ -1,133 +1,128 @@
-"""How a number reads on screen: one format for the whole app.
+"""How a number reads on screen: one format for the whole app, in the reader's language.
 
-One minus sign everywhere, the ASCII ``-`` that Streamlit's sliders, number
-inputs and tables print (and that a student types), so a value beside its
-slider reads the same as the slider.  A value that rounds to zero at the shown
-precision is written without a sign (never ``-0.0000``).  Formulas (LaTeX) keep
-the mathematical minus.
+Each function is ``ui.plain``'s (the digits, the rounding, one ASCII minus, never ``-0.0000``), its text then
+written with the current language's symbols from Babel's locale data (``ui.i18n.current``): the decimal sign and
+the grouping sign (``-0,1588`` in German and Spanish), a percentage as the locale writes one (``97,7 %``) and a
+count grouped as the locale groups it.  English is ``ui.plain``'s text unchanged.  A script's code and a CSV use
+``ui.plain`` itself: machine-readable in every language.
+
+Each function here names its ``ui.plain`` original (``__wrapped__``, with its name and module), so the code for a
+view prints the plain one's source.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable
+
+from ui import plain
+from ui.i18n import SOURCE, _, current
+from ui.plain import power_of_ten, shape  # noqa: F401  the same in every language
+
+_SYMBOLS: dict[str, tuple[dict[int, str], str, str]] = {}  # language -> (translation table, percent prefix, suffix)
 
 
-def _unsigned_zero(text: str) -> str:
-    """"-0.0000" -> "0.0000"; anything else unchanged."""
-    if text.startswith("-") and float(text) == 0:
-        return text[1:]
-    return text
+def symbols(lang: str) -> tuple[dict[int, str], str, str]:
+    """For ``lang``: the table that writes a plain number's "." and "," as the locale's decimal and group signs,
+    and the locale's percent sign with the space around it (Babel's locale data, read once per language)."""
+    found = _SYMBOLS.get(lang)
+    if found is None:
+        from babel import Locale
+        from babel.numbers import get_decimal_symbol, get_group_symbol
+
+        locale = Locale.parse(lang, sep="-")
+        pattern = locale.percent_formats[None]
+        table = str.maketrans({".": get_decimal_symbol(locale), ",": get_group_symbol(locale)})
+        found = _SYMBOLS[lang] = (table, pattern.prefix[0], pattern.suffix[0])
+    return found
 
 
-def fixed(value: float, digits: int = 4) -> str:
-    """Fixed decimals: the app's everyday number.
+def local(text: str) -> str:
+    """A plain number's text (``ui.plain``) in the current language's signs.
 
-    >>> fixed(-0.158808), fixed(-1e-9), fixed(2.0, 2), fixed(-3.0, 0)
-    ('-0.1588', '0.0000', '2.00', '-3')
+    >>> from ui.i18n import using
+    >>> with using("de"):
+    ...     local("-0.1588"), local("4,722,432"), local("1.528e-04")
+    ('-0,1588', '4.722.432', '1,528e-04')
     """
-    return _unsigned_zero(f"{value:.{digits}f}")
+    lang = current()
+    return text if lang == SOURCE else text.translate(symbols(lang)[0])
 
 
-def six(value: float) -> str:
-    """Six decimals, as the source texts print each step of the tanh formula.
+def _number(function: Callable[..., str]) -> Callable[..., str]:
+    @functools.wraps(function)
+    def shown(*args, **kwargs) -> str:
+        text = function(*args, **kwargs)
+        lang = current()
+        return text if lang == SOURCE else text.translate(symbols(lang)[0])
 
-    >>> six(0.8411919906), six(-0.15880800939), six(-1e-9)
-    ('0.841192', '-0.158808', '0.000000')
+    return shown
+
+
+def percent_text(text: str) -> str:
+    """A plain percentage's text ("59.0%") as the current language writes one ("59,0 %").
+
+    >>> from ui.i18n import using
+    >>> with using("de"):
+    ...     percent_text("59.0%")
+    '59,0\xa0%'
     """
-    return fixed(value, 6)
+    lang = current()
+    if lang == SOURCE:
+        return text
+    table, prefix, suffix = symbols(lang)
+    return prefix + text.removesuffix("%").translate(table) + suffix
 
 
-def sig(value: float, digits: int = 4) -> str:
-    """``digits`` significant digits, trailing zeros kept (a measured value: a mean, a norm).
+def _percentage(function: Callable[..., str]) -> Callable[..., str]:
+    @functools.wraps(function)
+    def shown(*args, **kwargs) -> str:
+        text = function(*args, **kwargs)
+        lang = current()
+        if lang == SOURCE:
+            return text
+        if not text.endswith("%"):
+            return _(text)  # "n/a"
+        table, prefix, suffix = symbols(lang)
+        return prefix + text[:-1].translate(table) + suffix
 
-    >>> sig(0.0583229), sig(-0.30726), sig(1.83), sig(1234.5), sig(3.2e-9)
-    ('0.05832', '-0.3073', '1.830', '1234', '3.200e-09')
-    """
-    return f"{value:#.{digits}g}".rstrip(".")
-
-
-def sci(value: float, digits: int = 3) -> str:
-    """Scientific notation: a difference or an error far below the shown decimals.
-
-    >>> sci(-1.5282e-4), sci(2.5e-7)
-    ('-1.528e-04', '2.500e-07')
-    """
-    return f"{value:.{digits}e}"
+    return shown
 
 
-def full(value: float) -> str:
-    """Every digit a float64 has: the shortest text that reads back to the same number.
-
-    >>> full(0.1), full(-2.5e-300)
-    ('0.1', '-2.5e-300')
-    """
-    return repr(float(value))
-
-
-def readable(value: float, digits: int = 6) -> str:
-    """``digits`` decimals, unless that would print a non-zero number as 0.000000: then scientific notation.
-
-    >>> readable(0.8411919906), readable(-6.6789e-33), readable(0.0), readable(-0.15880800939, 4)
-    ('0.841192', '-6.679e-33', '0.000000', '-0.1588')
-    """
-    return fixed(value, digits) if value == 0 or abs(value) >= 0.5 * 10.0**-digits else sci(value)
+fixed = _number(plain.fixed)
+six = _number(plain.six)
+sig = _number(plain.sig)
+sci = _number(plain.sci)
+full = _number(plain.full)
+readable = _number(plain.readable)
+percent = _percentage(plain.percent)
+share = _percentage(plain.share)
 
 
-def percent(p: float) -> str:
-    """A probability as a percentage, never rounded to a false 0 % or 100 %: two significant digits
-    of the distance to the nearer end below 1 % and above 99 %, else one decimal.
-
-    >>> percent(0.9772498680518208), percent(0.5), percent(0.0013498980316301), percent(0.99996832875816688)
-    ('97.7%', '50.0%', '0.13%', '99.9968%')
-    """
-    pct = 100.0 * p
-    if pct <= 0 or pct >= 100:
-        return f"{pct:.0f}%"
-    if pct < 1:
-        return f"{pct:.2g}%"
-    if pct > 99:
-        decimals = max(1, 1 - math.floor(math.log10(100.0 - pct)))
-        return f"{pct:.{decimals}f}%"
-    return f"{pct:.1f}%"
-
-
-def share(p: float, digits: int = 1) -> str:
-    """A fraction of a count as a percentage with ``digits`` decimals; "n/a" when there is nothing to share.
-
-    >>> share(0.50092), share(0.0), share(float("nan"))
-    ('50.1%', '0.0%', 'n/a')
-    """
-    if p != p:  # NaN
-        return "n/a"
-    return f"{100.0 * p:.{digits}f}%"
-
-
+@functools.wraps(plain.count)
 def count(n: int) -> str:
-    """A whole number with thousands separators.
+    lang = current()
+    if lang == SOURCE:
+        return plain.count(n)
+    from babel.numbers import format_decimal
 
-    >>> count(4722432)
-    '4,722,432'
+    return format_decimal(int(n), locale=lang.replace("-", "_"))
+
+
+def read_back(text: str, lang: str | None = None) -> float:
+    """The number a text in ``lang``'s format (this run's language if None) holds: the inverse of the functions
+    above, for tests that hold a number shown in any language to the value (a percentage as its fraction).
+
+    >>> read_back("-0,1588", "de"), read_back("97,7\\u00a0%", "es"), read_back("4.722.432", "de")
+    (-0.1588, 0.977, 4722432.0)
     """
-    return f"{int(n):,}"
+    lang = current() if lang is None else lang
+    table, prefix, suffix = symbols(lang) if lang != SOURCE else ({}, "", "%")
+    decimal, group = table.get(ord("."), "."), table.get(ord(","), ",")
+    t = text.strip()
+    scale = 1.0
+    if t.endswith("%"):
+        t, scale = t[:-1].rstrip("\u00a0 ").removeprefix(prefix), 0.01
+    t = t.replace(group, "").replace(decimal, ".")
+    return round(float(t) * scale, 15)
 
-
-def shape(s: Sequence[int]) -> str:
-    """A tensor shape as Python prints it.
-
-    >>> shape([2, 3, 768]), shape((768,))
-    ('(2, 3, 768)', '(768,)')
-    """
-    return str(tuple(int(v) for v in s))
-
-
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def power_of_ten(exponent: int) -> str:
-    """10 to an integer power, as printed (and as Plotly's power format writes it).
-
-    >>> power_of_ten(-8), power_of_ten(12)
-    ('10⁻⁸', '10¹²')
-    """
-    return "10" + str(int(exponent)).translate(_SUPERSCRIPT)

@@ -12,22 +12,22 @@ import gelu_core
 from gelu_core import normal_pdf
 from gelu_core.activations import ACTIVATIONS, GATES, _gaussian_gate
 from gelu_core.analysis import gaussian_gate, gelu_minimum
-from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import fixed, percent
+from ui.i18n import N_, _, form_name, memo
 from ui.lesson import Question
 from ui.theme import COLORS, NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure, typed
 
 # ---------------------------------------------------------------- the controls (each bound to the URL)
 
 CONTROLS = PageControls("gate", (
-    Control("slider", "gate_x", "x", 1.0, dict(min_value=-4.0, max_value=4.0, step=0.1, format="%.2f")),
-    Control("slider", "gate_mu", "μ (where the gate is half open)", 0.0,
+    Control("slider", "gate_x", N_("x"), 1.0, dict(min_value=-4.0, max_value=4.0, step=0.1, format="%.2f")),
+    Control("slider", "gate_mu", N_("μ (where the gate is half open)"), 0.0,
             dict(min_value=-2.0, max_value=2.0, step=0.1, format="%.1f")),
-    Control("slider", "gate_sigma", "σ (how soft the gate is)", 1.0,
+    Control("slider", "gate_sigma", N_("σ (how soft the gate is)"), 1.0,
             dict(min_value=0.0, max_value=3.0, step=0.05, format="%.2f",
-                 help="σ = 0 is the hard step: x·gate becomes ReLU.")),
+                 help=N_("σ = 0 is the hard step: x·gate becomes ReLU."))),
     LESSON_FORM,
 ))
 
@@ -36,13 +36,15 @@ CONTROLS = PageControls("gate", (
 
 def _truth(form: str) -> tuple[str, str]:
     g = gelu_core.gelu_gate(0.0, approximate=form)
-    right = {0.0: "closed (0%)", 0.5: "half open (50%)", 1.0: "fully open (100%)"}.get(g, "something else")
-    return right, (f"The gate at 0 is {percent(g)} open ({gelu_core.form_word(form)} form): a standard-normal "
-                   f"sample is as likely to fall below 0 as above it, so GELU(0) = 0 · {fixed(g, 1)} = 0.")
+    right = dict(zip((0.0, 0.5, 1.0), CHOICES, strict=True)).get(g, "something else")
+    return right, _("The gate at 0 is {open} open ({form} form): a standard-normal sample is as likely to fall below 0 "
+                    "as above it, so GELU(0) = 0 · {gate} = 0.").format(open=percent(g), form=form_name(form),
+                                                                       gate=fixed(g, 1))
 
 
+CHOICES = (N_("closed (0%)"), N_("half open (50%)"), N_("fully open (100%)"))
 QUESTION = Question(
-    "How open is GELU's gate at x = 0?", ("closed (0%)", "half open (50%)", "fully open (100%)"), _truth,
+    N_("How open is GELU's gate at x = 0?"), CHOICES, _truth,
     hides="the bouncer's cards, the gate's readouts and its two charts: they show the gate at 0")
 
 
@@ -63,14 +65,23 @@ def bouncer_words(readouts: list[tuple[float, float]]) -> str:
     ['-3', '0.13%', '2', '97.7%']
     """
     (x_lo, lo), (x_hi, hi) = min(readouts), max(readouts)
-    if lo > 0:
-        share = "a sliver" if lo < 0.01 else "a share"
-        first = f"He never slams the door: even a card of {fixed(x_lo, 0)} gets {share} ({percent(lo)})"
+    if lo > 0 and hi < 1:
+        words = (_("He never slams the door: even a card of {low} gets a sliver ({low_open}), and even {high} is not "
+                   "waved through completely ({high_open}).") if lo < 0.01 else
+                 _("He never slams the door: even a card of {low} gets a share ({low_open}), and even {high} is not "
+                   "waved through completely ({high_open})."))
+    elif lo > 0:
+        words = (_("He never slams the door: even a card of {low} gets a sliver ({low_open}); {high} is waved through "
+                   "completely ({high_open}).") if lo < 0.01 else
+                 _("He never slams the door: even a card of {low} gets a share ({low_open}); {high} is waved through "
+                   "completely ({high_open})."))
+    elif hi < 1:
+        words = _("A card of {low} finds the door shut ({low_open}), and even {high} is not waved through completely "
+                  "({high_open}).")
     else:
-        first = f"A card of {fixed(x_lo, 0)} finds the door shut ({percent(lo)})"
-    if hi < 1:
-        return f"{first}, and even {fixed(x_hi, 0)} is not waved through completely ({percent(hi)})."
-    return f"{first}; {fixed(x_hi, 0)} is waved through completely ({percent(hi)})."
+        words = _("A card of {low} finds the door shut ({low_open}); {high} is waved through completely "
+                  "({high_open}).")
+    return words.format(low=fixed(x_lo, 0), low_open=percent(lo), high=fixed(x_hi, 0), high_open=percent(hi))
 
 
 @memo(entry_bytes=16 * 1024)  # a few numbers; what torch or scipy leave behind on a call counts too
@@ -89,9 +100,10 @@ def _gate_curves(points: int) -> list[dict]:
     """The three gates' curves, the same at every x (in Plotly's typed-array form: the figure's spec shares them)."""
     grid = np.linspace(*GATE_RANGE, points)
     return [typed(t) for t in (
-        line_trace(grid, gelu_core.gelu_gate(grid), name="Φ(x), exact", key="gelu"),
-        line_trace(grid, gelu_core.gelu_gate(grid, approximate="tanh"), name="tanh gate", key="gelu_tanh"),
-        line_trace(grid, gelu_core.gelu_gate(grid, approximate="sigmoid"), name="sigmoid gate", key="gelu_sigmoid"))]
+        line_trace(grid, gelu_core.gelu_gate(grid), name=_("Φ(x), exact"), key="gelu"),
+        line_trace(grid, gelu_core.gelu_gate(grid, approximate="tanh"), name=_("tanh gate"), key="gelu_tanh"),
+        line_trace(grid, gelu_core.gelu_gate(grid, approximate="sigmoid"), name=_("sigmoid gate"),
+                   key="gelu_sigmoid"))]
 
 
 def gate_figure(x: float, *, points: int = 401) -> go.Figure:
@@ -104,7 +116,7 @@ def gate_figure(x: float, *, points: int = 401) -> go.Figure:
     """
     g = gelu_core.gelu_gate(x)
     traces = [*(dict(t) for t in _gate_curves(points)), marker_trace(x, g, name=f"Φ({fixed(x, 2)})", key="gelu")]
-    layout = base_layout("x", "gate: how open (0 to 1)", height=360)
+    layout = base_layout("x", _("gate: how open (0 to 1)"), height=360)
     layout["yaxis"].update(range=[-0.05, 1.08], dtick=0.2)
     # a fixed x range (the curves' own): the live layer moves the probe in place and nothing else may move with it
     layout["xaxis"].update(range=list(GATE_RANGE), showgrid=False)  # no vertical gridline: it would cross the label
@@ -128,14 +140,14 @@ def bell_label(x: float) -> str:
     """The bell chart's label: the area left of x, Φ(x), as a percentage, on three short lines: on a phone at 200 %
     zoom the bell's plot is ~85 px wide, and "area left of -4.00" (set in 11 px there: draw/a11y.css) was cut by 8 px,
     "4.00 = 99.9968%" by 18 px; its longest line, "= 99.9968%", is ~74 px."""
-    return f"area left<br>of {fixed(x, 2)}<br>= <b>{percent(gelu_core.gelu_gate(x))}</b>"
+    return _("area left<br>of {x}<br>= <b>{area}</b>").format(x=fixed(x, 2), area=percent(gelu_core.gelu_gate(x)))
 
 
 @memo(entry_bytes=32 * 1024)  # 13 KB measured
 def _bell_curve(points: int) -> dict:
     """The bell curve itself, the same at every x (typed, as ``_gate_curves``)."""
     grid = bell_grid(points)
-    return typed(line_trace(grid, normal_pdf(grid), name="bell curve φ(x)", key="gelu", width=2.5))
+    return typed(line_trace(grid, normal_pdf(grid), name=_("bell curve φ(x)"), key="gelu", width=2.5))
 
 
 def bell_figure(x: float, *, points: int = 401) -> go.Figure:
@@ -144,12 +156,13 @@ def bell_figure(x: float, *, points: int = 401) -> go.Figure:
     left = np.append(grid[grid < x], x) if x > GATE_RANGE[0] else np.array([GATE_RANGE[0]])
     blue = COLORS["gelu"]
     traces = [
-        dict(type="scatter", x=left, y=normal_pdf(left), mode="lines", fill="tozeroy", name=f"area = Φ({fixed(x, 2)})",
+        dict(type="scatter", x=left, y=normal_pdf(left), mode="lines", fill="tozeroy",
+             name=_("area = Φ({x})").format(x=fixed(x, 2)),
              fillcolor=blue, line=dict(color=blue, width=0), hoverinfo="skip", meta="area"),  # opaque: 3:1 or more
              # on both themes (WCAG 1.4.11: the area is the gate's meaning; tests/test_chart_contrast.py)
         dict(_bell_curve(points)),
     ]
-    layout = base_layout("a standard<br>normal sample", "density", height=360)  # lines: ui/ffn.py
+    layout = base_layout(_("a standard<br>normal sample"), _("density"), height=360)  # lines: ui/ffn.py
     layout["showlegend"] = False
     layout["shapes"] = [dict(type="line", x0=x, x1=x, y0=0, y1=float(normal_pdf(x)),
                              line=dict(color=blue, width=2))]
@@ -175,11 +188,11 @@ def generalised_figure(mu: float, sigma: float, *, lo: float = -3.0, hi: float =
     traces = [
         line_trace(grid, relu, name="ReLU", key="relu"),
         # dashed: as σ shrinks it lies on ReLU (at σ = 0 exactly), and ReLU must still show through it
-        line_trace(grid, gated, name=legend_name("x · gate(x; μ, σ)" + (" = GELU" if is_gelu else "")), key="gelu",
-                   dash="dash"),
-        line_trace(grid, gate, name="gate(x; μ, σ)", key="gelu", width=1.5, dash="dot"),
+        line_trace(grid, gated, name=legend_name(_("x · gate(x; μ, σ) = GELU") if is_gelu else _("x · gate(x; μ, σ)")),
+                   key="gelu", dash="dash"),
+        line_trace(grid, gate, name=_("gate(x; μ, σ)"), key="gelu", width=1.5, dash="dot"),
     ]
-    layout = base_layout("x", "output", height=360)
+    layout = base_layout("x", _("output"), height=360)
     layout["shapes"] = [dict(type="line", x0=mu, x1=mu, yref="paper", y0=0, y1=1,
                              line=dict(color=NEUTRAL, width=1, dash="dot"))]
     gap = float(np.max(np.abs(gated - relu)))
@@ -190,15 +203,17 @@ READOUT = "gate_readout"  # the container of the three metrics the x slider move
 
 
 def readout_labels(form: str) -> tuple[str, str]:
-    """The gate's and GELU's metric labels in the lesson's form, with ``{at}`` where x goes.
+    """The gate's and GELU's metric labels in the lesson's form and the reader's language, with ``{at}`` where x
+    goes.
 
     >>> readout_labels("none"), readout_labels("tanh")
     (('gate Φ({at})', 'GELU({at}) = x · Φ(x)'), ('gate at {at}, tanh form', 'GELU({at}), tanh form'))
     """
     if form == "none":
-        return "gate Φ({at})", "GELU({at}) = x · Φ(x)"
-    word = gelu_core.form_word(form)
-    return f"gate at {{at}}, {word} form", f"GELU({{at}}), {word} form"
+        return _("gate Φ({at})"), "GELU({at}) = x · Φ(x)"
+    word = form_name(form)
+    return (_("gate at {at}, {form} form").format(at="{at}", form=word),
+            _("GELU({at}), {form} form").format(at="{at}", form=word))
 
 
 def readout_texts(x: float, form: str = "none") -> list[tuple[str, str]]:

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from gelu_core import ACTIVATIONS
 from ui.ffn import markdown_table, runs
 from ui.format import count, power_of_ten, share, sig
+from ui.i18n import _
 from ui.theme import base_layout, color, legend_name, quick_figure
 
 
@@ -24,14 +25,15 @@ def gradient_histogram(result, *, height: int = 340) -> go.Figure:
     for run in runs(result):
         hist = run.grad_hist
         low, high = np.log10(hist.edges[:-1]), np.log10(hist.edges[1:])
-        name = f"{ACTIVATIONS[run.name].short}: {share(run.zero_share)} exactly 0 (not drawn)"
+        name = _("{name}: {share} exactly 0 (not drawn)").format(name=ACTIVATIONS[run.name].short,
+                                                                   share=share(run.zero_share))
         traces.append(dict(
             type="bar", x=(0.5 * (low + high)).tolist(), y=hist.counts.tolist(), name=legend_name(name), meta=run.name,
             marker=dict(color=color(run.name), line=dict(width=0)),
             customdata=np.stack([hist.edges[:-1], hist.edges[1:]], axis=-1).tolist(),
             hovertemplate=f"|dL/dh| in [%{{customdata[0]:.2e}}, %{{customdata[1]:.2e}}): %{{y:,}}<extra>{name}</extra>",
         ))
-    layout = base_layout("gradient size<br>|dL/dh|<br>(log scale)", "count", height=height)  # lines: ui/ffn.py
+    layout = base_layout(_("gradient size<br>|dL/dh|<br>(log scale)"), _("count"), height=height)  # lines: ui/ffn.py
     layout.update(barmode="group", bargap=0.05, bargroupgap=0, hovermode="closest")
     edges = result.a.grad_hist.edges
     decades = range(int(np.floor(np.log10(edges[0]))), int(np.ceil(np.log10(edges[-1]))) + 1)
@@ -44,12 +46,12 @@ def gradient_table(result) -> str:
     shown = runs(result)
     return markdown_table(shown, [
         (result.loss_formula, [sig(r.loss) for r in shown]),
-        ("dL/dh exactly 0", [f"{count(r.zero_count)} of {count(result.hidden_numel)} ({share(r.zero_share)})"
-                             for r in shown]),
-        ("units dead for this input", [count(r.dead_count) for r in shown]),
-        ("mean |dL/dh|", [sig(r.mean_abs_grad) for r in shown]),
-        ("largest |dL/dh|", [sig(r.max_abs_grad) for r in shown]),
-        ("‖dL/dW‖ reaching c_fc", [sig(r.fc_weight_grad_norm) for r in shown]),
+        (_("dL/dh exactly 0"), [_("{n} of {of} ({share})").format(n=count(r.zero_count), of=count(result.hidden_numel),
+                                                                  share=share(r.zero_share)) for r in shown]),
+        (_("units dead for this input"), [count(r.dead_count) for r in shown]),
+        (_("mean |dL/dh|"), [sig(r.mean_abs_grad) for r in shown]),
+        (_("largest |dL/dh|"), [sig(r.max_abs_grad) for r in shown]),
+        (_("‖dL/dW‖ reaching c_fc"), [sig(r.fc_weight_grad_norm) for r in shown]),
     ])
 
 
@@ -59,10 +61,11 @@ def zero_words(result) -> str:
     for run in runs(result):
         short = ACTIVATIONS[run.name].short
         if run.zero_count == 0:
-            parts.append(f"{short} passed some gradient back through every hidden value.")
+            parts.append(_("{name} passed some gradient back through every hidden value.").format(name=short))
         elif run.zero_count == result.nonpositive_count:
-            parts.append(f"{short} passed nothing back through exactly the hidden values with h ≤ 0 "
-                         f"({share(run.zero_share)} of them): its slope there is 0.")
+            parts.append(_("{name} passed nothing back through exactly the hidden values with h ≤ 0 ({share} of them): "
+                           "its slope there is 0.").format(name=short, share=share(run.zero_share)))
         else:
-            parts.append(f"{short} passed nothing back through {share(run.zero_share)} of the hidden values.")
+            parts.append(_("{name} passed nothing back through {share} of the hidden values.").format(
+                name=short, share=share(run.zero_share)))
     return " ".join(parts)

@@ -9,10 +9,10 @@ import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core.activations import ACTIVATIONS, GATES
-from gelu_core.shared import memo
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import fixed, readable
+from ui.i18n import N_, _, form_name, memo
 from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
 
@@ -32,14 +32,15 @@ INPUTS = CONTROLS.controls[:len(HOME_DEFAULT_INPUTS)]  # the five number inputs,
 
 def _truth(form: str) -> tuple[str, str]:
     y = gelu_core.gelu(-1.0, approximate=form)
-    right = "a small negative number" if -0.5 < y < 0 else "0, like ReLU" if y == 0 else "something else"
-    return right, (f"GELU(-1) = {fixed(y)} in the {gelu_core.form_word(form)} form: small and negative. "
-                   "Negatives are shrunk, not erased.")
+    right = CHOICES[1] if -0.5 < y < 0 else CHOICES[0] if y == 0 else "something else"
+    return right, _("GELU(-1) = {y} in the {form} form: small and negative. Negatives are shrunk, not erased.").format(
+        y=fixed(y), form=form_name(form))
 
 
+CHOICES = (N_("0, like ReLU"), N_("a small negative number"), N_("-1, unchanged"))
 QUESTION = Question(
-    "ReLU turns -1 into 0. What does GELU ({form} form) turn -1 into?",
-    ("0, like ReLU", "a small negative number", "-1, unchanged"), _truth,
+    N_("ReLU turns -1 into 0. What does GELU ({form} form) turn -1 into?"),
+    CHOICES, _truth,
     hides="the five inputs' table, the chart and the sentences under it: each shows GELU(-1)")
 
 
@@ -50,13 +51,15 @@ def other_form(form: str) -> str:
 
 
 def columns(form: str = "tanh") -> tuple[str, ...]:
-    """The table's columns' titles, each GELU and gate named with its form, short for a phone.
+    """The table's columns' titles, each GELU and gate named with its form, short for a phone, in the reader's
+    language.
 
     >>> columns("tanh")
     ('x', 'ReLU(x)', 'gate (tanh)', 'GELU (tanh)', 'GELU (exact)')
     """
-    word = gelu_core.form_word
-    return ("x", "ReLU(x)", f"gate ({word(form)})", f"GELU ({word(form)})", f"GELU ({word(other_form(form))})")
+    word = form_name
+    return ("x", "ReLU(x)", _("gate ({form})").format(form=word(form)), _("GELU ({form})").format(form=word(form)),
+            _("GELU ({form})").format(form=word(other_form(form))))
 
 
 def five_inputs_table(xs, form: str = "tanh") -> dict[str, np.ndarray]:
@@ -89,7 +92,7 @@ def _own_table(i: int, form: str) -> dict:
     table = five_inputs_table(xs, form)
     cells = on_screen(table)
     texts = [(TABLE_CELL.format(n + 1), i, column) for n, column in enumerate(cells.values())]
-    relu, tanh = table["ReLU(x)"], table[columns(form)[3]]
+    relu, tanh = table[columns(form)[1]], table[columns(form)[3]]
     traces = {"marker:relu": {"x": xs, "y": relu, "point": i},
               f"marker:{gelu_core.GELU_FORMS[form]}": {"x": xs, "y": tanh, "point": i},
               "gap": {"x": xs, "y": tanh, "segment": i, "y0": relu, "y1": tanh}}
@@ -167,8 +170,9 @@ def input_live_table(i: int, inputs, form: str = "tanh") -> dict:
 
 def prose_pieces(xs, tanh=None, exact=None, form: str = "tanh") -> list[str]:
     """The two paragraphs under the table, about the inputs on screen, as six pieces: plain, **bold**, plain,
-    **bold**, plain, then the second paragraph (the same shape whatever the inputs, so the live layer can write each
-    piece into its own text node as an input moves).  The first names the most negative input (ReLU erases it, GELU
+    **bold**, plain (the first paragraph, one message, cut at its bold marks), then the second paragraph (the same
+    shape whatever the inputs and language, so the live layer can write each piece into its own text node as an
+    input moves).  The first names the most negative input (ReLU erases it, GELU
     keeps a little), the second the smallest positive one (GELU passes a little less than all of it).  ``tanh`` and
     ``exact``: GELU's values at the inputs in the lesson's form and in the other (``other_form``), when the caller
     has them (gelu_core's, by input; else computed here)."""
@@ -182,20 +186,21 @@ def prose_pieces(xs, tanh=None, exact=None, form: str = "tanh") -> list[str]:
     if negative:
         n = negative[0]
         exact_n = exact[n] if exact is not None else float(gelu_core.gelu(n, approximate=other_form(form)))
-        word, other = gelu_core.form_word(form), gelu_core.form_word(other_form(form))
-        pieces = ["Look at ", f"x = {fixed(n, 2)}", ": ReLU gives exactly 0, GELU gives ", readable(tanh_at(n), 4),
-                  f" ({word} form; the {other} form {readable(exact_n, 4)}). GELU shrinks a negative input hard but "
-                  "does not erase it."]
+        first = _("Look at **x = {x}**: ReLU gives exactly 0, GELU gives **{gelu}** ({form} form; the {other} form "
+                  "{other_gelu}). GELU shrinks a negative input hard but does not erase it.").format(
+            x=fixed(n, 2), gelu=readable(tanh_at(n), 4), form=form_name(form), other=form_name(other_form(form)),
+            other_gelu=readable(exact_n, 4))
     else:
-        pieces = ["None of your inputs is ", "negative", ": set one ", "below zero",
-                  " to see ReLU erase it while GELU keeps a little."]
+        first = _("None of your inputs is **negative**: set one **below zero** to see ReLU erase it while GELU keeps "
+                  "a little.")
+    pieces = first.split("**")
     if positive:
         p = positive[0]
-        pieces.append(f"On the positive side it lets a little less than all of x through: {fixed(tanh_at(p))} of "
-                      f"{fixed(p, 2)}.")
+        pieces.append(_("On the positive side it lets a little less than all of x through: {gelu} of {x}.").format(
+            gelu=fixed(tanh_at(p)), x=fixed(p, 2)))
     else:
-        pieces.append("None of your inputs is positive: set one above zero to see GELU let a little less than all of "
-                      "it through.")
+        pieces.append(_("None of your inputs is positive: set one above zero to see GELU let a little less than all "
+                        "of it through."))
     return pieces
 
 
@@ -281,7 +286,7 @@ def overview_view(xs, tanh_in=None, form: str = "tanh") -> dict:
                  "annotations[0].y": tanh_in[low], "annotations[0].ax": _short((-0.02 if left else 0.02) * (hi - lo)),
                  "annotations[0].ay": _short(dip - 0.04 * span), "annotations[0].xanchor": "right" if left else "left",
                  # three short lines: a phone at 200 % zoom has about 110 px beside the dip for them
-                 "annotations[0].text": f"GELU ({gelu_core.form_word(form)})<br>{fixed(tanh_in[low])}<br>ReLU 0"})
+                 "annotations[0].text": f"GELU ({form_name(form)})<br>{fixed(tanh_in[low])}<br>ReLU 0"})
     return view
 
 
@@ -310,11 +315,11 @@ def overview_figure(xs, form: str = "tanh") -> go.Figure:
     part it holds back).  The input with the most negative GELU is named under the dip, where no curve goes.
     """
     x_in = np.asarray(xs, dtype=np.float64)
-    grid, relu, mine, other, _ = _curves(form)
+    grid, relu, mine, other, _dip = _curves(form)
     relu_in = gelu_core.relu(x_in)
     tanh_in = gelu_core.gelu(x_in, approximate=form)
     key, other_key = gelu_core.GELU_FORMS[form], gelu_core.GELU_FORMS[other_form(form)]
-    word, other_word = gelu_core.form_word(form), gelu_core.form_word(other_form(form))
+    word, other_word = form_name(form), form_name(other_form(form))
 
     stub_x, stub_y = [], []
     for xi, r, g in zip(x_in.tolist(), relu_in.tolist(), tanh_in.tolist(), strict=True):
@@ -327,11 +332,12 @@ def overview_figure(xs, form: str = "tanh") -> go.Figure:
         line_trace(grid, relu, name="ReLU", key="relu"),
         line_trace(grid, other, name=f"GELU {other_word}", key=other_key),
         line_trace(grid, mine, name=f"GELU {word}", key=key),
-        marker_trace(x_in.tolist(), relu_in.tolist(), name="ReLU at your inputs", key="relu", size=10),
-        marker_trace(x_in.tolist(), tanh_in.tolist(), name=f"GELU {word} at your inputs", key=key, size=10),
+        marker_trace(x_in.tolist(), relu_in.tolist(), name=_("ReLU at your inputs"), key="relu", size=10),
+        marker_trace(x_in.tolist(), tanh_in.tolist(), name=_("GELU {form} at your inputs").format(form=word), key=key,
+                     size=10),
     ]
     view = overview_view(x_in, tanh_in, form)
-    layout = base_layout("x", "output", height=400)
+    layout = base_layout("x", _("output"), height=400)
     layout["margin"]["r"] = 20  # room for an x tick label at the right edge (half of "20": Plotly's margin stays)
     # a vertical gridline would cross the label; tick labels never pass the chart's edge here (Plotly's margins hold
     # them), so Plotly need not measure each to hide those that would (5 ms of each redraw of the live view)

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gelu_core import form_word
 from gelu_core.shared import SharedResults
+from ui.i18n import _, current, form_name
 
 
 @dataclass(frozen=True)
@@ -29,12 +29,12 @@ class Question:
     hides: str  # what on the page answers it, and so waits for the student's commitment (the page's row says it)
 
     def ask(self, form: str = "tanh") -> str:
-        """The question as the page asks it, in the lesson's form."""
-        return self.text.format(form=form_word(form))
+        """The question as the page asks it, in the lesson's form and the reader's language."""
+        return _(self.text).format(form=form_name(form))
 
     def answer(self, form: str = "tanh") -> tuple[str, str]:
         """(the right choice, the computed explanation), computed once per process and form."""
-        return ANSWERS.get((self.text, form), lambda: self.truth(form), what="the answer to this question")
+        return ANSWERS.get((self.text, form, current()), lambda: self.truth(form), what="the answer to this question")
 
     def reveal(self, chosen: str, form: str = "tanh") -> tuple[bool, str]:
         """(whether ``chosen`` is right, the computed explanation)."""
@@ -42,4 +42,5 @@ class Question:
         return chosen == right, why
 
 
-ANSWERS = SharedResults.within(entry_bytes=16 * 1024, share=0.005)  # (question text, form) -> (right choice, why)
+# (question text, form, language) -> (right choice, why)
+ANSWERS = SharedResults.within(entry_bytes=16 * 1024, share=0.005)

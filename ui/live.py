@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from gelu_core.shared import memo
 from ui.format import fixed as _fixed
+from ui.i18n import memo
 
 
 def grid(lo: float, hi: float, step: float) -> np.ndarray:

@@ -16,6 +16,7 @@ from types import ModuleType
 from ui import approximations, curves, derivative, ffn, gate, home, steps, training
 from ui.code_export import Values
 from ui.controls import PageControls
+from ui.i18n import N_
 from ui.lesson import Question
 
 
@@ -57,38 +58,39 @@ class Page:
 
 
 PAGES: dict[str, Page] = {p.url_path: p for p in (
-    Page("home", "Home", ":material/home:",
-         "see in one minute what GELU does that ReLU does not.",
+    Page("home", N_("Home"), ":material/home:",
+         N_("see in one minute what GELU does that ReLU does not."),
          None,
          home),
-    Page("gate", "The gate", ":material/door_open:",
-         "read GELU's gate Φ(x) as a probability, and see where it comes from.",
-         "where Φ(x) comes from: the area under the bell curve, and the bouncer at the door.",
+    Page("gate", N_("The gate"), ":material/door_open:",
+         N_("read GELU's gate Φ(x) as a probability, and see where it comes from."),
+         N_("where Φ(x) comes from: the area under the bell curve, and the bouncer at the door."),
          gate),
-    Page("curves", "Curves", ":material/show_chart:",
-         "compare the two curves over a range: where they agree, and where they part.",
-         "both curves on one range: probe any x, overlay sigmoid, SiLU and friends.",
+    Page("curves", N_("Curves"), ":material/show_chart:",
+         N_("compare the two curves over a range: where they agree, and where they part."),
+         N_("both curves on one range: probe any x, overlay sigmoid, SiLU and friends."),
          curves),
-    Page("derivative", "Derivative", ":material/trending_up:",
-         "see the gradient, the slope that training follows back, and why a slope of 0 stops a unit from "
-         "learning.",
-         "the gradient: ReLU passes back nothing for a negative input, GELU a little.",
+    Page("derivative", N_("Derivative"), ":material/trending_up:",
+         N_("see the gradient, the slope that training follows back, and why a slope of 0 stops a unit from "
+            "learning."),
+         N_("the gradient: ReLU passes back nothing for a negative input, GELU a little."),
          derivative),
-    Page("steps", "Step by step", ":material/stairs:",
-         "follow one number through the tanh formula, one small operation at a time.",
-         "one number through the tanh formula, line by line.",
+    Page("steps", N_("Step by step"), ":material/stairs:",
+         N_("follow one number through the tanh formula, one small operation at a time."),
+         N_("one number through the tanh formula, line by line."),
          steps),
-    Page("ffn", "Feed-forward lab", ":material/hub:",
-         "run GPT-2's feed-forward block and see what the activation changes, forwards and backwards.",
-         "GPT-2's 768 → 3072 → 768 block on tensors you upload, forwards and backwards.",
+    Page("ffn", N_("Feed-forward lab"), ":material/hub:",
+         N_("run GPT-2's feed-forward block and see what the activation changes, forwards and backwards."),
+         N_("GPT-2's 768 → 3072 → 768 block on tensors you upload, forwards and backwards."),
          ffn),
-    Page("training", "Training race", ":material/sprint:",
-         "watch ReLU and GELU learn the same task from the same start, and count the units that stop learning.",
-         "ReLU and GELU learn the same task from the same start: watch units die.",
+    Page("training", N_("Training race"), ":material/sprint:",
+         N_("watch ReLU and GELU learn the same task from the same start, and count the units that stop "
+            "learning."),
+         N_("ReLU and GELU learn the same task from the same start: watch units die."),
          training),
-    Page("approximations", "Approximations", ":material/compare:",
-         "see how close the cheaper formulas come to exact GELU, and what a framework really returns.",
-         "Exact against tanh against sigmoid, and what your framework really computes.",
+    Page("approximations", N_("Approximations"), ":material/compare:",
+         N_("see how close the cheaper formulas come to exact GELU, and what a framework really returns."),
+         N_("Exact against tanh against sigmoid, and what your framework really computes."),
          approximations, aside=True),
 )}
 

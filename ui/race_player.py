@@ -23,6 +23,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ui.format import count
+from ui.i18n import _
+
 FPS = 15  # frames a second: a 51-frame film plays in 3.4 s
 
 
@@ -52,7 +55,8 @@ def film_table(snapshot, film: Sequence[tuple[int, np.ndarray]], regions_figure,
         "id": repr(snapshot.config), "regions": regions_key, "loss": loss_key, "fps": fps,
         "grid": int(grids.shape[-1]), "axis": np.asarray(snapshot.grid, dtype=np.float64).tolist(),
         "colors": region_colors(), "steps": steps, "records": records, "titles": titles,
-        "texts": [f"Step {step:,} of {total:,}" for step in steps],
+        "texts": [_("Step {step} of {total}").format(step=count(step), total=count(total)) for step in steps],
+        "replay": _("Replay the training"),  # the button's words
         "film": base64.b64encode(zlib.compress(grids.tobytes(), 6)).decode("ascii"),
         "heat": [[r, b] for r, b in zip(regions, boundaries, strict=True)],
         "curves": {"indices": curves,

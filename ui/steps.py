@@ -16,11 +16,11 @@ import gelu_core
 from gelu_core import activations, analysis
 from gelu_core.activations import GATES
 from gelu_core.analysis import approximation_difference
-from gelu_core.shared import memo
 from gelu_core.steps import tanh_steps
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import Control, PageControls
-from ui.format import fixed, full, readable, sci, six
+from ui.format import fixed, full, local, readable, sci, six
+from ui.i18n import N_, _, form_name, memo
 from ui.lesson import Question
 from ui.theme import NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure
 
@@ -32,13 +32,12 @@ STEPS_LIMIT = 10.0  # the exact input
 STEPS_PICK_LIMIT = 6.0  # the slider: a coarse pick, tenths
 
 CONTROLS = PageControls("steps", (
-    Control("number_input", "steps_x", "Exact x", 2.0,
+    Control("number_input", "steps_x", N_("Exact x"), 2.0,
             dict(min_value=-STEPS_LIMIT, max_value=STEPS_LIMIT, step=0.1, format="%.10g",
-                 help=f"Type any number from -{STEPS_LIMIT:g} to {STEPS_LIMIT:g}; the slider follows to the "
-                      "nearest tenth.")),
-    Control("slider", "steps_pick", "Pick x", 2.0,
+                 help=N_("Type any number from -10 to 10; the slider follows to the nearest tenth."))),
+    Control("slider", "steps_pick", N_("Pick x"), 2.0,
             dict(min_value=-STEPS_PICK_LIMIT, max_value=STEPS_PICK_LIMIT, step=0.1), bound=False),
-    Control("toggle", "steps_full", "Show every digit (float64)", False),
+    Control("toggle", "steps_full", N_("Show every digit (float64)"), False),
 ))
 
 
@@ -47,15 +46,17 @@ CONTROLS = PageControls("steps", (
 def _truth(form: str) -> tuple[str, str]:
     t, e = gelu_core.gelu(BOOK_X, approximate="tanh"), gelu_core.gelu(BOOK_X)
     if f"{t:.6f}" == f"{e:.6f}":
-        right = "they agree to 6 decimals"
+        right = CHOICES[2]
     else:
-        right = "the exact form" if e > t else "the tanh form"
-    return right, (f"At x = 1 the tanh form gives {fixed(t, 6)} and the exact form {fixed(e, 6)}: "
-                   f"they differ by {sci(e - t)}.")
+        right = CHOICES[1] if e > t else CHOICES[0]
+    words = _("At x = 1 the tanh form gives {tanh} and the exact form {exact}: they differ by {difference}.")
+    return right, words.format(
+        tanh=fixed(t, 6), exact=fixed(e, 6), difference=sci(e - t))
 
 
+CHOICES = (N_("the tanh form"), N_("the exact form"), N_("they agree to 6 decimals"))
 QUESTION = Question(
-    "At x = 1, which gives the larger GELU?", ("the tanh form", "the exact form", "they agree to 6 decimals"), _truth,
+    N_("At x = 1, which gives the larger GELU?"), CHOICES, _truth,
     hides="the chart, the two forms' readouts and the step table: they show both forms at x")
 
 
@@ -77,14 +78,14 @@ def _operand(v: float) -> str:
 
 def _worked(x: float, values: Sequence[float]) -> list[str]:
     """Each step with the previous results filled in, as in the source's unfolded lines."""
-    cube, inner, c, u, t, gate, _ = values
+    cube, inner, c, u, t, gate, _gelu = values
     return [
         f"{_operand(x)}³",
-        f"{six(x)} + 0.044715 × {_operand(cube)}",
+        f"{six(x)} + {local('0.044715')} × {_operand(cube)}",
         "√(2 / π)",
         f"{six(c)} × {_operand(inner)}",
         f"tanh({six(u)})",
-        f"0.5 × (1 + {_operand(t)})",
+        f"{local('0.5')} × (1 + {_operand(t)})",
         f"{six(x)} × {_operand(gate)}",
     ]
 
@@ -96,7 +97,7 @@ def step_table(x: float, steps: Sequence[StepLike]) -> dict[str, list[str]]:
         raise ValueError(f"expected the 7 steps of gelu_core.tanh_steps, got {len(values)}")
     return {
         "step": [s.label for s in steps],
-        "what happens": [s.expression for s in steps],
+        "what happens": [_(s.expression) for s in steps],
         "with numbers": _worked(x, values),
         "value": [six(v) for v in values],
     }
@@ -106,16 +107,21 @@ def on_screen(table: Mapping[str, list[str]]) -> dict[str, list[str]]:
     """The step table as drawn (st.table reads Markdown): each step's name over what it does, in one cell, so three
     columns fit a phone's width at any x (four did not at x = -10); the CSV keeps the four plain columns."""
     return {
-        "step": [f"**{name}**  \n{what}" for name, what in zip(table["step"], table["what happens"], strict=True)],
-        "with numbers": list(table["with numbers"]),
-        "value": list(table["value"]),
+        _("step"): [f"**{name}**  \n{what}" for name, what in zip(table["step"], table["what happens"], strict=True)],
+        _("with numbers"): list(table["with numbers"]),
+        _("value"): list(table["value"]),
     }
+
+
+# gelu_core.steps.LINES's words for each step (gelu_core speaks English only), for extraction
+EXPRESSIONS = (N_("x · x · x"), N_("add the cubic correction"), N_("a constant"), N_("scale"),
+               N_("squash into (−1, 1)"), N_("shift into (0, 1): the gate"), N_("multiply the input by its gate"))
 
 
 def digits_table(steps: Sequence[StepLike]) -> dict[str, list[str]]:
     """Every digit of each step's float64 value, beside the step's name: a table of its own, two columns, since
     a fifth column of 20-digit numbers would not fit a phone."""
-    return {"step": [s.label for s in steps], "full precision": [full(s.value) for s in steps]}
+    return {_("step"): [s.label for s in steps], _("full precision"): [full(s.value) for s in steps]}
 
 
 CURVE_STEP = 0.02  # the curves' spacing in x (401 points over the chart's narrowest range, -4 ... 4)
@@ -168,10 +174,12 @@ def steps_figure(
     wherever GELU = gate) a small filled GELU dot sits inside the gate's open diamond.
     """
     grid = np.asarray(grid, dtype=np.float64)
-    gate = line_trace(grid, gate_values, name=legend_name("gate = 0.5·(1 + tanh u)"), key="gate", width=2, dash="dot",
+    gate = line_trace(grid, gate_values, name=legend_name(_("gate = 0.5·(1 + tanh u)")), key="gate", width=2,
+                      dash="dot",
                       hover_format=".6f")
-    traces = [line_trace(grid, gelu_values, name="GELU (tanh form)", key="gelu_tanh", hover_format=".6f"), gate]
-    marks = (("gate(x)", "gate", gate_at_x, "diamond-open", 17), ("GELU(x)", "gelu_tanh", gelu_at_x, "circle", 9))
+    traces = [line_trace(grid, gelu_values, name=_("GELU ({form} form)").format(form=form_name("tanh")),
+                         key="gelu_tanh", hover_format=".6f"), gate]
+    marks = ((_("gate(x)"), "gate", gate_at_x, "diamond-open", 17), ("GELU(x)", "gelu_tanh", gelu_at_x, "circle", 9))
     for name, key, value, symbol, size in marks:  # the larger, open one first: the dot is drawn inside it
         trace = marker_trace(x, value, name=marker_name(name, value), key=key, symbol=symbol, size=size)
         trace["hovertemplate"] = f"x = %{{x:.6f}}<br>{readable(value)}<extra>{name}</extra>"
@@ -180,7 +188,7 @@ def steps_figure(
             trace["marker"]["line"]["width"] = 3
         traces.append(trace)
     lo, hi = view if view is not None else (float(grid.min()), float(grid.max()))
-    layout = base_layout("x", "value", height=height)
+    layout = base_layout("x", _("value"), height=height)
     layout["xaxis"]["range"] = [float(lo), float(hi)]
     layout["yaxis"]["range"] = y_view(grid, gelu_values, gate_values, lo, hi)
     layout["shapes"] = [dict(type="line", xref="x", x0=x, x1=x, yref="paper", y0=0, y1=1, layer="below",
@@ -215,9 +223,9 @@ def _pick_rows() -> tuple:
     rows = []
     for x in grid(o["min_value"], o["max_value"], o["step"]).tolist():
         steps = gelu_core.tanh_steps(x)
-        table = on_screen(step_table(x, steps))
+        table = step_table(x, steps)  # its "with numbers" and "value" are the cells on_screen draws
         rows.append((x, metric_values(x, steps), table["with numbers"], table["value"],
-                     digits_table(steps)["full precision"], tuple(s.value for s in steps)))
+                     digits_table(steps)[_("full precision")], tuple(s.value for s in steps)))
     return tuple(rows)
 
 
@@ -235,7 +243,7 @@ def _pick_chart() -> dict[str, tuple]:
     gate_at, gelu_at = [r[5][-2] for r in rows], [r[5][-1] for r in rows]
     views = [chart_range(x) for x in xs]
     return {"x": tuple(xs), "gate": tuple(gate_at), "gelu": tuple(gelu_at),
-            "gate_name": tuple(marker_name("gate(x)", v) for v in gate_at),
+            "gate_name": tuple(marker_name(_("gate(x)"), v) for v in gate_at),
             "gelu_name": tuple(marker_name("GELU(x)", v) for v in gelu_at),
             "xaxis.range": tuple([float(lo), float(hi)] for lo, hi in views),
             "yaxis.range": tuple(y_view(grid, gelu_values, gate_values, lo, hi) for lo, hi in views)}

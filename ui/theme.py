@@ -16,7 +16,7 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 
-from gelu_core.shared import memo
+from ui.i18n import memo
 
 COLORS: dict[str, str] = {
     "relu": "#D55E00",  # vermillion
@@ -57,6 +57,19 @@ def rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
+def separators() -> str:
+    """Plotly's ``separators`` for the reader's language: its decimal sign, then its grouping sign (ui.format).
+
+    >>> from ui.i18n import using
+    >>> with using("de"):
+    ...     separators()
+    ',.'
+    """
+    from ui.format import local
+
+    return local(".,")
+
+
 def base_figure(x_title: str, y_title: str, *, height: int = 420) -> go.Figure:
     """An empty figure in the house style: labelled axes, zero lines, hover across traces."""
     fig = go.Figure()
@@ -69,6 +82,7 @@ def base_figure(x_title: str, y_title: str, *, height: int = 420) -> go.Figure:
         hovermode="x unified",
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
         dragmode=False,
+        separators=separators(),
     )
     axis = dict(
         zeroline=True,

@@ -18,6 +18,8 @@ from gelu_core.activations import ACTIVATIONS
 from ui.code_export import Values, fields, fill, settings, source
 from ui.controls import LAB_ACTIVATIONS, Control, PageControls, short_label
 from ui.ffn import modules
+from ui.format import local
+from ui.i18n import N_, _
 from ui.lesson import Question
 from ui.theme import DASHES, NEUTRAL, base_layout, color, legend_name, quick_figure, rgba
 
@@ -27,24 +29,24 @@ RACE_TASKS = ("spiral", "circle", "xor", "gauss")
 LEARNING_RATES = (0.003, 0.01, 0.03, 0.1, 0.3)
 
 CONTROLS = PageControls("training", (
-    Control("segmented_control", "training_task", "Task", "spiral",
-            dict(options=RACE_TASKS, required=True, help="Two classes of points in the plane, as in TensorFlow "
-                                                         "Playground: the network must draw the border.")),
-    Control("selectbox", "training_a", "First network's activation", "relu",
+    Control("segmented_control", "training_task", N_("Task"), "spiral",
+            dict(options=RACE_TASKS, required=True, help=N_("Two classes of points in the plane, as in TensorFlow "
+                                                            "Playground: the network must draw the border."))),
+    Control("selectbox", "training_a", N_("First network's activation"), "relu",
             dict(options=LAB_ACTIVATIONS, format_func=short_label)),
-    Control("selectbox", "training_b", "Second network's activation", "gelu",
+    Control("selectbox", "training_b", N_("Second network's activation"), "gelu",
             dict(options=LAB_ACTIVATIONS, format_func=short_label)),
-    Control("segmented_control", "training_lr", "Learning rate", 0.03,
+    Control("segmented_control", "training_lr", N_("Learning rate"), 0.03,
             dict(options=LEARNING_RATES, format_func=str, required=True,
-                 help="How far each step moves the weights (Adam). Large steps kill ReLU units faster.")),
-    Control("slider", "training_steps", "Training steps", 1000, dict(min_value=100, max_value=3000, step=100)),
-    Control("slider", "training_width", "Units per hidden layer", 8, dict(min_value=2, max_value=32, step=1)),
-    Control("slider", "training_depth", "Hidden layers", 3, dict(min_value=1, max_value=6, step=1)),
-    Control("slider", "training_noise", "Noise on the points", 0.05,
+                 help=N_("How far each step moves the weights (Adam). Large steps kill ReLU units faster."))),
+    Control("slider", "training_steps", N_("Training steps"), 1000, dict(min_value=100, max_value=3000, step=100)),
+    Control("slider", "training_width", N_("Units per hidden layer"), 8, dict(min_value=2, max_value=32, step=1)),
+    Control("slider", "training_depth", N_("Hidden layers"), 3, dict(min_value=1, max_value=6, step=1)),
+    Control("slider", "training_noise", N_("Noise on the points"), 0.05,
             dict(min_value=0.0, max_value=0.3, step=0.01, format="%.2f")),
-    Control("number_input", "training_seed", "Seed", 0,
+    Control("number_input", "training_seed", N_("Seed"), 0,
             dict(min_value=0, max_value=2**31 - 1, step=1,
-                 help="Same seed: the same points, the same starting weights, the same curves.")),
+                 help=N_("Same seed: the same points, the same starting weights, the same curves."))),
 ))
 
 
@@ -55,13 +57,14 @@ def _truth(form: str) -> tuple[str, str]:
 
     race = train(RaceConfig())
     result = verdict(race)
-    right = {"relu": "ReLU", None: "they do about as well"}.get(result.leader, "GELU")
-    return right, f"On the default race (spiral, seed 0): {verdict_text(race, result)}"
+    right = {"relu": CHOICES[0], None: CHOICES[2]}.get(result.leader, CHOICES[1])
+    return right, _("On the default race (spiral, seed 0): {verdict}").format(verdict=verdict_text(race, result))
 
 
+CHOICES = (N_("ReLU"), N_("GELU"), N_("they do about as well"))
 QUESTION = Question(
-    "Two copies of one network learn the spiral from the same start. Which ends ahead?",
-    ("ReLU", "GELU", "they do about as well"), _truth,
+    N_("Two copies of one network learn the spiral from the same start. Which ends ahead?"),
+    CHOICES, _truth,
     hides="the race: its settings, its curves, its regions and its verdict")
 
 
@@ -81,11 +84,12 @@ def race_config(v: Mapping[str, Any]):
 
 def _curve(x, y, *, name: str, key: str, group: str, width: float = 3, opacity: float = 1.0,
            dash: str | None = None, hover: str = "%{y:.4g}", customdata=None) -> dict:
+    step = _("step %{x}")
     trace = dict(
         type="scatter", x=np.asarray(x).tolist(), y=np.asarray(y, dtype=np.float64).tolist(), mode="lines",
         name=name, meta=f"{group}:{key}", legendgroup=key, opacity=opacity,
         line=dict(color=color(key), width=width, dash=dash or DASHES.get(key, "solid")),  # not by colour alone
-        hovertemplate=f"step %{{x}}: {hover}<extra>{name}</extra>",
+        hovertemplate=f"{step}: {hover}<extra>{name}</extra>",
     )
     if customdata is not None:
         trace["customdata"] = customdata
@@ -118,11 +122,12 @@ def loss_figure(snapshot, *, height: int = 340) -> go.Figure:
     """Cross-entropy of both runs over training, log scale: test loss thick, training loss thin."""
     traces = []
     for run in snapshot.runs:
-        traces.append(_curve(run.steps, run.test_loss, name=legend_name(f"{run.label}: test"), key=run.name,
-                             group="test"))
-        traces.append(_curve(run.steps, run.train_loss, name=legend_name(f"{run.label}: training"), key=run.name,
+        traces.append(_curve(run.steps, run.test_loss, name=legend_name(_("{name}: test").format(name=run.label)),
+                             key=run.name, group="test"))
+        traces.append(_curve(run.steps, run.train_loss,
+                             name=legend_name(_("{name}: training").format(name=run.label)), key=run.name,
                              group="train", width=1.5, opacity=0.6, dash="dot"))
-    layout = base_layout("training step", "loss (cross-entropy, log scale)", height=height)
+    layout = base_layout(_("training step"), _("loss (cross-entropy, log scale)"), height=height)
     layout["yaxis"].update(type="log", tickvals=log_ticks([run.test_loss for run in snapshot.runs]
                                                           + [run.train_loss for run in snapshot.runs]))
     layout["xaxis"]["range"] = [0, snapshot.config.steps]  # the whole race: a live run fills the chart
@@ -141,8 +146,8 @@ def dead_units_figure(snapshot, *, height: int = 300) -> go.Figure:
         per_layer = np.asarray(run.dead_units)  # (records, depth)
         layers = [" · ".join(str(int(v)) for v in row) for row in per_layer]
         traces.append(_curve(run.steps, per_layer.sum(axis=1), name=run.label, key=run.name, group="dead",
-                             hover="%{y} dead (by layer: %{customdata})", customdata=layers))
-    layout = base_layout("training step", f"dead units (of {total})", height=height)
+                             hover=_("%{y} dead (by layer: %{customdata})"), customdata=layers))
+    layout = base_layout(_("training step"), _("dead units (of {total})").format(total=total), height=height)
     layout["yaxis"].update(range=[-0.5, total + 0.5], rangemode="tozero")
     layout["xaxis"]["range"] = [0, config.steps]
     layout["shapes"] = [dict(type="line", xref="paper", x0=0, x1=1, y0=total, y1=total,
@@ -152,12 +157,13 @@ def dead_units_figure(snapshot, *, height: int = 300) -> go.Figure:
 
 def _points(points: np.ndarray, labels: np.ndarray, label: int, axis: str, *, show_legend: bool) -> dict:
     chosen = np.asarray(points, dtype=np.float32)[np.asarray(labels) == label]  # (n, 2): float32 travels light
+    name = _("class {label}").format(label=label)
     return dict(
         type="scatter", x=chosen[:, 0], y=chosen[:, 1], mode="markers",
-        name=f"class {label}", legendgroup=f"class {label}", showlegend=show_legend,
+        name=name, legendgroup=f"class {label}", showlegend=show_legend,
         xaxis=axis.replace("xaxis", "x"), yaxis=axis.replace("xaxis", "y"),
         marker=dict(color=CLASS_COLORS[label], size=5, line=dict(color="white", width=0.5)),
-        hovertemplate=f"(%{{x:.2f}}, %{{y:.2f}}): class {label}<extra></extra>", meta=f"points:{label}",
+        hovertemplate=f"(%{{x:.2f}}, %{{y:.2f}}): {name}<extra></extra>", meta=f"points:{label}",
     )
 
 
@@ -171,7 +177,9 @@ def probability_percent(probability: np.ndarray) -> np.ndarray:
 
 
 def _percent(share: float) -> str:
-    return f"{100 * share:.1f}%"
+    from ui.format import percent_text
+
+    return percent_text(f"{100 * share:.1f}%")
 
 
 def accuracy_percent(run, record: int = -1) -> str:
@@ -181,14 +189,14 @@ def accuracy_percent(run, record: int = -1) -> str:
 
 def accuracy_line(run, record: int = -1) -> str:
     """The middle line of a decision region's title, the one the race's film rewrites: "59.0% test"."""
-    return f"{accuracy_percent(run, record)} test"
+    return _("{accuracy} test").format(accuracy=accuracy_percent(run, record))
 
 
 def accuracy_title(run, record: int = -1) -> str:
     """A decision region's title: the run's activation over its test accuracy at ``record`` (default: the last),
     on three short lines: two titles side by side each have half of a chart 163 px wide (195 CSS px, a phone at
     200 %), where "59.0% test accuracy" on one line would run into the other."""
-    return f"<b>{run.label}</b><br>{accuracy_line(run, record)}<br>accuracy"
+    return _("<b>{name}</b><br>{line}<br>accuracy").format(name=run.label, line=accuracy_line(run, record))
 
 
 def region_scale() -> list:
@@ -229,6 +237,7 @@ def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
         plot_bgcolor="rgba(0,0,0,0)", font=base_layout("", "")["font"], dragmode=False, hovermode="closest",
         legend=dict(orientation="h", yanchor="top", y=-0.02, xanchor="left", x=0),
     )
+    chance = _("P(class 1)")  # the hover's words for a point's share
     for i, run in enumerate(snapshot.runs):
         suffix = "" if i == 0 else "2"
         x_name, y_name = f"x{suffix}", f"y{suffix}"
@@ -236,7 +245,7 @@ def decision_regions_figure(snapshot, *, height: int = 380) -> go.Figure:
         traces.append(dict(
             type="heatmap", x=grid, y=grid, z=percent, zmin=0, zmax=100, colorscale=scale,
             showscale=False, xaxis=x_name, yaxis=y_name, meta=f"region:{run.name}", zsmooth="best",
-            hovertemplate=f"(%{{x:.2f}}, %{{y:.2f}}): P(class 1) = %{{z}}%<extra>{run.label}</extra>",
+            hovertemplate=f"(%{{x:.2f}}, %{{y:.2f}}): {chance} = %{{z}}%<extra>{run.label}</extra>",
         ))
         traces.append(dict(
             type="contour", x=grid, y=grid, z=percent, xaxis=x_name, yaxis=y_name, showscale=False,
@@ -268,10 +277,14 @@ def verdict_text(snapshot, verdict) -> str:
     if verdict.leader is not None:
         i = int(accuracy[1] > accuracy[0])  # the run ahead
         j = 1 - i
-        return (f"{runs[i].label} ahead: {_percent(accuracy[i])} vs {_percent(accuracy[j])} test accuracy "
-                f"(test loss {loss[i]:.3f} vs {loss[j]:.3f}).")
-    return (f"About the same: test accuracy {_percent(accuracy[0])} ({runs[0].label}) vs {_percent(accuracy[1])} "
-            f"({runs[1].label}), within {100 * verdict.margin:.0f} points (test loss {loss[0]:.3f} vs {loss[1]:.3f}).")
+        return _("{name} ahead: {accuracy} vs {other} test accuracy (test loss {loss} vs {other_loss}).").format(
+            name=runs[i].label, accuracy=_percent(accuracy[i]), other=_percent(accuracy[j]),
+            loss=local(f"{loss[i]:.3f}"), other_loss=local(f"{loss[j]:.3f}"))
+    return _("About the same: test accuracy {first} ({first_name}) vs {second} ({second_name}), within {margin} points "
+             "(test loss {first_loss} vs {second_loss}).").format(
+        first=_percent(accuracy[0]), first_name=runs[0].label, second=_percent(accuracy[1]),
+        second_name=runs[1].label, margin=f"{100 * verdict.margin:.0f}", first_loss=local(f"{loss[0]:.3f}"),
+        second_loss=local(f"{loss[1]:.3f}"))
 
 
 def race_notes(snapshot, verdict) -> str:
@@ -280,16 +293,18 @@ def race_notes(snapshot, verdict) -> str:
     config = snapshot.config
     total = config.width * config.depth
     dead = [int(np.asarray(run.dead_units)[-1].sum()) for run in snapshot.runs]
-    parts = [" and ".join(f"{run.label} ended with {n} of {total} hidden units dead"
-                          for run, n in zip(snapshot.runs, dead, strict=True)) + "."]
+    (first, second), (first_dead, second_dead) = snapshot.runs, dead
+    parts = [_("{first} ended with {first_dead} of {total} hidden units dead and {second} ended with {second_dead} of "
+               "{total} hidden units dead.").format(first=first.label, first_dead=first_dead, second=second.label,
+                                                    second_dead=second_dead, total=total)]
     if verdict.leader is None:
-        parts.append("On this task the activation made no measurable difference: both learned it.")
+        parts.append(_("On this task the activation made no measurable difference: both learned it."))
     elif any(dead):
-        parts.append("A dead unit passes no gradient back, so the weights feeding it stopped learning.")
+        parts.append(_("A dead unit passes no gradient back, so the weights feeding it stopped learning."))
     names = {run.name for run in snapshot.runs}
     if verdict.leader is not None and "relu" in names and names & {"gelu", "gelu_tanh"}:
-        parts.append("How much of the gap is dead units, and how much is GELU's smooth curve? Race Leaky ReLU, "
-                     "which never has dead units, against GELU.")
+        parts.append(_("How much of the gap is dead units, and how much is GELU's smooth curve? Race Leaky ReLU, "
+                       "which never has dead units, against GELU."))
     return " ".join(parts)
 
 
@@ -335,7 +350,7 @@ for name, activation in activations.items():
     net.reset_parameters(config["seed"])  # both runs start from the same weights
     optimizer = torch.optim.Adam(net.parameters(), lr=config["learning_rate"])
     batches = torch.Generator().manual_seed(config["seed"] + 1)  # the mini-batch order: the same for both runs
-    for _ in range(config["steps"]):
+    for _step in range(config["steps"]):
         index = torch.randint(0, config["n_train"], (config["batch_size"],), generator=batches)  # (batch_size,)
         logits = net(train_points[index])  # (batch_size,)
         loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, train_labels[index])

@@ -1,0 +1,49 @@
+"""Every page in each shipped language, in a real browser: it loads clean, ``<html lang>`` is the page's language,
+the share box's link carries it, axe-core finds no WCAG A/AA violation, nothing sticks out sideways or is cut on a
+German phone, and GELU(-1) reads -0,1588 in German and Spanish.
+
+References: the link's ``lang=`` (the language asked for) against the document element's ``lang`` and the
+share box's link, exactly; the browser's own measure of each element (``scrollWidth`` against ``clientWidth``,
+tests/e2e/test_fit.py's CUT_JS, 1 px); mpmath's tanh GELU(-1) = -0.158808... to four decimals, as text.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import browser as driver
+from tests.conftest import across
+from tests.e2e.test_accessibility import axe, summary_of
+from tests.e2e.test_fit import CUT_JS
+
+pytestmark = pytest.mark.e2e
+
+PAGES = [p.url_path for p in driver.app_pages()]
+LANGUAGES = ("de", "es", "zh-Hans")
+
+
+def _view(page: str, lang: str) -> str:
+    return f"{'' if page == 'home' else page}?lang={lang}"
+
+
+# each page in each language; the default run takes each page once, its language in turn (tests.conftest.across)
+@pytest.mark.parametrize("page, lang", across(PAGES, PAGES, LANGUAGES, LANGUAGES))
+def test_a_page_speaks_its_language(new_tab, page, lang):
+    tab = new_tab(viewport=driver.PHONE if lang == "de" else driver.DESKTOP)
+    tab.open(_view(page, lang))
+    tab.assert_clean()
+    tab.page.wait_for_function("(lang) => document.documentElement.lang === lang", arg=lang)
+    link = tab.page.locator(".gelu-share-url").input_value()
+    assert f"lang={lang}" in link, link
+    assert summary_of(axe(tab.page)) == []
+    if lang == "de":  # long words on a phone: nothing cut, nothing wider than the screen
+        assert tab.page.evaluate(CUT_JS) == []
+        assert driver.look(tab.page)["overflow"] <= 0
+
+
+@pytest.mark.parametrize("lang", ["de", "es"])
+def test_gelu_of_minus_one_reads_with_a_decimal_comma(new_tab, lang):
+    tab = new_tab()
+    tab.open(_view("home", lang))
+    cells = tab.page.locator("[data-testid='stMain'] [data-testid='stTable'] tbody tr:nth-child(2) td")
+    assert cells.all_inner_texts()[3].strip() == "-0,1588"

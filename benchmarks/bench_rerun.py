@@ -122,7 +122,7 @@ def _find_widget(at, key: str | None):
 def measure(script: str, page_path: str | None, key: str | None, moves: int, times: list[float],
             query: dict[str, str] | None = None):
     """Per move: (whole AppTest rerun, page script) in seconds, and the control's key; None if it has none.
-    ``query``: the link's parameters the page opens with (``lang``: benchmarks/bench_languages.py)."""
+    ``query``: the link's parameters the page opens with (``lang=de``: the page in German)."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(script, default_timeout=120)

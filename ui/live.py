@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ui.format import fixed as _fixed
 from ui.i18n import memo
+from ui.plain import fixed as _fixed  # a control's own values: Streamlit writes them with a dot in every language
 
 
 def grid(lo: float, hi: float, step: float) -> np.ndarray:

@@ -47,3 +47,16 @@ def test_gelu_of_minus_one_reads_with_a_decimal_comma(new_tab, lang):
     tab.open(_view("home", lang))
     cells = tab.page.locator("[data-testid='stMain'] [data-testid='stTable'] tbody tr:nth-child(2) td")
     assert cells.all_inner_texts()[3].strip() == "-0,1588"
+
+
+@pytest.mark.parametrize("lang", ["de", "es"])
+def test_a_number_input_steps_by_its_keys_in_a_decimal_comma_language(new_tab, lang):
+    """Home's x1 stepped by ArrowUp and Enter moves to the next step of its grid, as in English (reference: the
+    control's own min and step, -2 + 0.5, and the link's value); the field holds the control's own format, a dot,
+    which the live layer writes as the key is pressed (a decimal comma there empties a number field)."""
+    tab = new_tab()
+    tab.open(_view("home", lang))
+    control = driver.first_control(tab.page)
+    driver.move(tab.page, control)
+    assert control.input_value() == "-1.50"
+    assert driver.query(tab.page.url)["home_x1"] == ["-1.5"]

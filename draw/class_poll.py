@@ -393,8 +393,9 @@ def answers_table(choices, rounds: list[tuple[str, tuple[int, ...]]], right: int
     room (still laid out, so nothing moves when they show)."""
     head = "".join(f"<th scope='col'>{html.escape(label)}</th>" for label, _ in rounds)
     rows = []
+    right_words = html.escape(_("✓ right answer"))
     for i, choice in enumerate(choices):
-        mark = f" <span class='gelu-poll-right'>{html.escape(_('✓ right answer'))}</span>" if i == right else ""
+        mark = f" <span class='gelu-poll-right'>{right_words}</span>" if i == right else ""
         cells = "".join(_cell(counts[i], sum(counts), label) for label, counts in rounds)
         rows.append(f"<tr class='{'gelu-poll-is-right' if i == right else ''}'>"
                     f"<th scope='row'>{html.escape(_(choice))}{mark}</th>{cells}</tr>")

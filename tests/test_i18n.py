@@ -66,6 +66,21 @@ def test_every_message_in_the_code_has_a_translation(lang):
     assert not missing, f"{lang} has no translation for:\n" + "\n".join(missing)
 
 
+def test_babel_sees_every_message_the_code_marks():
+    """Reference: the code's syntax tree (ast), which sees a ``_("...")`` or ``N_("...")`` call with a literal
+    anywhere, inside an f-string's braces too (Python 3.11's tokenizer hands Babel an f-string as one string, so
+    a message written there is never extracted, and its reader sees English); each must be among Babel's."""
+    seen = set(extracted())
+    unseen = []
+    for path in [ROOT / "app.py", *[f for d in SCANNED[1:] for f in sorted((ROOT / d).rglob("*.py"))]]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("_", "N_")
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+                    and node.args[0].value not in seen):
+                unseen.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.args[0].value!r}")
+    assert not unseen, "messages Babel does not extract (take them out of the f-string):\n" + "\n".join(unseen)
+
+
 def test_the_template_holds_every_message():
     """Reference: Babel's extraction now against locales/messages.pot, the template a new language starts from."""
     from babel.messages.pofile import read_po

@@ -189,11 +189,12 @@ def as_html(d: Description, key: str, *, announce: bool = True) -> str:
     ident = re.sub(r"[^A-Za-z0-9_-]", "-", key)
     head = "".join(f"<th scope='col'>{e(c)}</th>" for c in d.columns)
     body = "".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in row) + "</tr>" for row in d.rows)
+    disclosure = e(_("Chart data as a table"))
     return (
         f"<div class='gelu-chart-text' data-chart='{e(ident)}' data-name='{e(d.name)}'"
         f" data-announce='{'true' if announce else 'false'}'>"
         f"<p class='gelu-sr-only' id='gelu-chart-summary-{e(ident)}'>{e(d.summary)}</p>"
-        f"<details class='gelu-chart-data'><summary>{e(_('Chart data as a table'))}</summary>"
+        f"<details class='gelu-chart-data'><summary>{disclosure}</summary>"
         f"<div class='gelu-chart-table'><table><caption class='gelu-sr-only'>{e(d.name)}</caption>"
         f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></details></div>"
     )

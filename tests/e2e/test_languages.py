@@ -1,6 +1,7 @@
 """Every page in each shipped language, in a real browser: it loads clean, ``<html lang>`` is the page's language,
 the share box's link carries it, axe-core finds no WCAG A/AA violation, nothing sticks out sideways or is cut on a
-German phone, and GELU(-1) reads -0,1588 in German and Spanish.
+German phone, GELU(-1) reads -0,1588 in German and Spanish, a number input steps by its keys, and no block of
+English text is left beside the language's own.
 
 References: the link's ``lang=`` (the language asked for) against the document element's ``lang`` and the
 share box's link, exactly; the browser's own measure of each element (``scrollWidth`` against ``clientWidth``,
@@ -8,6 +9,8 @@ tests/e2e/test_fit.py's CUT_JS, 1 px); mpmath's tanh GELU(-1) = -0.158808... to 
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -60,3 +63,40 @@ def test_a_number_input_steps_by_its_keys_in_a_decimal_comma_language(new_tab, l
     driver.move(tab.page, control)
     assert control.input_value() == "-1.50"
     assert driver.query(tab.page.url)["home_x1"] == ["-1.5"]
+
+
+# The words a page keeps in English in every language (README, "Languages"): names, the GELU forms' and a link's
+# option words (a link holds them as they are written), and Material Symbols' icon names (ligatures, drawn as icons)
+KEPT_ENGLISH = re.compile(
+    r"GELU|ReLU|PyTorch|Explorer|GPT-2|tanh|exact|sigmoid|Seeded|File|Demo|Upload|spiral|circle|xor|gauss|"
+    r"Three forms|What PyTorch computes|\b[a-z]+(_[a-z]+)+\b")
+TEXT_BLOCKS_JS = """() => {
+  const blocks = "[data-testid='stMain'] :is(p, li, h1, h2, h3, h4, label, summary, th, td, button, "
+    + "[data-testid='stCaptionContainer']), [data-testid='stSidebar'] :is(p, li, label, summary, button, span)";
+  const out = new Set();
+  for (const el of document.querySelectorAll(blocks)) {
+    if (el.closest(".katex, pre, code")) continue;  // formulas and code stay as they are written
+    const text = (el.innerText || "").trim();
+    if (text) out.add(text);
+  }
+  for (const el of document.querySelectorAll("[data-testid='stMain'] svg text")) out.add(el.textContent.trim());
+  return [...out];
+}"""
+
+
+def _blocks(new_tab, page: str, lang: str) -> set[str]:
+    tab = new_tab()
+    tab.open(_view(page, lang))
+    return set(tab.page.evaluate(TEXT_BLOCKS_JS))
+
+
+@pytest.mark.parametrize("page, lang", across(PAGES, PAGES, LANGUAGES, LANGUAGES))
+def test_no_block_of_english_is_left_in_another_language(new_tab, page, lang):
+    """Reference: the same page in English, block by block (paragraphs, headings, labels, captions, table cells,
+    buttons, the sidebar's words, chart text): a block the other language shows exactly as English does, with
+    English words left once the kept ones are taken out, is an English leak (a message never extracted, or never
+    translated)."""
+    english = _blocks(new_tab, page, "en")
+    leaks = [text for text in _blocks(new_tab, page, lang) & english
+             if len(re.findall(r"[A-Za-z]{3,}", KEPT_ENGLISH.sub(" ", text))) >= 2]
+    assert leaks == [], leaks

@@ -52,9 +52,7 @@ def local(text: str) -> str:
 def _number(function: Callable[..., str]) -> Callable[..., str]:
     @functools.wraps(function)
     def shown(*args, **kwargs) -> str:
-        text = function(*args, **kwargs)
-        lang = current()
-        return text if lang == SOURCE else text.translate(symbols(lang)[0])
+        return local(function(*args, **kwargs))
 
     return shown
 
@@ -78,13 +76,7 @@ def _percentage(function: Callable[..., str]) -> Callable[..., str]:
     @functools.wraps(function)
     def shown(*args, **kwargs) -> str:
         text = function(*args, **kwargs)
-        lang = current()
-        if lang == SOURCE:
-            return text
-        if not text.endswith("%"):
-            return _(text)  # "n/a"
-        table, prefix, suffix = symbols(lang)
-        return prefix + text[:-1].translate(table) + suffix
+        return percent_text(text) if text.endswith("%") else _(text)  # "n/a", in the reader's words
 
     return shown
 

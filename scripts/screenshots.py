@@ -42,6 +42,17 @@ VIEWS = {
 }
 
 
+def shoot_one(browser, url: str, png: Path, scheme: str, viewport: dict) -> Path:
+    """``url`` opened whole (Show me pressed) in a fresh context of that scheme and size, as one full-length PNG."""
+    page = driver.new_page(browser, color_scheme=scheme, viewport=viewport)
+    try:
+        driver.open_app(page, url)
+        driver.screenshot_full(page, png)
+    finally:
+        page.context.close()
+    return png
+
+
 def shoot_views(browser, base_url: str, out_dir: Path, views: dict[str, tuple[str, str]]) -> list[Path]:
     """Each view, light and dark, desktop and phone, as full-length PNGs named after it."""
     written = []
@@ -89,17 +100,9 @@ LANG_SHOTS = {"de": ("light", "phone", driver.PHONE), "zh-Hans": ("dark", "deskt
 def shoot_langs(browser, base_url: str, out_dir: Path, pages) -> list[Path]:
     """Each page in each of LANG_SHOTS' languages (``lang=`` in its link), whole (Show me pressed):
     ``lang-<lang>-<page>-<scheme>-<device>.png``."""
-    written = []
-    for app_page in pages:
-        for lang, (scheme, device, viewport) in LANG_SHOTS.items():
-            page = driver.new_page(browser, color_scheme=scheme, viewport=viewport)
-            try:
-                driver.open_app(page, f"{base_url}/{'' if app_page.default else app_page.url_path}?lang={lang}")
-                written.append(out_dir / f"lang-{lang}-{app_page.url_path}-{scheme}-{device}.png")
-                driver.screenshot_full(page, written[-1])
-            finally:
-                page.context.close()
-    return written
+    return [shoot_one(browser, f"{base_url}/{'' if app_page.default else app_page.url_path}?lang={lang}",
+                      out_dir / f"lang-{lang}-{app_page.url_path}-{scheme}-{device}.png", scheme, viewport)
+            for app_page in pages for lang, (scheme, device, viewport) in LANG_SHOTS.items()]
 
 
 def shoot_poll(browser, base_url: str, out_dir: Path) -> list[Path]:
@@ -180,13 +183,8 @@ def shoot_a11y(browser, base_url: str, out_dir: Path) -> list[Path]:
     shots = [("zoom200-phone", {"width": 195, "height": 422}, scheme) for scheme in ("light", "dark")]
     for label, viewport, scheme in shots + [("reflow320", {"width": 320, "height": 720}, "dark")]:
         for path in ("", "curves", "ffn", "training"):
-            context_page = driver.new_page(browser, color_scheme=scheme, viewport=viewport)
-            try:
-                driver.open_app(context_page, f"{base_url}/{path}")
-                written.append(out_dir / f"a11y-{label}-{scheme}-{path or 'home'}.png")
-                driver.screenshot_full(context_page, written[-1])
-            finally:
-                context_page.context.close()
+            png = out_dir / f"a11y-{label}-{scheme}-{path or 'home'}.png"
+            written.append(shoot_one(browser, f"{base_url}/{path}", png, scheme, viewport))
     return written
 
 

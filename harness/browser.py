@@ -369,6 +369,21 @@ def act(page, action, timeout_ms: int = TIMEOUT_MS) -> None:
     wait_idle(page, after=before, timeout_ms=timeout_ms)
 
 
+def choose(page, multiselect, option: str) -> None:
+    """Pick ``option`` in a Streamlit multiselect and wait for the rerun it makes.
+
+    A click on the box focuses it but does not always open its list (with the box at the foot of the sidebar's
+    first screen, as the presenter's "Hide in the presenter view" is, the click often leaves it closed); ArrowDown
+    opens it from the keyboard, as a keyboard user does, so the list is open whatever the layout.
+    """
+    multiselect.locator("input").first.click()
+    choice = page.get_by_role("option", name=option, exact=True)
+    if not choice.count():
+        page.keyboard.press("ArrowDown")
+    choice.wait_for(state="visible", timeout=TIMEOUT_MS)
+    act(page, choice.click)
+
+
 def query(url: str) -> dict[str, list[str]]:
     """The query parameters of a URL."""
     return parse_qs(urlsplit(url).query, keep_blank_values=True)

@@ -138,8 +138,7 @@ def test_presenter_link_hides_the_frame_and_chosen_controls(new_tab):
     tab.open("curves?curves_x=2")
     page = tab.page
     pick = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").first
-    pick.click()
-    driver.act(page, lambda: page.get_by_role("option", name="Range of x").click())
+    driver.choose(page, pick, "Range of x")
     page.keyboard.press("Escape")
     link = driver.shared_link(page, "Copy presenter link")
     q = driver.query(link)

@@ -478,3 +478,21 @@ def test_the_layer_gets_each_home_table_as_it_is(inputs):
         got = json.loads(home.input_live_json(i, inputs).decode("utf-8"))
         assert got == json.loads(json.dumps(home.input_live_table(i, inputs)))
         assert list(got) == list(dict.fromkeys(got))  # one value per key: the parts share none
+
+
+def test_a_packed_column_is_the_same_whether_its_values_are_one_object_or_equal_copies():
+    """ui.live._packed keys each distinct object once; the reference is the column of equal copies (every value a
+    fresh object, as json.loads gives) and the JSON it must read back as: the same distinct values, in the order of
+    their first place, and -1 for None."""
+    import copy
+
+    from ui.live import _packed
+
+    view = {"xaxis.range": [-3.0, 3.0]}
+    other = {"xaxis.range": [-3.5, 3.0]}
+    shared = [view] * 40 + [None] * 5 + [other] * 30 + [view] * 6
+    copies = [copy.deepcopy(v) for v in shared]
+    assert _packed(shared) == _packed(copies) == {"u": [view, other], "i": [0] * 40 + [-1] * 5 + [1] * 30 + [0] * 6}
+    kinds = _packed([123456789, 123456789.0] * 30)["u"]  # equal in Python, two values in JSON
+    assert [type(v) for v in kinds] == [int, float]
+    assert _packed(["a", "b"]) == ["a", "b"]  # no shorter packed: the list itself

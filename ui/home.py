@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -116,11 +117,21 @@ def _shared_table(i: int, others: tuple[float, ...], form: str) -> dict:
     fixed_in = five_inputs_table(others, form)
     tanh_of = dict(zip(others, fixed_in[mine].tolist(), strict=True))
     exact_of = dict(zip(others, fixed_in[theirs].tolist(), strict=True))
+    # Most steps leave the view and the paragraphs as the step before left them (the x range, the lowest input and
+    # the inputs the paragraphs name change at a few steps only): each is built once per distinct thing it depends on
+    views_of: dict[tuple, dict] = {}
+    pieces_of: dict[tuple, list[str]] = {}
     views, pieces = [], []
     for x, t, e in zip(xs.tolist(), table[mine].tolist(), table[theirs].tolist(), strict=True):
         row = [*others[:i], x, *others[i:]]
-        views.append(overview_view(row, [tanh_of[v] if v != x else t for v in row], form))
-        pieces.append(prose_pieces(row, {**tanh_of, x: t}, {**exact_of, x: e}, form))
+        at = view_inputs(row, [tanh_of[v] if v != x else t for v in row])
+        if at not in views_of:
+            views_of[at] = _view_of(*at, form)
+        views.append(views_of[at])
+        named = prose_inputs(row)
+        if named not in pieces_of:
+            pieces_of[named] = prose_pieces(row, {**tanh_of, x: t}, {**exact_of, x: e}, form)
+        pieces.append(pieces_of[named])
     at = f".st-key-{PROSE} p"
     shared = [(at, 0, [p[0] for p in pieces], 0), (f"{at} strong", 0, [p[1] for p in pieces]),
               (at, 0, [p[2] for p in pieces], 2), (f"{at} strong", 1, [p[3] for p in pieces]),
@@ -176,28 +187,41 @@ def prose_pieces(xs, tanh=None, exact=None, form: str = "tanh") -> list[str]:
     keeps a little), the second the smallest positive one (GELU passes a little less than all of it).  ``tanh`` and
     ``exact``: GELU's values at the inputs in the lesson's form and in the other (``other_form``), when the caller
     has them (gelu_core's, by input; else computed here)."""
-    x = sorted(set(float(v) for v in xs))
-    negative = [v for v in x if v < 0]
-    positive = [v for v in x if v > 0]
+    n, p = prose_inputs(xs)
 
-    def tanh_at(v: float) -> float:
-        return tanh[v] if tanh is not None else float(gelu_core.gelu(v, approximate=form))
+    def tanh_at(v: float | None) -> float | None:
+        return None if v is None else tanh[v] if tanh is not None else float(gelu_core.gelu(v, approximate=form))
 
-    if negative:
-        n = negative[0]
-        exact_n = exact[n] if exact is not None else float(gelu_core.gelu(n, approximate=other_form(form)))
+    exact_n = None if n is None else exact[n] if exact is not None else float(
+        gelu_core.gelu(n, approximate=other_form(form)))
+    return _prose_of(n, tanh_at(n), exact_n, p, tanh_at(p), form)
+
+
+def prose_inputs(xs) -> tuple[float | None, float | None]:
+    """The two inputs the paragraphs name: the most negative and the smallest positive (None where there is none).
+
+    >>> prose_inputs([2.0, -1.0, 0.0, -3.0, 0.5]), prose_inputs([0.0, 1.0])
+    ((-3.0, 0.5), (None, 1.0))
+    """
+    x = [float(v) for v in xs]
+    return min((v for v in x if v < 0), default=None), min((v for v in x if v > 0), default=None)
+
+
+def _prose_of(n: float | None, gelu_n: float | None, other_n: float | None, p: float | None,
+              gelu_p: float | None, form: str) -> list[str]:
+    """``prose_pieces`` of the two inputs it names (``prose_inputs``) and GELU at them (at ``n`` in both forms)."""
+    if n is not None:
         first = _("Look at **x = {x}**: ReLU gives exactly 0, GELU gives **{gelu}** ({form} form; the {other} form "
                   "{other_gelu}). GELU shrinks a negative input hard but does not erase it.").format(
-            x=fixed(n, 2), gelu=readable(tanh_at(n), 4), form=form_name(form), other=form_name(other_form(form)),
-            other_gelu=readable(exact_n, 4))
+            x=fixed(n, 2), gelu=readable(gelu_n, 4), form=form_name(form), other=form_name(other_form(form)),
+            other_gelu=readable(other_n, 4))
     else:
         first = _("None of your inputs is **negative**: set one **below zero** to see ReLU erase it while GELU keeps "
                   "a little.")
     pieces = first.split("**")
-    if positive:
-        p = positive[0]
+    if p is not None:
         pieces.append(_("On the positive side it lets a little less than all of x through: {gelu} of {x}.").format(
-            gelu=fixed(tanh_at(p)), x=fixed(p, 2)))
+            gelu=fixed(gelu_p), x=fixed(p, 2)))
     else:
         pieces.append(_("None of your inputs is positive: set one above zero to see GELU let a little less than all "
                         "of it through."))
@@ -264,7 +288,22 @@ def overview_view(xs, tanh_in=None, form: str = "tanh") -> dict:
     x_in = [float(v) for v in xs]
     tanh_in = [float(v) for v in (gelu_core.gelu(np.asarray(x_in), approximate=form) if tanh_in is None
                                   else tanh_in)]
-    lo, hi = min(-3.0, min(x_in) - 0.5), max(3.0, max(x_in) + 0.5)
+    return _view_of(*view_inputs(x_in, tanh_in), form)
+
+
+def view_inputs(x_in: Sequence[float], tanh_in: Sequence[float]) -> tuple[float, float, float, float]:
+    """What ``overview_view`` depends on: x's range (every input and -3 ... 3, half a unit to spare) and the input
+    GELU lets through most negatively (the first of the lowest, as np.argmin) with its GELU.
+
+    >>> view_inputs([1.0, -1.0, 5.0], [0.84, -0.16, 5.0])
+    (-3.0, 5.5, -1.0, -0.16)
+    """
+    low = min(range(len(x_in)), key=tanh_in.__getitem__)
+    return min(-3.0, min(x_in) - 0.5), max(3.0, max(x_in) + 0.5), x_in[low], tanh_in[low]
+
+
+def _view_of(lo: float, hi: float, x_low: float, t_low: float, form: str) -> dict:
+    """``overview_view`` of its inputs (``view_inputs``)."""
     dip, top = _curves(form)[4], _top(hi, form)
     span = top - dip
     step = next(s for s in (1, 2, 5, 10, 20) if top / s <= 6)
@@ -277,16 +316,15 @@ def overview_view(xs, tanh_in=None, form: str = "tanh") -> dict:
     ticks = [step * k for k in range(math.ceil(Y_TICK_END / step))]
     view = {"xaxis.range": [lo, hi], "yaxis.range": y_range, "yaxis.tickvals": ticks,
             "yaxis.ticktext": [str(v).rjust(2, FIGURE_SPACE) for v in ticks]}
-    low = min(range(len(x_in)), key=tanh_in.__getitem__)  # the first of the lowest, as np.argmin
     # the input GELU lets through most negatively, the one ReLU zeroes out completely: named under the dip, where
     # nothing is drawn at any width, on one side of x = 0 (the negative one when it holds a third of the chart, room
     # for the text on a 390 px phone), with an arrow to the point
     left = -lo >= (hi - lo) / 3
-    view.update({"annotations[0].visible": tanh_in[low] < 0, "annotations[0].x": x_in[low],
-                 "annotations[0].y": tanh_in[low], "annotations[0].ax": _short((-0.02 if left else 0.02) * (hi - lo)),
+    view.update({"annotations[0].visible": t_low < 0, "annotations[0].x": x_low,
+                 "annotations[0].y": t_low, "annotations[0].ax": _short((-0.02 if left else 0.02) * (hi - lo)),
                  "annotations[0].ay": _short(dip - 0.04 * span), "annotations[0].xanchor": "right" if left else "left",
                  # three short lines: a phone at 200 % zoom has about 110 px beside the dip for them
-                 "annotations[0].text": f"GELU ({form_name(form)})<br>{fixed(tanh_in[low])}<br>ReLU 0"})
+                 "annotations[0].text": f"GELU ({form_name(form)})<br>{fixed(t_low)}<br>ReLU 0"})
     return view
 
 

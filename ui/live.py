@@ -160,16 +160,19 @@ def _packed(values: list) -> list | dict:
     >>> _packed(["one sentence"] * 4 + [None]), _packed(["a", "b"])
     ({'u': ['one sentence'], 'i': [0, 0, 0, 0, -1]}, ['a', 'b'])
     """
-    keys = [_key(v) for v in values]
-    index: dict[str, int] = {}
-    distinct = []
-    for key, value in zip(keys, values, strict=True):
-        if value is not None and key not in index:
-            index[key] = len(index)
-            distinct.append(value)
+    # Each distinct object's key made once (a column often holds one object many times: Home's views), and the rest
+    # in C's loops (map, zip, dict): Home builds tens of thousands of cells at every rerun
+    objects = dict(zip(map(id, values), values, strict=True))
+    key_of = {ident: _key(value) for ident, value in objects.items()}
+    keys = list(map(key_of.__getitem__, map(id, values)))
+    value_of = dict(zip(reversed(keys), reversed(values), strict=True))  # each key's first value
+    index = {key: n for n, key in enumerate(k for k in dict.fromkeys(keys) if k != _NONE)}
     if sum(map(len, index)) + 3 * len(values) >= sum(map(len, keys)) / 2:
         return values
-    return {"u": distinct, "i": [-1 if value is None else index[key] for key, value in zip(keys, values, strict=True)]}
+    return {"u": [value_of[key] for key in index], "i": list(map({**index, _NONE: -1}.__getitem__, keys))}
+
+
+_NONE = "NNone"  # None's key (``_key``): no text's key ("s" + the text) can be it
 
 
 def _key(value: Any) -> str:

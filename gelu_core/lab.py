@@ -41,6 +41,7 @@ MAX_INPUT_ELEMENTS = budget.INPUT_ELEMENTS
 HIST_BINS = 60  # bars per histogram: enough to see the shape, light to send
 _CHUNK = 1 << 20  # values per row chunk: (341, 3072) float32 temporaries of 4 MB; histc exact below 2**24 a call
 
+_SYMBOL_COUNTS = {"nan": "{nan} NaN", "pos": "{pos} +inf", "neg": "{neg} -inf"}  # nonfinite_report's counts
 _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
@@ -188,10 +189,10 @@ def nonfinite_report(x: torch.Tensor) -> Message | None:
     nan = int(torch.isnan(x).sum())
     pos = int(torch.isposinf(x).sum())
     neg = int(torch.isneginf(x).sum())
-    # the counts with their symbols, none translated: a Message whose template is in no catalog
-    present = [(key, n, word) for key, n, word in (("nan", nan, "NaN"), ("pos", pos, "+inf"), ("neg", neg, "-inf"))
-               if n]
-    counts = Message(", ".join(f"{{{key}}} {word}" for key, _n, word in present), **{k: n for k, n, _w in present})
+    # the counts with their symbols, no words: a Message whose template is in no catalog, its numbers in the
+    # reader's format
+    present = {key: n for key, n in (("nan", nan), ("pos", pos), ("neg", neg)) if n}
+    counts = Message(", ".join(_SYMBOL_COUNTS[key] for key in present), **present)
     tokens = x.reshape(-1, x.shape[-1]) if x.dim() else x.reshape(1, 1)
     bad_tokens = (~torch.isfinite(tokens)).any(dim=-1)
     first = int(bad_tokens.nonzero()[0, 0])

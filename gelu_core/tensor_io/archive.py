@@ -20,7 +20,7 @@ _ZIP64_LOCATOR = struct.Struct("<4sLQL")  # 20 bytes
 _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")  # 56 bytes
 
 
-def _zip_directory(data: bytes, label: str) -> int:
+def _zip_directory(data: bytes) -> int:
     """The number of members from the end record, with it, the directory's size and its offset checked.
 
     torch.save and np.savez write no archive comment, so the end record must be
@@ -53,9 +53,9 @@ def _zip_directory(data: bytes, label: str) -> int:
     return total
 
 
-def open_zip(data: bytes, label: str) -> zipfile.ZipFile:
+def open_zip(data: bytes) -> zipfile.ZipFile:
     """A zip whose end record passed its checks (members, directory size); encrypted ones refused."""
-    total = _zip_directory(data, label)
+    total = _zip_directory(data)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, struct.error):
@@ -80,7 +80,7 @@ def zip_kind(archive: zipfile.ZipFile) -> str:
     return "other_zip"
 
 
-def stored_member(data: bytes, info: zipfile.ZipInfo, label: str) -> memoryview:
+def stored_member(data: bytes, info: zipfile.ZipInfo) -> memoryview:
     """The bytes of an uncompressed zip member, in place, after its local header and CRC are checked."""
     damaged = TensorFileError(N_("This file has a damaged member."))
     at = info.header_offset

@@ -50,7 +50,7 @@ def _line_number(data: bytes, position: int) -> int:
     return data.count(b"\n", 0, position) + data.count(b"\r", 0, position) - data.count(b"\r\n", 0, position) + 1
 
 
-def _check_size(data: bytes, rows: int, label: str) -> None:
+def _check_size(data: bytes, rows: int) -> None:
     """Refuse, from the bytes alone, a table over MAX_CSV_COLUMNS or MAX_CSV_CELLS, or with a line over
     MAX_CSV_LINE_BYTES or with more values than the first row."""
     found = _FIRST_DATA.search(data)
@@ -60,7 +60,7 @@ def _check_size(data: bytes, rows: int, label: str) -> None:
     end = _end_of_line(data, start)
     delimiter = next((d.encode() for d in _DELIMITERS if data.find(d.encode(), start, end) >= 0), b",")
     columns = data.count(delimiter, start, end) + 1
-    _check_cells(rows, columns, label)
+    _check_cells(rows, columns)
     # every line of at most MAX_CSV_LINE_BYTES whose values before any '#' are at most the first row's, one after
     # another, in one match at C speed; where the match stops, a line breaks one of the two (comments never count)
     d = re.escape(delimiter)
@@ -84,7 +84,7 @@ def _end_of_line(data: bytes, start: int) -> int:
     return min(ends, default=len(data))
 
 
-def _check_cells(rows: int, columns: int, label: str) -> None:
+def _check_cells(rows: int, columns: int) -> None:
     if columns > MAX_CSV_COLUMNS:
         raise TensorFileError(N_("The first row of this file has {columns} values; the limit is {limit} a row."),
                               columns=columns, limit=MAX_CSV_COLUMNS)
@@ -94,13 +94,13 @@ def _check_cells(rows: int, columns: int, label: str) -> None:
             rows=rows, columns=columns, limit=MAX_CSV_CELLS)
 
 
-def read_csv(data: bytes, label: str, notes: list[Message]) -> np.ndarray:
+def read_csv(data: bytes, notes: list[Message]) -> np.ndarray:
     """A 2-D float64 array from a CSV table of numbers; a first row with no number in it is a header."""
     not_text = TensorFileError(N_("This file is neither a tensor format nor UTF-8 text."))
     if b"\x00" in data:
         raise not_text
     rows = _lines(data)
-    _check_size(data, rows, label)
+    _check_size(data, rows)
     try:
         lines = _data_lines(_text(data))
         skip, first = next(lines, (0, None))
@@ -111,7 +111,7 @@ def read_csv(data: bytes, label: str, notes: list[Message]) -> np.ndarray:
         raise TensorFileError(N_("This file has no rows of numbers."))
     delimiter = next((d for d in _DELIMITERS if d in first), ",")
     columns = first.count(delimiter) + 1
-    _check_cells(rows, columns, label)  # again: where blanks are any Unicode space, odd files may differ
+    _check_cells(rows, columns)  # again: where blanks are any Unicode space, odd files may differ
     numbers = [_is_number(cell) for cell in first.split(delimiter)]
     header = not any(numbers)  # a row that mixes numbers and words is a bad row, not column names
     if not header and not all(numbers):

@@ -1,4 +1,4 @@
-"""Which files each upload accepts, how a file's first bytes tell its format, and how files are named in messages.
+"""Which files each upload accepts, how a file's first bytes tell its format, and the words that name a format.
 
 No torch here: ui/ffn.py reads the upload lists without loading it.
 """
@@ -43,12 +43,6 @@ def extension(filename: str) -> str:
     """'.npy' for 'weights/x.NPY'; '' when the name has no plain extension."""
     match = re.search(r"\.([A-Za-z0-9]{1,12})\s*$", filename or "")
     return "." + match.group(1).lower() if match else ""
-
-
-def ext_label(filename: str) -> str:
-    """'.npy ' for messages: the extension only, never the raw name."""
-    ext = extension(filename)
-    return f"{ext} " if ext else ""
 
 
 def sniff(data: bytes, ext: str) -> str:

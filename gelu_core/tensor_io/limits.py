@@ -61,13 +61,13 @@ class Entry(NamedTuple):
 class Tally:
     """Values and bytes a file has claimed so far, charged before each allocation is made."""
 
-    def __init__(self, label: str):
-        self.label, self.values, self.bytes = label, 0, 0
+    def __init__(self):
+        self.values, self.bytes = 0, 0
 
     def charge(self, count: int, stored_itemsize: int, loaded_itemsize: int) -> None:
         self.values += count
         self.bytes += count * max(stored_itemsize, loaded_itemsize)
-        check_count(self.values, self.label)
+        check_count(self.values)
         if self.bytes > MAX_LOADED_BYTES:
             mib = math.ceil(self.bytes / 2**20 * 10) / 10  # rounded up: never shows the limit itself
             raise TensorFileError(N_("This file would take {mib} MiB once loaded; the limit is {limit} MiB."),
@@ -79,17 +79,17 @@ def is_count(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def check_shape(shape: tuple, label: str) -> None:
+def check_shape(shape: tuple) -> None:
     """Every size a count, at most MAX_NDIM of them, at most MAX_ELEMENTS values."""
     if not all(is_count(n) for n in shape):
         raise TensorFileError(N_("This file has a tensor shape that is not a list of sizes."))
     if len(shape) > MAX_NDIM:
         raise TensorFileError(N_("This file has a tensor with {ndim} dimensions; the limit is {limit}."),
                               ndim=len(shape), limit=MAX_NDIM)
-    check_count(math.prod(shape), label)
+    check_count(math.prod(shape))
 
 
-def check_count(count: int, label: str) -> None:
+def check_count(count: int) -> None:
     if count > MAX_ELEMENTS and count < 10**15:
         raise TensorFileError(N_("This file holds {count} values; the limit is {limit} in one file."),
                               count=count, limit=MAX_ELEMENTS)

@@ -23,7 +23,6 @@ from gelu_core.tensor_io.formats import (
     REFUSAL,
     SUPPORTED,
     clean_name,
-    ext_label,
     extension,
     sniff,
 )
@@ -78,7 +77,6 @@ def _load(data: bytes, filename: str, check: Check | None = None) -> tuple[dict[
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
     if not isinstance(filename, str):
         filename = ""
-    label = ext_label(filename)
     size = data.nbytes if isinstance(data, memoryview) else len(data)
     if size == 0:
         raise TensorFileError(N_("This file is empty."))
@@ -89,24 +87,24 @@ def _load(data: bytes, filename: str, check: Check | None = None) -> tuple[dict[
     kind = sniff(data, extension(filename))
     archive = None
     if kind == "zip":
-        archive = open_zip(data, label)
+        archive = open_zip(data)
         kind = zip_kind(archive)
     notes: list[Message] = []
-    tally = Tally(label)
+    tally = Tally()
     expected = EXTENSION_KIND.get(extension(filename))
     if expected is not None and kind != expected and kind in KIND_LABEL:
         notes.append(Message(N_("Read as {kind} by its content, though the name ends in {ext}."), kind=KIND_LABEL[kind],
                              ext=extension(filename)))
     if kind == "torch":
-        entries = torch_file.read_torch(data, archive, label, tally)
+        entries = torch_file.read_torch(data, archive, tally)
     elif kind == "npz":
-        entries = numpy_files.read_npz(data, archive, label, tally)
+        entries = numpy_files.read_npz(data, archive, tally)
     elif kind == "npy":
-        entries = numpy_files.read_npy(data, label, tally)
+        entries = numpy_files.read_npy(data, tally)
     elif kind == "safetensors":
-        entries = safetensors_file.read_safetensors(data, label, tally)
+        entries = safetensors_file.read_safetensors(data, tally)
     elif kind == "text":
-        table = csv_file.read_csv(data, label, notes)
+        table = csv_file.read_csv(data, notes)
         tally.charge(table.size, 8, 8)
         entries = [Entry("tensor", table.shape, lambda: (table, "float64"))]
     elif kind == "unknown" and expected in KIND_LABEL:
@@ -114,7 +112,7 @@ def _load(data: bytes, filename: str, check: Check | None = None) -> tuple[dict[
                               ext=extension(filename), kind=KIND_LABEL[expected])
     else:
         raise TensorFileError(REFUSAL[kind], formats=SUPPORTED) if kind == "unknown" else TensorFileError(REFUSAL[kind])
-    return _finish(entries, label, notes, check)
+    return _finish(entries, notes, check)
 
 
 def _names(entries: list[Entry]) -> list[str | None]:
@@ -134,7 +132,7 @@ def _names(entries: list[Entry]) -> list[str | None]:
     return names
 
 
-def _finish(entries: list[Entry], label: str, notes: list[Message], check: Check | None) -> tuple[dict, list[Message]]:
+def _finish(entries: list[Entry], notes: list[Message], check: Check | None) -> tuple[dict, list[Message]]:
     """Let the caller's check see the declared shapes, then read each tensor into memory of its own.
 
     The readers return numpy arrays already widened and copied, and torch tensors as torch.load made

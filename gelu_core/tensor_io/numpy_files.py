@@ -56,7 +56,7 @@ def _read_exact(stream, n: int) -> bytes:
     return b"".join(parts)
 
 
-def _npy_header(stream, label: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
+def _npy_header(stream) -> tuple[np.dtype, tuple[int, ...], bool, int]:
     """(dtype, shape, fortran_order, header bytes) of a .npy stream, read by numpy after the length is capped."""
     bad = N_("This file has a damaged .npy header.")
     start = _read_exact(stream, len(NPY_MAGIC) + 2)
@@ -85,11 +85,11 @@ def _npy_header(stream, label: str) -> tuple[np.dtype, tuple[int, ...], bool, in
         raise TensorFileError(bad) from None
     except Exception:  # RecursionError, MemoryError, a structured descr numpy chokes on
         raise TensorFileError(bad) from None
-    check_shape(shape, label)  # numpy lets through negative sizes and True
+    check_shape(shape)  # numpy lets through negative sizes and True
     return dtype, shape, fortran, len(start) + width + length
 
 
-def numpy_target(dtype: np.dtype, label: str) -> type:
+def numpy_target(dtype: np.dtype) -> type:
     """float32 or float64 for a numpy dtype this loader accepts; TensorFileError for the rest."""
     if dtype.hasobject:
         raise TensorFileError(N_("This file holds Python objects; only numbers are read."))
@@ -103,11 +103,11 @@ def numpy_target(dtype: np.dtype, label: str) -> type:
                           what=DATA_WORDS.get(dtype.kind, DATA_WORDS["?"]))
 
 
-def _plan(head, size: int, label: str, tally: Tally) -> tuple:
+def _plan(head, size: int, tally: Tally) -> tuple:
     """The header of a .npy of ``size`` bytes, checked against that size and charged: (dtype, shape, fortran,
     header bytes, target dtype)."""
-    dtype, shape, fortran, header_bytes = _npy_header(head, label)
-    target = numpy_target(dtype, label)
+    dtype, shape, fortran, header_bytes = _npy_header(head)
+    target = numpy_target(dtype)
     count = math.prod(shape)  # at most MAX_ELEMENTS: _npy_header checked the shape
     payload = count * dtype.itemsize
     if size - header_bytes != payload:
@@ -118,7 +118,7 @@ def _plan(head, size: int, label: str, tally: Tally) -> tuple:
     return dtype, shape, fortran, header_bytes, target
 
 
-def _array(source, plan: tuple, label: str) -> tuple[np.ndarray, str]:
+def _array(source, plan: tuple) -> tuple[np.ndarray, str]:
     """(float32/float64 C-ordered array of our own, stored dtype name) from a planned .npy.
 
     source is the file's bytes (one copy is made, from them into the result) or a stream
@@ -148,13 +148,13 @@ def _array(source, plan: tuple, label: str) -> tuple[np.ndarray, str]:
     return np.array(array, dtype=np.dtype(target), order="C", copy=True if in_memory else None), dtype.name
 
 
-def read_npy(data: bytes, label: str, tally: Tally) -> list[Entry]:
+def read_npy(data: bytes, tally: Tally) -> list[Entry]:
     """The one array of a .npy file, as "tensor"."""
-    plan = _plan(io.BytesIO(data[: 12 + MAX_NPY_HEADER_BYTES]), len(data), label, tally)
-    return [Entry("tensor", plan[1], lambda: _array(data, plan, label))]
+    plan = _plan(io.BytesIO(data[: 12 + MAX_NPY_HEADER_BYTES]), len(data), tally)
+    return [Entry("tensor", plan[1], lambda: _array(data, plan))]
 
 
-def read_npz(data: bytes, archive: zipfile.ZipFile, label: str, tally: Tally) -> list[Entry]:
+def read_npz(data: bytes, archive: zipfile.ZipFile, tally: Tally) -> list[Entry]:
     """The arrays of an np.savez archive: declared sizes capped, then every member's header read and charged,
     before any member's data is inflated."""
     infos = archive.infolist()
@@ -175,29 +175,29 @@ def read_npz(data: bytes, archive: zipfile.ZipFile, label: str, tally: Tally) ->
     entries = []
     for info in infos:
         name = info.filename[: -len(".npy")].replace("/", ".")
-        with _damage_as_refusal(label):
+        with _damage_as_refusal():
             if info.compress_type == zipfile.ZIP_STORED:
-                member = stored_member(data, info, label)
-                plan = _plan(io.BytesIO(member[: 12 + MAX_NPY_HEADER_BYTES]), info.file_size, label, tally)
-                entries.append(Entry(name, plan[1], lambda m=member, p=plan: _array(m, p, label)))
+                member = stored_member(data, info)
+                plan = _plan(io.BytesIO(member[: 12 + MAX_NPY_HEADER_BYTES]), info.file_size, tally)
+                entries.append(Entry(name, plan[1], lambda m=member, p=plan: _array(m, p)))
             else:  # only the header is inflated now; the data waits until every member has been charged
                 with archive.open(info) as stream:
-                    plan = _plan(stream, info.file_size, label, tally)
-                entries.append(Entry(name, plan[1], lambda a=archive, i=info, p=plan: _inflate(a, i, p, label)))
+                    plan = _plan(stream, info.file_size, tally)
+                entries.append(Entry(name, plan[1], lambda a=archive, i=info, p=plan: _inflate(a, i, p)))
     return entries
 
 
-def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, plan: tuple, label: str) -> tuple[np.ndarray, str]:
+def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, plan: tuple) -> tuple[np.ndarray, str]:
     """A deflated member's array: inflated in chunks, never past the declared size (zipfile stops there and checks
     the CRC at the end)."""
-    with _damage_as_refusal(label), archive.open(info) as stream:
+    with _damage_as_refusal(), archive.open(info) as stream:
         if len(_read_exact(stream, plan[3])) < plan[3]:  # the header, read and checked when planned
             raise TensorFileError(DAMAGED_MEMBER)
-        return _array(stream, plan, label)
+        return _array(stream, plan)
 
 
 @contextmanager
-def _damage_as_refusal(label: str):
+def _damage_as_refusal():
     """Turns what zipfile and zlib raise on a damaged member into one refusal; lets TensorFileError through."""
     try:
         yield

@@ -54,7 +54,7 @@ _POP_PUSH_OPCODES = {"TUPLE1": (1, 1), "TUPLE2": (2, 1), "TUPLE3": (3, 1), "APPE
                      "BINPERSID": (1, 1), "BUILD": (1, 0), "REDUCE": (2, 1), "NEWOBJ": (2, 1)}
 
 
-def scan_pickle(pickled: bytes, label: str) -> None:
+def scan_pickle(pickled: bytes) -> None:
     """Refuse (TensorFileError) a pickle that calls anything but torch's tensor builders, or calls too often.
 
     Damage the walk meets (unknown opcode, truncated argument, stack underflow, a memo never set) raises a

@@ -41,7 +41,7 @@ def _no_duplicates(pairs: list) -> dict:
     return dict(pairs)
 
 
-def read_safetensors(data: bytes, label: str, tally: Tally) -> list[Entry]:
+def read_safetensors(data: bytes, tally: Tally) -> list[Entry]:
     """The tensors of a safetensors file whose header is checked against the bytes present, each charged."""
     bad = N_("This file has a damaged safetensors header.")
     length = int.from_bytes(data[:8], "little")
@@ -76,7 +76,7 @@ def read_safetensors(data: bytes, label: str, tally: Tally) -> list[Entry]:
                                          "are read."), name=shown)
             raise TensorFileError(N_("Tensor '{name}' in this file holds {what}; only real numbers are read."),
                                   name=shown, what=_REFUSED[kind])
-        check_shape(tuple(shape), label)
+        check_shape(tuple(shape))
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(is_count(o) for o in offsets)):
             raise TensorFileError(bad)
         begin, end = offsets
@@ -103,7 +103,7 @@ def read_safetensors(data: bytes, label: str, tally: Tally) -> list[Entry]:
             wide <<= 16  # in place: the output is the only new array
             return wide.view(np.float32).reshape(shape), "bfloat16"
         # astype copies: never a view of data
-        return stored.astype(numpy_target(stored.dtype, label), copy=True).reshape(shape), stored.dtype.name
+        return stored.astype(numpy_target(stored.dtype), copy=True).reshape(shape), stored.dtype.name
 
     return [Entry(name, shape, lambda b=begin, k=kind, s=shape: read(b, k, s))
             for begin, _, name, kind, shape in planned]

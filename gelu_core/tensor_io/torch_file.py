@@ -38,7 +38,7 @@ def target_dtype(dtype: torch.dtype) -> torch.dtype:
     return TARGET.get(dtype, torch.float32)
 
 
-def read_torch(data: bytes, archive: zipfile.ZipFile, label: str, tally: Tally) -> list[Entry]:
+def read_torch(data: bytes, archive: zipfile.ZipFile, tally: Tally) -> list[Entry]:
     """The tensors of a torch.save zip, unpickled with weights_only=True, each checked and charged."""
     infos = archive.infolist()
     if any(re.fullmatch(r"[^/]+/constants\.pkl", info.filename) for info in infos):
@@ -61,7 +61,7 @@ def read_torch(data: bytes, archive: zipfile.ZipFile, label: str, tally: Tally) 
     if sum(info.file_size for info in infos) > len(data):
         raise TensorFileError(N_("This file declares more data than it holds."))
     try:
-        scan_pickle(archive.read(pickles[0]), label)
+        scan_pickle(archive.read(pickles[0]))
     except TensorFileError:
         raise
     except Exception:  # genops: unknown opcode, truncated argument; zipfile: bad CRC
@@ -73,18 +73,18 @@ def read_torch(data: bytes, archive: zipfile.ZipFile, label: str, tally: Tally) 
     except Exception:  # torch's reader reports damage in many ways (RuntimeError, KeyError, EOFError ...)
         raise TensorFileError(DAMAGED) from None
     pairs: list[tuple[str, torch.Tensor]] = []
-    _flatten(obj, "", pairs, 0, label)
+    _flatten(obj, "", pairs, 0)
     entries = []
     for name, t in pairs:
-        t = _plain_tensor(name, t, label, len(data))
-        _check_dtype(name, t, label)
+        t = _plain_tensor(name, t, len(data))
+        _check_dtype(name, t)
         # torch.load made views of the file's storages; a zero-stride view counts every element it claims
         tally.charge(t.numel(), t.element_size(), target_dtype(t.dtype).itemsize)
         entries.append(Entry(name, tuple(t.shape), lambda t=t: (t, str(t.dtype).removeprefix("torch."))))
     return entries
 
 
-def _flatten(obj, prefix: str, out: list, depth: int, label: str) -> None:
+def _flatten(obj, prefix: str, out: list, depth: int) -> None:
     """A tensor, or dicts of tensors nested up to MAX_DEPTH, into (dotted name, tensor) pairs."""
     if isinstance(obj, torch.Tensor):
         if len(out) >= MAX_TENSORS:
@@ -101,7 +101,7 @@ def _flatten(obj, prefix: str, out: list, depth: int, label: str) -> None:
                     raise TensorFileError(N_("This file has a dict at '{name}' whose keys are not names."),
                                           name=where)
                 raise TensorFileError(N_("This file has a dict whose keys are not names."))
-            _flatten(value, f"{prefix}.{key}" if prefix else str(key), out, depth + 1, label)
+            _flatten(value, f"{prefix}.{key}" if prefix else str(key), out, depth + 1)
         return
     kind = _KIND_WORDS.get(type(obj)) or Message(N_("an object"))
     if prefix:
@@ -110,7 +110,7 @@ def _flatten(obj, prefix: str, out: list, depth: int, label: str) -> None:
     raise TensorFileError(N_("This file holds {what}, not a tensor or a dict of tensors."), what=kind)
 
 
-def _plain_tensor(name: str, t: torch.Tensor, label: str, size: int) -> torch.Tensor:
+def _plain_tensor(name: str, t: torch.Tensor, size: int) -> torch.Tensor:
     """t detached (a Parameter becomes a plain tensor), if it is dense, on the CPU and no larger than the file."""
     shown = clip(clean_name(name))
     if type(t) not in (torch.Tensor, torch.nn.Parameter):
@@ -132,7 +132,7 @@ def _plain_tensor(name: str, t: torch.Tensor, label: str, size: int) -> torch.Te
     return t
 
 
-def _check_dtype(name: str, t: torch.Tensor, label: str) -> None:
+def _check_dtype(name: str, t: torch.Tensor) -> None:
     """Real numbers only: floats and integers; true/false, complex and exotic dtypes refused by name."""
     if t.dtype in TARGET or t.dtype in INTEGERS:
         return

@@ -35,6 +35,7 @@ import torch
 
 from gelu_core.activations import get_activation
 from gelu_core.ffn import FeedForward
+from gelu_core.messages import N_, Refusal
 
 LOSS = "L = ½ · mean(y²)"  # the loss as the page prints it
 BINS_PER_DECADE = 10  # finest log bins of |dL/dh|: edges at 10^(k/10), merged to at most HIST_BINS bars
@@ -44,8 +45,9 @@ _K_LOW = math.floor(BINS_PER_DECADE * math.log10(2.0**-149))  # -449
 _K_HIGH = math.floor(BINS_PER_DECADE * math.log10(2.0**128)) + 1  # 386
 
 
-class LabInputError(ValueError):
-    """An input the lab cannot run, with a message fit to show as it is (gelu_core.lab raises it too)."""
+class LabInputError(Refusal, ValueError):
+    """An input the lab cannot run, with a message fit to show as it is (gelu_core.lab raises it too): a whole
+    sentence (a template and parameters, gelu_core.messages), English as ``str()``."""
 
 
 @dataclass(frozen=True)
@@ -276,7 +278,7 @@ class Backward:
         results = {}
         for name, tally in self.tallies.items():
             if not (math.isfinite(tally.loss) and math.isfinite(tally.abs_sum)):
-                raise LabInputError("The loss overflowed float32 for this input: it is too large. Scale it down.")
+                raise LabInputError(N_("The loss overflowed float32 for this input: it is too large. Scale it down."))
             results[name] = GradientResult(
                 name=name,
                 label=get_activation(name).label,

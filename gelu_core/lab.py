@@ -30,6 +30,7 @@ from gelu_core import budget
 from gelu_core.activations import get_activation
 from gelu_core.ffn import FeedForward, activation_module, parameter_count
 from gelu_core.gradients import Backward, GradientLabResult, LabInputError, _total
+from gelu_core.messages import N_, Message
 
 MAX_D_MODEL, MAX_HIDDEN = budget.MAX_D_MODEL, budget.MAX_HIDDEN  # GPT-2 XL's block: the widest the lab runs
 # Values of one run, from the process's memory budget (gelu_core.budget; GELU_MEMORY_BUDGET_MB changes them):
@@ -40,6 +41,7 @@ MAX_INPUT_ELEMENTS = budget.INPUT_ELEMENTS
 HIST_BINS = 60  # bars per histogram: enough to see the shape, light to send
 _CHUNK = 1 << 20  # values per row chunk: (341, 3072) float32 temporaries of 4 MB; histc exact below 2**24 a call
 
+_SYMBOL_COUNTS = {"nan": "{nan} NaN", "pos": "{pos} +inf", "neg": "{neg} -inf"}  # nonfinite_report's counts
 _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
@@ -48,9 +50,8 @@ class WidthMismatch(LabInputError):
 
     def __init__(self, width: int, d_model: int):
         self.width, self.d_model = width, d_model
-        super().__init__(
-            f"Each token of this input has {width:,} features, but the block expects d_model = {d_model:,}."
-        )
+        super().__init__(N_("Each token of this input has {width} features, but the block expects d_model = "
+                            "{d_model}."), width=width, d_model=d_model)
 
 
 def check_run_size(batch: int, tokens: int, d_model: int, hidden: int | None = None) -> None:
@@ -67,28 +68,26 @@ def check_run_size(batch: int, tokens: int, d_model: int, hidden: int | None = N
     gelu_core.gradients.LabInputError: ...d_model = 131,072; ...d_model = 1,600...
     """
     if d_model > MAX_D_MODEL:
-        raise LabInputError(
-            f"This block has d_model = {d_model:,}; the lab runs blocks up to d_model = {MAX_D_MODEL:,} (GPT-2 XL)."
-        )
+        raise LabInputError(N_("This block has d_model = {d_model}; the lab runs blocks up to d_model = {most} "
+                               "(GPT-2 XL)."), d_model=d_model, most=MAX_D_MODEL)
     count = batch * tokens
     if hidden is not None:
         if hidden > MAX_HIDDEN:
-            raise LabInputError(
-                f"This block's hidden layer has {hidden:,} units; the lab runs hidden layers up to {MAX_HIDDEN:,} "
-                "(GPT-2 XL)."
-            )
+            raise LabInputError(N_("This block's hidden layer has {hidden} units; the lab runs hidden layers up to "
+                                   "{most} (GPT-2 XL)."), hidden=hidden, most=MAX_HIDDEN)
         if count * hidden > MAX_HIDDEN_ELEMENTS:
-            most = MAX_HIDDEN_ELEMENTS // hidden
-            width = f"d_model = {d_model:,}" + ("" if hidden == 4 * d_model else f", hidden = {hidden:,}")
-            raise LabInputError(
-                f"This input has {count:,} tokens; the lab runs at most {most:,} tokens at {width} "
-                f"(about {MAX_HIDDEN_ELEMENTS * 4 // 2**20} MB of hidden activations)."
-            )
+            most, mb = MAX_HIDDEN_ELEMENTS // hidden, MAX_HIDDEN_ELEMENTS * 4 // 2**20
+            if hidden == 4 * d_model:
+                raise LabInputError(N_("This input has {count} tokens; the lab runs at most {most} tokens at d_model = "
+                                       "{d_model} (about {mb} MB of hidden activations)."),
+                                    count=count, most=most, d_model=d_model, mb=mb)
+            raise LabInputError(N_("This input has {count} tokens; the lab runs at most {most} tokens at d_model = "
+                                   "{d_model}, hidden = {hidden} (about {mb} MB of hidden activations)."),
+                                count=count, most=most, d_model=d_model, hidden=hidden, mb=mb)
     if count * d_model > MAX_INPUT_ELEMENTS:
-        raise LabInputError(
-            f"This input has {count:,} tokens; the lab runs at most {MAX_INPUT_ELEMENTS // d_model:,} tokens "
-            f"at d_model = {d_model:,} ({MAX_INPUT_ELEMENTS:,} input values)."
-        )
+        raise LabInputError(N_("This input has {count} tokens; the lab runs at most {most} tokens at d_model = "
+                               "{d_model} ({values} input values)."), count=count, most=MAX_INPUT_ELEMENTS // d_model,
+                            d_model=d_model, values=MAX_INPUT_ELEMENTS)
 
 
 def demo_input(d_model: int, seed: int, batch: int = 2, tokens: int = 3) -> torch.Tensor:
@@ -115,27 +114,25 @@ def as_tokens(x: torch.Tensor, d_model: int, hidden: int | None = None) -> torch
     against it (check_run_size) before the input is copied.
     """
     if not isinstance(x, torch.Tensor):
-        raise LabInputError("The lab needs a tensor of numbers.")
+        raise LabInputError(N_("The lab needs a tensor of numbers."))
     if not (x.is_floating_point() or x.dtype in _INTEGER_DTYPES):
-        raise LabInputError(f"The lab needs real numbers; this tensor holds {str(x.dtype).removeprefix('torch.')}.")
+        raise LabInputError(N_("The lab needs real numbers; this tensor holds {dtype}."),
+                            dtype=str(x.dtype).removeprefix("torch."))
     if x.dim() == 0 or x.dim() > 3:
-        shape = tuple(x.shape)
-        raise LabInputError(
-            f"The lab takes one token (d,), a sequence (tokens, d) or a batch (batch, tokens, d); "
-            f"this tensor has shape {shape}."
-        )
+        raise LabInputError(N_("The lab takes one token (d,), a sequence (tokens, d) or a batch (batch, tokens, d); "
+                               "this tensor has shape {shape}."), shape=str(tuple(x.shape)))
     if x.numel() == 0:
-        raise LabInputError(f"This tensor has shape {tuple(x.shape)}: it holds no tokens.")
+        raise LabInputError(N_("This tensor has shape {shape}: it holds no tokens."), shape=str(tuple(x.shape)))
     nonfinite = nonfinite_report(x)
     if nonfinite:
-        raise LabInputError(nonfinite)
+        raise LabInputError(nonfinite.template, **nonfinite.params)
     if x.shape[-1] != d_model:
         raise WidthMismatch(int(x.shape[-1]), d_model)
     x = x.reshape((1,) * (3 - x.dim()) + tuple(x.shape))  # (batch, tokens, d)
     check_run_size(x.shape[0], x.shape[1], d_model, 4 * d_model if hidden is None else hidden)
     x32 = x.to(torch.float32).contiguous()  # the block runs in float32, as GPT-2 does
     if not all_finite(x32):
-        raise LabInputError("Some values are beyond float32's range (about ±3.4e38), where the block runs.")
+        raise LabInputError(N_("Some values are beyond float32's range (about ±3.4e38), where the block runs."))
     return x32
 
 
@@ -182,7 +179,7 @@ def all_finite(x: torch.Tensor) -> bool:
     return x.numel() == 0 or all(math.isfinite(v) for v in torch.aminmax(x.reshape(-1)))
 
 
-def nonfinite_report(x: torch.Tensor) -> str | None:
+def nonfinite_report(x: torch.Tensor) -> Message | None:
     """None if every value is finite, else a sentence counting NaN, +inf and -inf and naming the first token hit.
 
     One non-finite feature spoils its whole token: ``c_fc`` mixes all d features into each hidden value.
@@ -192,20 +189,24 @@ def nonfinite_report(x: torch.Tensor) -> str | None:
     nan = int(torch.isnan(x).sum())
     pos = int(torch.isposinf(x).sum())
     neg = int(torch.isneginf(x).sum())
-    parts = [f"{n:,} {word}" for n, word in ((nan, "NaN"), (pos, "+inf"), (neg, "-inf")) if n]
+    # the counts with their symbols, no words: a Message whose template is in no catalog, its numbers in the
+    # reader's format
+    present = {key: n for key, n in (("nan", nan), ("pos", pos), ("neg", neg)) if n}
+    counts = Message(", ".join(_SYMBOL_COUNTS[key] for key in present), **present)
     tokens = x.reshape(-1, x.shape[-1]) if x.dim() else x.reshape(1, 1)
     bad_tokens = (~torch.isfinite(tokens)).any(dim=-1)
     first = int(bad_tokens.nonzero()[0, 0])
     index = [int(i) for i in np.unravel_index(first, tuple(x.shape[:-1]))] if x.dim() > 1 else []
     if not index:  # one token (d,)
-        where = "the only token"
+        where = Message(N_("the only token"))
+    elif len(index) == 1:
+        where = Message(N_("token {token}"), token=index[0])
     else:
-        where = f"token {index[0]}" if len(index) == 1 else f"batch {index[0]}, token {index[-1]}"
-    return (
-        f"The input holds {', '.join(parts)} ({int(bad_tokens.sum()):,} of {bad_tokens.numel():,} tokens affected; "
-        f"first: {where}). The block mixes every feature of a token into each hidden value, so one of these "
-        f"would spoil the whole token; replace them (e.g. with numpy.nan_to_num) and upload again."
-    )
+        where = Message(N_("batch {batch}, token {token}"), batch=index[0], token=index[-1])
+    return Message(N_("The input holds {counts} ({affected} of {tokens} tokens affected; first: {where}). The block "
+                      "mixes every feature of a token into each hidden value, so one of these would spoil the whole "
+                      "token; replace them (e.g. with numpy.nan_to_num) and upload again."),
+                   counts=counts, affected=int(bad_tokens.sum()), tokens=bad_tokens.numel(), where=where)
 
 
 @dataclass(frozen=True)
@@ -359,17 +360,16 @@ def _run_lab(block: FeedForward, x: torch.Tensor | Tokens, activation: str, comp
     else:
         x = x.x if isinstance(x, Tokens) else x
         if x.dim() != 3 or x.shape[-1] != block.d_model:
-            raise LabInputError(f"run_lab wants (batch, tokens, {block.d_model}); got {tuple(x.shape)}.")
+            raise LabInputError(N_("run_lab wants (batch, tokens, {d_model}); got {shape}."), d_model=block.d_model,
+                                shape=str(tuple(x.shape)))
         check_run_size(x.shape[0], x.shape[1], block.d_model, block.hidden)  # before any activation is allocated
     x = x.to(block.c_fc.weight.dtype)
     with torch.no_grad():  # not inference_mode: the backward differentiates the activation on the forward's h
         h = block.hidden_pre(x)  # (B, T, d) -> (B, T, hidden)
         h_min, h_max = (float(v) for v in torch.aminmax(h))
         if not (np.isfinite(h_min) and np.isfinite(h_max)):
-            raise LabInputError(
-                "The hidden pre-activations overflowed float32 (values past 3.4e38): the input is too large "
-                "for this block. Scale it down and try again."
-            )
+            raise LabInputError(N_("The hidden pre-activations overflowed float32 (values past 3.4e38): the input is "
+                                   "too large for this block. Scale it down and try again."))
         negative_count, negative_in, positive_in = _chunked(_input_sides, h)
         modules = {name: activation_module(name) for name in (activation, compare)}
 
@@ -397,9 +397,8 @@ def _run_lab(block: FeedForward, x: torch.Tensor | Tokens, activation: str, comp
             p = partial[name]
             out = p["output"]
             if not all_finite(out):
-                raise LabInputError(
-                    "The block's output overflowed float32 for this input: it is too large. Scale it down."
-                )
+                raise LabInputError(N_("The block's output overflowed float32 for this input: it is too large. Scale "
+                                       "it down."))
             norms = torch.linalg.vector_norm(out, dim=-1)  # (B, T)
             results[name] = ActivationResult(
                 name=name,

@@ -28,6 +28,7 @@ import torch
 
 from gelu_core.budget import MAX_D_MODEL, MAX_HIDDEN
 from gelu_core.ffn import FeedForward
+from gelu_core.messages import N_, Message, Refusal
 
 NAME_PAIRS: tuple[tuple[str, str], ...] = (
     ("c_fc", "c_proj"),
@@ -37,11 +38,12 @@ NAME_PAIRS: tuple[tuple[str, str], ...] = (
     ("0", "2"),
 )
 
-LINEAR, CONV1D = "nn.Linear (out, in)", "Conv1D (in, out), transposed on load"
+LINEAR, CONV1D = Message(N_("nn.Linear (out, in)")), Message(N_("Conv1D (in, out), transposed on load"))
 
 
-class WeightsError(ValueError):
-    """Weights that cannot make a feed-forward block, with a message fit to show as it is."""
+class WeightsError(Refusal, ValueError):
+    """Weights that cannot make a feed-forward block, with a message fit to show as it is: a whole sentence (a
+    template and parameters, gelu_core.messages), English as ``str()``."""
 
 
 @dataclass(frozen=True)
@@ -66,10 +68,10 @@ class LoadedBlock:
 
     block: FeedForward  # float32, the file's weights (transposed if Conv1D)
     candidate: Candidate
-    layout: str  # LINEAR or CONV1D
+    layout: Message  # LINEAR or CONV1D
     d_model: int
     hidden: int
-    notes: tuple[str, ...]  # things a learner should know: biases missing, dtype cast, a guess
+    notes: tuple[Message, ...]  # things a learner should know: biases missing, dtype cast, a guess
 
 
 def find_blocks(tensors: dict[str, torch.Tensor]) -> list[Candidate]:
@@ -96,13 +98,11 @@ def find_blocks(tensors: dict[str, torch.Tensor]) -> list[Candidate]:
 
 def _no_block_found() -> WeightsError:
     pairs = ", ".join(f"{a}/{b}" for a, b in NAME_PAIRS)
-    return WeightsError(
-        f"No feed-forward weights found. Expected two layers named like mlp.c_fc.weight and "
-        f"mlp.c_proj.weight (recognised pairs: {pairs})."
-    )
+    return WeightsError(N_("No feed-forward weights found. Expected two layers named like mlp.c_fc.weight and "
+                           "mlp.c_proj.weight (recognised pairs: {pairs})."), pairs=pairs)
 
 
-def _layout(w1: tuple[int, ...], b1: tuple[int, ...] | None, name: str) -> tuple[str, str | None]:
+def _layout(w1: tuple[int, ...], b1: tuple[int, ...] | None, name: str) -> tuple[Message, Message | None]:
     """LINEAR or CONV1D for a first-layer weight's shape (and its bias's), plus a note when it is a guess."""
     rows, cols = w1
     if b1 is not None and rows != cols:
@@ -110,20 +110,22 @@ def _layout(w1: tuple[int, ...], b1: tuple[int, ...] | None, name: str) -> tuple
             return LINEAR, None
         if b1[0] == cols:
             return CONV1D, None
-        raise WeightsError(f"{name}.bias has {b1[0]:,} values; {name}.weight is {rows:,} x {cols:,}.")
+        raise WeightsError(N_("{name}.bias has {count} values; {name}.weight is {rows} x {cols}."), name=name,
+                           count=b1[0], rows=rows, cols=cols)
     if rows != cols:  # no bias to tell: the hidden layer is the wider side
-        return (LINEAR if rows > cols else CONV1D), "no biases: the wider side was taken as the hidden layer"
-    return LINEAR, "square weights: read as nn.Linear (out, in); a Conv1D file would need transposing"
+        return (LINEAR if rows > cols else CONV1D), Message(N_("no biases: the wider side was taken as the hidden "
+                                                               "layer"))
+    return LINEAR, Message(N_("square weights: read as nn.Linear (out, in); a Conv1D file would need transposing"))
 
 
 def _check_width(d_model: int, hidden: int, label: str) -> None:
     """Refuse a block wider than the lab runs, naming the limit."""
     if d_model > MAX_D_MODEL:
-        raise WeightsError(f"The block {label} has d_model = {d_model:,}; the lab runs blocks up to "
-                           f"d_model = {MAX_D_MODEL:,} (GPT-2 XL).")
+        raise WeightsError(N_("The block {block} has d_model = {d_model}; the lab runs blocks up to d_model = "
+                              "{most} (GPT-2 XL)."), block=label, d_model=d_model, most=MAX_D_MODEL)
     if hidden > MAX_HIDDEN:
-        raise WeightsError(f"The block {label} has a hidden layer of {hidden:,}; the lab runs hidden layers "
-                           f"up to {MAX_HIDDEN:,} (GPT-2 XL).")
+        raise WeightsError(N_("The block {block} has a hidden layer of {hidden}; the lab runs hidden layers up to "
+                              "{most} (GPT-2 XL)."), block=label, hidden=hidden, most=MAX_HIDDEN)
 
 
 def check_block_shapes(shapes: dict[str, tuple[int, ...]]) -> None:
@@ -170,7 +172,7 @@ def load_block(
         if not found:
             raise _no_block_found()
         if len(found) > 1:
-            raise WeightsError(f"This file holds {len(found)} feed-forward blocks; choose one.")
+            raise WeightsError(N_("This file holds {count} feed-forward blocks; choose one."), count=len(found))
         candidate = found[0]
     first, second = candidate.first, candidate.second
     w1 = tensors.get(candidate.name(first, "weight"))
@@ -178,19 +180,21 @@ def load_block(
     b1 = tensors.get(candidate.name(first, "bias"))
     b2 = tensors.get(candidate.name(second, "bias"))
     if w1 is None or w2 is None:
-        raise WeightsError(f"Both {candidate.name(first, 'weight')} and {candidate.name(second, 'weight')} are needed.")
-    notes: list[str] = []
+        raise WeightsError(N_("Both {first} and {second} are needed."), first=candidate.name(first, "weight"),
+                           second=candidate.name(second, "weight"))
+    notes: list[Message] = []
     for label, t in ((candidate.name(first, "weight"), w1), (candidate.name(second, "weight"), w2)):
         if t.dim() != 2:
-            raise WeightsError(f"{label} should be a matrix; it has shape {tuple(t.shape)}.")
+            raise WeightsError(N_("{name} should be a matrix; it has shape {shape}."), name=label,
+                               shape=str(tuple(t.shape)))
     for label, t in ((candidate.name(first, "bias"), b1), (candidate.name(second, "bias"), b2)):
         if t is not None and t.dim() != 1:
-            raise WeightsError(f"{label} should be a vector; it has shape {tuple(t.shape)}.")
+            raise WeightsError(N_("{name} should be a vector; it has shape {shape}."), name=label,
+                               shape=str(tuple(t.shape)))
     if tuple(w2.shape) != tuple(w1.shape)[::-1]:
-        raise WeightsError(
-            f"The layers do not chain: {first}.weight is {tuple(w1.shape)} but {second}.weight is "
-            f"{tuple(w2.shape)} (expected {tuple(w1.shape)[::-1]})."
-        )
+        raise WeightsError(N_("The layers do not chain: {first}.weight is {shape_1} but {second}.weight is {shape_2} "
+                              "(expected {expected})."), first=first, second=second, shape_1=str(tuple(w1.shape)),
+                           shape_2=str(tuple(w2.shape)), expected=str(tuple(w1.shape)[::-1]))
     layout, guess = _layout(tuple(w1.shape), None if b1 is None else tuple(b1.shape), candidate.prefix + first)
     if guess:
         notes.append(guess)
@@ -199,18 +203,20 @@ def load_block(
     hidden, d_model = w1.shape
     _check_width(d_model, hidden, candidate.label)  # from the shapes, before the block is built
     if b1 is not None and b1.shape[0] != hidden:
-        raise WeightsError(f"{first}.bias has {b1.shape[0]:,} values; the hidden layer has {hidden:,}.")
+        raise WeightsError(N_("{name}.bias has {count} values; the hidden layer has {hidden}."), name=first,
+                           count=int(b1.shape[0]), hidden=int(hidden))
     if b2 is not None and b2.shape[0] != d_model:
-        raise WeightsError(f"{second}.bias has {b2.shape[0]:,} values; d_model is {d_model:,}.")
+        raise WeightsError(N_("{name}.bias has {count} values; d_model is {d_model}."), name=second,
+                           count=int(b2.shape[0]), d_model=int(d_model))
     if b1 is None or b2 is None:
-        notes.append("a bias is missing from the file: it is set to zero")
+        notes.append(Message(N_("a bias is missing from the file: it is set to zero")))
     parts = [w1, w2] + [b for b in (b1, b2) if b is not None]
     if any(not t.is_floating_point() for t in parts):
-        raise WeightsError("Weights must be floating-point numbers.")
+        raise WeightsError(N_("Weights must be floating-point numbers."))
     if any(not bool(torch.isfinite(t).all()) for t in parts):
-        raise WeightsError("The weights hold NaN or infinite values; the block cannot run on them.")
+        raise WeightsError(N_("The weights hold NaN or infinite values; the block cannot run on them."))
     if any(t.dtype != torch.float32 for t in parts):
-        notes.append("weights converted to float32, the type the block runs in")
+        notes.append(Message(N_("weights converted to float32, the type the block runs in")))
 
     block = FeedForward(d_model=d_model, hidden=hidden, activation=activation)
     _set_weights(block.c_fc, block.c_proj, w1, w2, b1, b2)

@@ -14,8 +14,8 @@ from ui import ffn as view
 from ui import gradients as backward_view
 from ui.ffn import CONTROLS as FFN
 from ui.ffn import DEMO_SHAPES
-from ui.format import count, shape, share, sig
-from ui.i18n import SOURCE, _, current
+from ui.format import count, refusal, say, shape, share, sig
+from ui.i18n import _
 
 require_app_frame()  # first of all: a deep link on a fresh server must run inside app.py's frame
 
@@ -37,14 +37,6 @@ def uploaded(file):
     """(digest, name, bytes) of an st.file_uploader value."""
     data = file.getvalue()
     return hashlib.sha256(data).hexdigest(), file.name, data
-
-
-def refused(err: Exception) -> str:
-    """Why an input or a run was refused: gelu_core's and the lab's own sentence, which is English; in another
-    language, led by a sentence in it that says so."""
-    if current() == SOURCE:
-        return str(err)
-    return _("This could not be used. The reason, in English: {reason}").format(reason=err)
 
 
 def match_width(width: int):
@@ -73,13 +65,13 @@ def file_weights():
             choice = found[0]
         loaded = lab_runs().shared_file_block(digest, tensors, choice, owner=OWNER)  # none found: names the pairs
     except (gelu_core.TensorFileError, gelu_core.WeightsError) as err:
-        st.error(refused(err))
+        st.error(refusal(err))
         return None
     st.caption(_("{block}: d_model = {d_model}, hidden = {hidden}, read as {layout}.").format(
         block=loaded.candidate.label, d_model=count(loaded.d_model), hidden=count(loaded.hidden),
-        layout=loaded.layout))
+        layout=say(loaded.layout)))
     for note in loaded.notes:
-        st.caption(_("Note: {note}.").format(note=note))
+        st.caption(_("Note: {note}.").format(note=say(note)))
     return loaded.block
 
 
@@ -100,7 +92,7 @@ def file_input():
     try:
         tensors, notes = lab_runs().shared_file(digest, name, data, owner=OWNER)
     except gelu_core.TensorFileError as err:
-        st.error(refused(err))
+        st.error(refusal(err))
         return None
     names = list(tensors)
     chosen = names[0]
@@ -111,7 +103,7 @@ def file_input():
     st.caption(_("{name}: shape {shape}, {dtype}.").format(name=chosen, shape=shape(x.shape),
                                                            dtype=str(x.dtype).removeprefix("torch.")))
     for note in notes:
-        st.caption(note)
+        st.caption(say(note))
     return x, digest, chosen
 
 
@@ -123,17 +115,17 @@ def tokens_for(upload, block, source: str):
     except gelu_core.WidthMismatch as err:
         if source == "Seeded" and err.width <= MAX_D_MODEL:
             st.warning(_("{problem} Set d_model to {width} to run it through a block of that width.").format(
-                problem=err, width=count(err.width)))
+                problem=say(err), width=count(err.width)))
             st.button(_("Set d_model to {width}").format(width=count(err.width)), on_click=match_width,
                       args=(err.width,), key="ffn_match", type="primary")
         elif source == "Seeded":
-            st.error(_("{problem} The lab builds blocks up to d_model = {most}.").format(problem=err,
+            st.error(_("{problem} The lab builds blocks up to d_model = {most}.").format(problem=say(err),
                                                                                          most=count(MAX_D_MODEL)))
         else:
             st.error(_("{problem} The weights in the file fix d_model; choose an input of that width.").format(
-                problem=err))
+                problem=say(err)))
     except gelu_core.LabInputError as err:
-        st.error(refused(err))
+        st.error(refusal(err))
     return None
 
 
@@ -257,7 +249,7 @@ with input_col:
             try:  # the whole run's size, checked once, before the input is drawn
                 tokens_in = gelu_core.demo_tokens(block, demo_seed, *DEMO_SHAPES[demo])
             except gelu_core.LabInputError as err:
-                st.error(refused(err))
+                st.error(refusal(err))
     else:
         upload = file_input()
 
@@ -281,7 +273,7 @@ if tokens_in is not None:
         result = lab_runs().shared_run_lab(block, tokens_in, activation, compare, backward=with_backward,
                                            on_wait=tell_waiting, timeout=LAB_PATIENCE, owner=OWNER)
     except (gelu_core.LabInputError, Busy) as err:
-        st.error(refused(err))
+        st.error(refusal(err))
     running.empty()
     waiting.empty()
 if result is not None:

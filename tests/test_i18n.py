@@ -21,7 +21,8 @@ from ui.i18n import LOCALES, SOURCE, catalog_path, languages, match, using
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("de", "es", "zh-Hans")
-SCANNED = ("app.py", "draw", "ui", "pages")  # what babel.cfg extracts from
+SCANNED = ("app.py", "draw", "ui", "pages")  # the app's code, which translates (babel.cfg extracts from these)
+CORE = "gelu_core"  # gelu_core's sentences, marked N_ and translated by ui (babel.cfg extracts from it too)
 
 
 def extracted() -> dict:
@@ -29,7 +30,8 @@ def extracted() -> dict:
     from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 
     found = {}
-    method_map = [("app.py", "python"), ("draw/**.py", "python"), ("ui/**.py", "python"), ("pages/**.py", "python")]
+    method_map = [("app.py", "python"), ("draw/**.py", "python"), ("ui/**.py", "python"), ("pages/**.py", "python"),
+                  ("gelu_core/**.py", "python")]
     for filename, lineno, message, _comments, _context in extract_from_dir(str(ROOT), method_map,
                                                                            keywords=DEFAULT_KEYWORDS):
         key = message if isinstance(message, str) else tuple(message)
@@ -72,7 +74,7 @@ def test_babel_sees_every_message_the_code_marks():
     a message written there is never extracted, and its reader sees English); each must be among Babel's."""
     seen = set(extracted())
     unseen = []
-    for path in [ROOT / "app.py", *[f for d in SCANNED[1:] for f in sorted((ROOT / d).rglob("*.py"))]]:
+    for path in [ROOT / "app.py", *[f for d in (*SCANNED[1:], CORE) for f in sorted((ROOT / d).rglob("*.py"))]]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("_", "N_")
                     and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)

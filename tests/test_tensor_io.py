@@ -265,7 +265,7 @@ def test_csv_with_and_without_header():
 def test_csv_a_first_row_with_a_number_is_data_and_a_word_in_it_is_refused_where_it_stands(text, where):
     """Reference: the files made here. Only a first row without a single number is a header (column names);
     a word beside numbers, in the first row or a later one, is refused with its line and column."""
-    assert f"{where} of this .csv file is not a number" in refused(text, "t.csv")
+    assert f"{where} of this file is not a number" in refused(text, "t.csv")
 
 
 @pytest.mark.parametrize("delimiter,newline", [("\t", "\n"), (";", "\r\n"), (",", "\r")])
@@ -707,7 +707,7 @@ def test_safetensors_lying_headers(data, words):
 
 
 @pytest.mark.parametrize("text,words", [
-    (b"1,2,3\n4,5\n", "Line 2 of this .csv file has 2 values, not 3"),
+    (b"1,2,3\n4,5\n", "Line 2 of this file has 2 values, not 3"),
     (b"1,2\n3,4,5\n", "has 3 values"),
     (b"a,b\n1,2\n3,x\n", "Line 3, column 2"),
     (b"1,2\n3,\n", "column 2"),
@@ -736,31 +736,31 @@ def test_csv_with_a_long_second_row_is_refused_from_its_bytes():
     over the upload cap now, so its size refuses it; the same rows under the cap are refused for the long row."""
     case = next(case for case in hostile_files() if case.name.startswith("csv of 43.6 MB"))
     message = refused(case.data, case.filename, peak=16 * 2**20, trace=False)
-    assert message == f"This .csv file is {len(case.data) / 2**20:.1f} MiB; the limit is {MAX_BYTES // 2**20} MiB."
+    assert message == f"This file is {len(case.data) / 2**20:.1f} MiB; the limit is {MAX_BYTES // 2**20} MiB."
     under_the_cap = case.data[: MAX_BYTES - 1].rpartition(b",")[0] + b"\n"
     message = refused(under_the_cap, case.filename, peak=16 * 2**20, trace=False)
     values = under_the_cap.split(b"\n")[1].count(b",") + 1
-    assert message == f"Line 2 of this .csv file has {values:,} values, not 1 like the first row."
+    assert message == f"Line 2 of this file has {values:,} values, not 1 like the first row."
 
 
 LONG_ROWS = {  # id: (file, refusal)
     "1.9 M values on line 3, under the cell cap": (
         b"# two short rows, then a long one\n1,2\n" + b"3," * 1_899_999 + b"3\n",
-        "Line 3 of this .csv file has 1,900,000 values, not 2 like the first row."),
+        "Line 3 of this file has 1,900,000 values, not 2 like the first row."),
     "BOM, comment, blank line, CR endings": (
         b"\xef\xbb\xbf#,,,\r\n\r\n 1;2\r" + b"1;" * 2_100_000 + b"1\r",
-        "Line 4 of this .csv file has 2,100,001 values, not 2 like the first row."),
+        "Line 4 of this file has 2,100,001 values, not 2 like the first row."),
     "CR LF, the long line last and unended": (
         b"1;2\r\n3;4\r\n" + b"5;" * 99_999 + b"5",
-        "Line 3 of this .csv file has 100,000 values, not 2 like the first row."),
+        "Line 3 of this file has 100,000 values, not 2 like the first row."),
     "after a header": (
-        b"a,b\n" + b"0," * 69_999 + b"0\n", "Line 2 of this .csv file has 70,000 values, not 2 like the first row."),
+        b"a,b\n" + b"0," * 69_999 + b"0\n", "Line 2 of this file has 70,000 values, not 2 like the first row."),
     "first row too wide": (
         b"0," * 69_999 + b"0\n",
-        f"The first row of this .csv file has 70,000 values; the limit is {MAX_CSV_COLUMNS:,} a row."),
+        f"The first row of this file has 70,000 values; the limit is {MAX_CSV_COLUMNS:,} a row."),
     "one value of 4 MB (the first row has no tab, so tabs are not delimiters)": (
         b"1\n" + b"1\t" * 2_097_152 + b"1\n",
-        f"Line 2 of this .csv file is 4,194,305 bytes long; the limit is {MAX_CSV_LINE_BYTES:,} a line."),
+        f"Line 2 of this file is 4,194,305 bytes long; the limit is {MAX_CSV_LINE_BYTES:,} a line."),
 }
 
 

@@ -118,3 +118,49 @@ def read_back(text: str, lang: str | None = None) -> float:
     t = t.replace(group, "").replace(decimal, ".")
     return round(float(t) * scale, 15)
 
+
+
+def say(message: object) -> str:
+    """A sentence gelu_core wrote (``gelu_core.messages.Message``, or a refusal carrying one as ``.message``) in
+    the reader's language: its template through gettext, each parameter in the reader's format (a count grouped,
+    a ``Fixed`` with its decimals, a word or phrase translated in turn, a name as it is).  Anything else is shown
+    as its text: English ``str()`` is the same sentence.
+
+    >>> from gelu_core.messages import Fixed, Message
+    >>> from ui.i18n import using
+    >>> note = Message("{size} MiB, {n} values", size=Fixed(1234.5, 1), n=16777216)
+    >>> with using("de"):
+    ...     say(note)
+    '1.234,5 MiB, 16.777.216 values'
+    >>> say(note) == str(note)
+    True
+    """
+    from gelu_core.messages import Fixed, Message
+
+    if isinstance(message, BaseException):
+        message = getattr(message, "message", str(message))
+    if not isinstance(message, Message):
+        return str(message)
+    if current() == SOURCE:
+        return str(message)
+
+    def shown(value: object) -> str:
+        if isinstance(value, Message):
+            return say(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return count(value)
+        if isinstance(value, Fixed):
+            return local(str(value))
+        return str(value)
+
+    return _(message.template).format(**{name: shown(value) for name, value in message.params.items()})
+
+
+def refusal(err: BaseException) -> str:
+    """Why an input or a run was refused, in the reader's language: gelu_core's sentence (``say``); an error that
+    carries no translatable sentence keeps its English text, led in another language by a sentence that says so."""
+    from gelu_core.messages import Message
+
+    if current() == SOURCE or isinstance(getattr(err, "message", None), Message):
+        return say(err)
+    return _("This could not be used. The reason, in English: {reason}").format(reason=err)

@@ -3,9 +3,10 @@
 ``load_tensors(data, filename)`` reads the bytes of an uploaded file and returns
 ``{name: tensor}``; anything it will not read raises ``TensorFileError``, whose
 message is one short sentence that is safe to show (``st.error``): it never
-repeats markup or long content from the file, and names the file only by a
-plain extension.  ``INPUT_TYPES`` and ``WEIGHT_TYPES`` are what the lab's two
-uploaders offer.
+repeats markup or long content from the file, and says "this file" (a note names a
+plain extension where name and content disagree).  Refusals and notes are
+``gelu_core.messages`` sentences, a template and parameters that ui translates.
+``INPUT_TYPES`` and ``WEIGHT_TYPES`` are what the lab's two uploaders offer.
 
 Formats are told apart by their first bytes, not by the file name (a mismatch
 gets a note); one module each, and the names the tensors come back under:

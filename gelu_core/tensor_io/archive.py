@@ -11,6 +11,7 @@ import struct
 import zipfile
 import zlib
 
+from gelu_core.messages import N_
 from gelu_core.tensor_io.formats import ZIP_MAGIC
 from gelu_core.tensor_io.limits import MAX_ZIP_DIRECTORY, MAX_ZIP_MEMBERS, TensorFileError
 
@@ -19,13 +20,13 @@ _ZIP64_LOCATOR = struct.Struct("<4sLQL")  # 20 bytes
 _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")  # 56 bytes
 
 
-def _zip_directory(data: bytes, label: str) -> int:
+def _zip_directory(data: bytes) -> int:
     """The number of members from the end record, with it, the directory's size and its offset checked.
 
     torch.save and np.savez write no archive comment, so the end record must be
     the last 22 bytes: then Python's zipfile and torch's reader (miniz) both use it.
     """
-    damaged = f"This {label}file is a damaged or unusual zip archive."
+    damaged = N_("This file is a damaged or unusual zip archive.")
     if len(data) < _EOCD.size or data[-_EOCD.size:-_EOCD.size + 4] != b"PK\x05\x06":
         raise TensorFileError(damaged)
     _, disk, cd_disk, here, total, cd_size, cd_offset, comment = _EOCD.unpack(data[-_EOCD.size:])
@@ -45,24 +46,25 @@ def _zip_directory(data: bytes, label: str) -> int:
         if here != total:
             raise TensorFileError(damaged)
     if total > MAX_ZIP_MEMBERS:
-        raise TensorFileError(f"This {label}file holds {total:,} files; the limit is {MAX_ZIP_MEMBERS:,}.")
+        raise TensorFileError(N_("This file holds {count} files; the limit is {limit}."), count=total,
+                              limit=MAX_ZIP_MEMBERS)
     if cd_size > MAX_ZIP_DIRECTORY or cd_offset + cd_size > len(data):
         raise TensorFileError(damaged)
     return total
 
 
-def open_zip(data: bytes, label: str) -> zipfile.ZipFile:
+def open_zip(data: bytes) -> zipfile.ZipFile:
     """A zip whose end record passed its checks (members, directory size); encrypted ones refused."""
-    total = _zip_directory(data, label)
+    total = _zip_directory(data)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, struct.error):
-        raise TensorFileError(f"This {label}file is a damaged zip archive.") from None
+        raise TensorFileError(N_("This file is a damaged zip archive.")) from None
     infos = archive.infolist()
     if len(infos) != total or len({info.filename for info in infos}) != len(infos):
-        raise TensorFileError(f"This {label}file is a damaged or unusual zip archive.")
+        raise TensorFileError(N_("This file is a damaged or unusual zip archive."))
     if any(info.flag_bits & 0x1 for info in infos):
-        raise TensorFileError(f"This {label}file is an encrypted zip archive.")
+        raise TensorFileError(N_("This file is an encrypted zip archive."))
     return archive
 
 
@@ -78,9 +80,9 @@ def zip_kind(archive: zipfile.ZipFile) -> str:
     return "other_zip"
 
 
-def stored_member(data: bytes, info: zipfile.ZipInfo, label: str) -> memoryview:
+def stored_member(data: bytes, info: zipfile.ZipInfo) -> memoryview:
     """The bytes of an uncompressed zip member, in place, after its local header and CRC are checked."""
-    damaged = TensorFileError(f"This {label}file has a damaged member.")
+    damaged = TensorFileError(N_("This file has a damaged member."))
     at = info.header_offset
     if data[at:at + 4] != ZIP_MAGIC or at + 30 > len(data):
         raise damaged

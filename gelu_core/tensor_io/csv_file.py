@@ -18,6 +18,7 @@ import re
 
 import numpy as np
 
+from gelu_core.messages import N_, Message
 from gelu_core.tensor_io.limits import MAX_CSV_CELLS, MAX_CSV_COLUMNS, MAX_CSV_LINE_BYTES, TensorFileError
 
 _DELIMITERS = (",", "\t", ";")
@@ -49,7 +50,7 @@ def _line_number(data: bytes, position: int) -> int:
     return data.count(b"\n", 0, position) + data.count(b"\r", 0, position) - data.count(b"\r\n", 0, position) + 1
 
 
-def _check_size(data: bytes, rows: int, label: str) -> None:
+def _check_size(data: bytes, rows: int) -> None:
     """Refuse, from the bytes alone, a table over MAX_CSV_COLUMNS or MAX_CSV_CELLS, or with a line over
     MAX_CSV_LINE_BYTES or with more values than the first row."""
     found = _FIRST_DATA.search(data)
@@ -59,7 +60,7 @@ def _check_size(data: bytes, rows: int, label: str) -> None:
     end = _end_of_line(data, start)
     delimiter = next((d.encode() for d in _DELIMITERS if data.find(d.encode(), start, end) >= 0), b",")
     columns = data.count(delimiter, start, end) + 1
-    _check_cells(rows, columns, label)
+    _check_cells(rows, columns)
     # every line of at most MAX_CSV_LINE_BYTES whose values before any '#' are at most the first row's, one after
     # another, in one match at C speed; where the match stops, a line breaks one of the two (comments never count)
     d = re.escape(delimiter)
@@ -71,11 +72,11 @@ def _check_size(data: bytes, rows: int, label: str) -> None:
     comment = data.find(b"#", at, end)
     count = data.count(delimiter, at, end if comment < 0 else comment) + 1
     if count > columns:
-        raise TensorFileError(f"Line {_line_number(data, at):,} of this {label}file has {count:,} values, "
-                              f"not {columns:,} like the first row.")
+        raise TensorFileError(N_("Line {line} of this file has {count} values, not {columns} like the first row."),
+                              line=_line_number(data, at), count=count, columns=columns)
     if end - at > MAX_CSV_LINE_BYTES:
-        raise TensorFileError(f"Line {_line_number(data, at):,} of this {label}file is {end - at:,} bytes long; "
-                              f"the limit is {MAX_CSV_LINE_BYTES:,} a line.")
+        raise TensorFileError(N_("Line {line} of this file is {size} bytes long; the limit is {limit} a line."),
+                              line=_line_number(data, at), size=end - at, limit=MAX_CSV_LINE_BYTES)
 
 
 def _end_of_line(data: bytes, start: int) -> int:
@@ -83,23 +84,23 @@ def _end_of_line(data: bytes, start: int) -> int:
     return min(ends, default=len(data))
 
 
-def _check_cells(rows: int, columns: int, label: str) -> None:
+def _check_cells(rows: int, columns: int) -> None:
     if columns > MAX_CSV_COLUMNS:
-        raise TensorFileError(f"The first row of this {label}file has {columns:,} values; the limit is "
-                              f"{MAX_CSV_COLUMNS:,} a row.")
+        raise TensorFileError(N_("The first row of this file has {columns} values; the limit is {limit} a row."),
+                              columns=columns, limit=MAX_CSV_COLUMNS)
     if rows * columns > MAX_CSV_CELLS:
         raise TensorFileError(
-            f"This {label}file has up to {rows:,} rows of {columns:,} numbers; the limit is {MAX_CSV_CELLS:,} numbers."
-        )
+            N_("This file has up to {rows} rows of {columns} numbers; the limit is {limit} numbers."),
+            rows=rows, columns=columns, limit=MAX_CSV_CELLS)
 
 
-def read_csv(data: bytes, label: str, notes: list[str]) -> np.ndarray:
+def read_csv(data: bytes, notes: list[Message]) -> np.ndarray:
     """A 2-D float64 array from a CSV table of numbers; a first row with no number in it is a header."""
-    not_text = TensorFileError(f"This {label}file is neither a tensor format nor UTF-8 text.")
+    not_text = TensorFileError(N_("This file is neither a tensor format nor UTF-8 text."))
     if b"\x00" in data:
         raise not_text
     rows = _lines(data)
-    _check_size(data, rows, label)
+    _check_size(data, rows)
     try:
         lines = _data_lines(_text(data))
         skip, first = next(lines, (0, None))
@@ -107,16 +108,16 @@ def read_csv(data: bytes, label: str, notes: list[str]) -> np.ndarray:
     except UnicodeDecodeError:
         raise not_text from None
     if first is None:
-        raise TensorFileError(f"This {label}file has no rows of numbers.")
+        raise TensorFileError(N_("This file has no rows of numbers."))
     delimiter = next((d for d in _DELIMITERS if d in first), ",")
     columns = first.count(delimiter) + 1
-    _check_cells(rows, columns, label)  # again: where blanks are any Unicode space, odd files may differ
+    _check_cells(rows, columns)  # again: where blanks are any Unicode space, odd files may differ
     numbers = [_is_number(cell) for cell in first.split(delimiter)]
     header = not any(numbers)  # a row that mixes numbers and words is a bad row, not column names
     if not header and not all(numbers):
-        raise TensorFileError(_not_a_number(skip, numbers.index(False), label))
+        raise _not_a_number(skip, numbers.index(False))
     if header and second is None:
-        raise TensorFileError(f"This {label}file has a header but no rows of numbers.")
+        raise TensorFileError(N_("This file has a header but no rows of numbers."))
     try:
         table = np.loadtxt(_text(data), delimiter=delimiter, dtype=np.float64, ndmin=2, comments="#",
                            skiprows=skip + header, quotechar='"')
@@ -126,12 +127,12 @@ def read_csv(data: bytes, label: str, notes: list[str]) -> np.ndarray:
         raise not_text from None
     except (ValueError, IndexError, TypeError):
         try:
-            problem = _problem(data, skip + header, delimiter, columns, label)
+            problem = _problem(data, skip + header, delimiter, columns)
         except UnicodeDecodeError:
             raise not_text from None
-        raise TensorFileError(problem) from None
+        raise problem from None
     if header:
-        notes.append("The first row was read as column names.")
+        notes.append(Message(N_("The first row was read as column names.")))
     return table
 
 
@@ -143,12 +144,13 @@ def _is_number(cell: str) -> bool:
     return True
 
 
-def _not_a_number(index: int, cell: int, label: str) -> str:
-    """The message for a cell that is not a number (0-based line and cell, counted in words from 1)."""
-    return f"Line {index + 1:,}, column {cell + 1:,} of this {label}file is not a number."
+def _not_a_number(index: int, cell: int) -> TensorFileError:
+    """The refusal for a cell that is not a number (0-based line and cell, counted in words from 1)."""
+    return TensorFileError(N_("Line {line}, column {column} of this file is not a number."), line=index + 1,
+                           column=cell + 1)
 
 
-def _problem(data: bytes, skip: int, delimiter: str, columns: int, label: str) -> str:
+def _problem(data: bytes, skip: int, delimiter: str, columns: int) -> TensorFileError:
     """Where a CSV stops being a table of numbers, in words (lines counted from the file's first).
 
     A row is split into cells only when it has as many as the first row; others are counted, not split.
@@ -158,13 +160,16 @@ def _problem(data: bytes, skip: int, delimiter: str, columns: int, label: str) -
             continue
         count = line.count(delimiter) + 1
         if count != columns:
-            values = f"{count:,} value" + ("s" if count != 1 else "")
-            return f"Line {index + 1:,} of this {label}file has {values}, not {columns:,} like the first row."
+            if count == 1:
+                return TensorFileError(N_("Line {line} of this file has one value, not {columns} like the first "
+                                          "row."), line=index + 1, columns=columns)
+            return TensorFileError(N_("Line {line} of this file has {count} values, not {columns} like the first "
+                                      "row."), line=index + 1, count=count, columns=columns)
         cells = line.split(delimiter)
         try:
             list(map(float, cells))  # the quick test; quoted cells fall through to the careful one
         except ValueError:
             for column, cell in enumerate(cells):
                 if not _is_number(cell):
-                    return _not_a_number(index, column, label)
-    return f"This {label}file is not a table of numbers."
+                    return _not_a_number(index, column)
+    return TensorFileError(N_("This file is not a table of numbers."))

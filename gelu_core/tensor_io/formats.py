@@ -1,4 +1,4 @@
-"""Which files each upload accepts, how a file's first bytes tell its format, and how files are named in messages.
+"""Which files each upload accepts, how a file's first bytes tell its format, and the words that name a format.
 
 No torch here: ui/ffn.py reads the upload lists without loading it.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import pickle
 import re
 
+from gelu_core.messages import N_, Message
 from gelu_core.tensor_io.limits import MAX_NAME
 
 # What each of the lab's uploaders offers (st.file_uploader(type=...)): extensions without the dot.
@@ -23,17 +24,18 @@ EXTENSION_KIND = {  # what a name promises; the content decides (a mismatch gets
     ".npy": "npy", ".npz": "npz", ".safetensors": "safetensors",
     ".csv": "text", ".tsv": "text", ".txt": "text",
 }
-KIND_LABEL = {"torch": "a torch.save file", "npz": "a .npz archive", "npy": "a .npy array",
-              "safetensors": "a safetensors file", "text": "CSV text"}
-_SUPPORTED_TEXT = ", ".join("." + ext for ext in INPUT_TYPES[:-1]) + f" or .{INPUT_TYPES[-1]}"
-REFUSAL = {
-    "legacy_torch": "This {label}file uses torch.save's old format (before PyTorch 1.6); "
-                    "re-save it with a current PyTorch.",
-    "pickle": "This {label}file is a plain Python pickle, which could run code; only torch.save "
-              "files are read, and only their tensors.",
-    "other_zip": "This {label}file is a zip archive, but not one made by torch.save or np.savez.",
-    "empty_zip": "This {label}file is an empty zip archive.",
-    "unknown": f"This {{label}}file is not in a format this page reads ({_SUPPORTED_TEXT}).",
+KIND_LABEL = {"torch": Message(N_("a torch.save file")), "npz": Message(N_("a .npz archive")),
+              "npy": Message(N_("a .npy array")), "safetensors": Message(N_("a safetensors file")),
+              "text": Message(N_("CSV text"))}
+SUPPORTED = " ".join("." + ext for ext in INPUT_TYPES)  # the extensions the refusal of an unknown format names
+REFUSAL = {  # a refusal kind's sentence (its parameter, if any, is SUPPORTED)
+    "legacy_torch": N_("This file uses torch.save's old format (before PyTorch 1.6); re-save it with a current "
+                       "PyTorch."),
+    "pickle": N_("This file is a plain Python pickle, which could run code; only torch.save files are read, and "
+                 "only their tensors."),
+    "other_zip": N_("This file is a zip archive, but not one made by torch.save or np.savez."),
+    "empty_zip": N_("This file is an empty zip archive."),
+    "unknown": N_("This file is not in a format this page reads ({formats})."),
 }
 
 
@@ -41,12 +43,6 @@ def extension(filename: str) -> str:
     """'.npy' for 'weights/x.NPY'; '' when the name has no plain extension."""
     match = re.search(r"\.([A-Za-z0-9]{1,12})\s*$", filename or "")
     return "." + match.group(1).lower() if match else ""
-
-
-def ext_label(filename: str) -> str:
-    """'.npy ' for messages: the extension only, never the raw name."""
-    ext = extension(filename)
-    return f"{ext} " if ext else ""
 
 
 def sniff(data: bytes, ext: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from gelu_core import budget
+from gelu_core.messages import N_, Fixed, Refusal
 
 # Largest file read, and .streamlit/config.toml's server.maxUploadSize (the same 40 MiB): the smallest cap that
 # takes what the lab runs.  Its widest block, GPT-2 XL's (d_model 1600, hidden 6400), in float16 is
@@ -44,8 +45,9 @@ MAX_DEPTH = 16  # nesting of dicts in a .pt
 MAX_NAME = 100  # characters kept of a tensor's name
 
 
-class TensorFileError(ValueError):
-    """A file that load_tensors will not read; the message is short, human and safe to show."""
+class TensorFileError(Refusal, ValueError):
+    """A file that load_tensors will not read; the message is short, human and safe to show: a whole sentence
+    (a template and parameters, gelu_core.messages), English as ``str()``."""
 
 
 class Entry(NamedTuple):
@@ -59,17 +61,17 @@ class Entry(NamedTuple):
 class Tally:
     """Values and bytes a file has claimed so far, charged before each allocation is made."""
 
-    def __init__(self, label: str):
-        self.label, self.values, self.bytes = label, 0, 0
+    def __init__(self):
+        self.values, self.bytes = 0, 0
 
     def charge(self, count: int, stored_itemsize: int, loaded_itemsize: int) -> None:
         self.values += count
         self.bytes += count * max(stored_itemsize, loaded_itemsize)
-        check_count(self.values, self.label)
+        check_count(self.values)
         if self.bytes > MAX_LOADED_BYTES:
             mib = math.ceil(self.bytes / 2**20 * 10) / 10  # rounded up: never shows the limit itself
-            raise TensorFileError(f"This {self.label}file would take {mib:,.1f} MiB once loaded; "
-                                  f"the limit is {MAX_LOADED_BYTES // 2**20} MiB.")
+            raise TensorFileError(N_("This file would take {mib} MiB once loaded; the limit is {limit} MiB."),
+                                  mib=Fixed(mib, 1), limit=MAX_LOADED_BYTES // 2**20)
 
 
 def is_count(value) -> bool:
@@ -77,21 +79,20 @@ def is_count(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def check_shape(shape: tuple, label: str) -> None:
+def check_shape(shape: tuple) -> None:
     """Every size a count, at most MAX_NDIM of them, at most MAX_ELEMENTS values."""
     if not all(is_count(n) for n in shape):
-        raise TensorFileError(f"This {label}file has a tensor shape that is not a list of sizes.")
+        raise TensorFileError(N_("This file has a tensor shape that is not a list of sizes."))
     if len(shape) > MAX_NDIM:
-        raise TensorFileError(f"This {label}file has a tensor with {len(shape)} dimensions; the limit is {MAX_NDIM}.")
-    check_count(math.prod(shape), label)
+        raise TensorFileError(N_("This file has a tensor with {ndim} dimensions; the limit is {limit}."),
+                              ndim=len(shape), limit=MAX_NDIM)
+    check_count(math.prod(shape))
 
 
-def check_count(count: int, label: str) -> None:
-    if count > MAX_ELEMENTS:
-        raise TensorFileError(
-            f"This {label}file holds {_big(count)} values; the limit is {MAX_ELEMENTS:,} in one file."
-        )
-
-
-def _big(count: int) -> str:
-    return f"{count:,}" if count < 10**15 else f"about 10^{len(str(count)) - 1}"
+def check_count(count: int) -> None:
+    if count > MAX_ELEMENTS and count < 10**15:
+        raise TensorFileError(N_("This file holds {count} values; the limit is {limit} in one file."),
+                              count=count, limit=MAX_ELEMENTS)
+    if count > MAX_ELEMENTS:  # a count of 16 digits and more reads as its power of ten
+        raise TensorFileError(N_("This file holds about 10^{power} values; the limit is {limit} in one file."),
+                              power=str(len(str(count)) - 1), limit=MAX_ELEMENTS)

@@ -14,13 +14,19 @@ from collections.abc import Callable
 
 import torch
 
+from gelu_core.messages import N_, Fixed, Message
 from gelu_core.tensor_io import csv_file, numpy_files, safetensors_file, torch_file
 from gelu_core.tensor_io.archive import open_zip, zip_kind
-from gelu_core.tensor_io.formats import EXTENSION_KIND, KIND_LABEL, REFUSAL, clean_name, ext_label, extension, sniff
+from gelu_core.tensor_io.formats import (
+    EXTENSION_KIND,
+    KIND_LABEL,
+    REFUSAL,
+    SUPPORTED,
+    clean_name,
+    extension,
+    sniff,
+)
 from gelu_core.tensor_io.limits import MAX_BYTES, MAX_NAME, Entry, Tally, TensorFileError
-
-_INT_NOTE = "Integer data ({}) was converted to float32, which is exact up to ±16,777,216."
-_HALF_NOTE = "{} values were widened to float32 (exactly)."
 
 Check = Callable[[dict[str, tuple[int, ...]]], None]
 
@@ -43,8 +49,9 @@ def load_tensors(data: bytes, filename: str) -> dict[str, torch.Tensor]:
 
 
 def load_tensors_with_notes(data: bytes, filename: str, check: Check | None = None,
-                            ) -> tuple[dict[str, torch.Tensor], list[str]]:
-    """``load_tensors`` plus notes for the reader (conversions made, names cleaned), in plain words.
+                            ) -> tuple[dict[str, torch.Tensor], list[Message]]:
+    """``load_tensors`` plus notes for the reader (conversions made, names cleaned), in plain words: each a
+    ``gelu_core.messages.Message``, the English sentence with its template and parameters.
 
     ``check``, if given, is called once with ``{name: shape}`` of every non-empty tensor, under the names they
     will come back with, after every size has been charged and before any tensor's data is read or inflated;
@@ -61,49 +68,51 @@ def load_tensors_with_notes(data: bytes, filename: str, check: Check | None = No
     except _CheckRefused as refused:
         raise refused.args[0] from None
     except Exception:  # a bug or a case not foreseen: still a refusal, never a traceback
-        raise TensorFileError(f"This {ext_label(filename)}file could not be read.") from None
+        raise TensorFileError(N_("This file could not be read.")) from None
 
 
-def _load(data: bytes, filename: str, check: Check | None = None) -> tuple[dict[str, torch.Tensor], list[str]]:
+def _load(data: bytes, filename: str, check: Check | None = None) -> tuple[dict[str, torch.Tensor], list[Message]]:
     """load_tensors_with_notes without the last-resort net (tests fuzz this one)."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
     if not isinstance(filename, str):
         filename = ""
-    label = ext_label(filename)
     size = data.nbytes if isinstance(data, memoryview) else len(data)
     if size == 0:
-        raise TensorFileError(f"This {label}file is empty.")
+        raise TensorFileError(N_("This file is empty."))
     if size > MAX_BYTES:
-        raise TensorFileError(f"This {label}file is {size / 2**20:.1f} MiB; the limit is {MAX_BYTES // 2**20} MiB.")
+        raise TensorFileError(N_("This file is {size} MiB; the limit is {limit} MiB."), size=Fixed(size / 2**20, 1),
+                              limit=MAX_BYTES // 2**20)
     data = bytes(data)  # one immutable buffer: BytesIO and frombuffer share it without copying
     kind = sniff(data, extension(filename))
     archive = None
     if kind == "zip":
-        archive = open_zip(data, label)
+        archive = open_zip(data)
         kind = zip_kind(archive)
-    notes: list[str] = []
-    tally = Tally(label)
+    notes: list[Message] = []
+    tally = Tally()
     expected = EXTENSION_KIND.get(extension(filename))
     if expected is not None and kind != expected and kind in KIND_LABEL:
-        notes.append(f"Read as {KIND_LABEL[kind]} by its content, though the name ends in {label.strip()}.")
+        notes.append(Message(N_("Read as {kind} by its content, though the name ends in {ext}."), kind=KIND_LABEL[kind],
+                             ext=extension(filename)))
     if kind == "torch":
-        entries = torch_file.read_torch(data, archive, label, tally)
+        entries = torch_file.read_torch(data, archive, tally)
     elif kind == "npz":
-        entries = numpy_files.read_npz(data, archive, label, tally)
+        entries = numpy_files.read_npz(data, archive, tally)
     elif kind == "npy":
-        entries = numpy_files.read_npy(data, label, tally)
+        entries = numpy_files.read_npy(data, tally)
     elif kind == "safetensors":
-        entries = safetensors_file.read_safetensors(data, label, tally)
+        entries = safetensors_file.read_safetensors(data, tally)
     elif kind == "text":
-        table = csv_file.read_csv(data, label, notes)
+        table = csv_file.read_csv(data, notes)
         tally.charge(table.size, 8, 8)
         entries = [Entry("tensor", table.shape, lambda: (table, "float64"))]
     elif kind == "unknown" and expected in KIND_LABEL:
-        raise TensorFileError(f"This {label}file is not {KIND_LABEL[expected]}: it does not start like one.")
+        raise TensorFileError(N_("This file is not {kind}: it does not start like one, though its name ends in {ext}."),
+                              ext=extension(filename), kind=KIND_LABEL[expected])
     else:
-        raise TensorFileError(REFUSAL[kind].format(label=label))
-    return _finish(entries, label, notes, check)
+        raise TensorFileError(REFUSAL[kind], formats=SUPPORTED) if kind == "unknown" else TensorFileError(REFUSAL[kind])
+    return _finish(entries, notes, check)
 
 
 def _names(entries: list[Entry]) -> list[str | None]:
@@ -123,7 +132,7 @@ def _names(entries: list[Entry]) -> list[str | None]:
     return names
 
 
-def _finish(entries: list[Entry], label: str, notes: list[str], check: Check | None) -> tuple[dict, list[str]]:
+def _finish(entries: list[Entry], notes: list[Message], check: Check | None) -> tuple[dict, list[Message]]:
     """Let the caller's check see the declared shapes, then read each tensor into memory of its own.
 
     The readers return numpy arrays already widened and copied, and torch tensors as torch.load made
@@ -131,7 +140,7 @@ def _finish(entries: list[Entry], label: str, notes: list[str], check: Check | N
     """
     names = _names(entries)
     if not any(names):
-        raise TensorFileError(f"This {label}file holds no values (every tensor in it is empty).")
+        raise TensorFileError(N_("This file holds no values (every tensor in it is empty)."))
     if check is not None:
         try:
             check({name: tuple(entry.shape) for name, entry in zip(names, entries, strict=True) if name})
@@ -155,13 +164,18 @@ def _finish(entries: list[Entry], label: str, notes: list[str], check: Check | N
     halves = sorted(s for s in sources if s in ("float16", "bfloat16"))
     empty = names.count(None)
     if integers:
-        notes.append(_INT_NOTE.format(", ".join(integers)))
-    if halves:
-        notes.append(_HALF_NOTE.format(" and ".join(halves)))
-    if empty:
-        notes.append(f"Skipped {empty:,} empty tensor{'s' if empty > 1 else ''}.")
+        notes.append(Message(N_("Integer data ({dtypes}) was converted to float32, which is exact up to ±{exact}."),
+                             dtypes=", ".join(integers), exact=2**24))
+    if len(halves) == 2:
+        notes.append(Message(N_("float16 and bfloat16 values were widened to float32 (exactly).")))
+    elif halves:
+        notes.append(Message(N_("{dtype} values were widened to float32 (exactly)."), dtype=halves[0]))
+    if empty == 1:
+        notes.append(Message(N_("Skipped one empty tensor.")))
+    elif empty:
+        notes.append(Message(N_("Skipped {count} empty tensors."), count=empty))
     if any(name is not None and name != str(entry.name) for name, entry in zip(names, entries, strict=True)):
-        notes.append("Some names had unusual characters or were very long; they were cleaned up.")
+        notes.append(Message(N_("Some names had unusual characters or were very long; they were cleaned up.")))
     return out, notes
 
 

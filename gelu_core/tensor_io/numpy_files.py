@@ -19,6 +19,7 @@ from contextlib import contextmanager
 import numpy as np
 from numpy.lib import format as npy_format
 
+from gelu_core.messages import N_, Fixed, Message
 from gelu_core.tensor_io.archive import stored_member
 from gelu_core.tensor_io.formats import NPY_MAGIC, shape_text
 from gelu_core.tensor_io.limits import (
@@ -34,6 +35,12 @@ from gelu_core.tensor_io.limits import (
 _CHUNK = 2**20  # bytes inflated per read from a compressed .npz member
 _HEADER_READERS = {(1, 0): (2, npy_format.read_array_header_1_0), (2, 0): (4, npy_format.read_array_header_2_0)}
 _TARGET = {"f2": np.float32, "f4": np.float32, "f8": np.float64}
+DAMAGED_MEMBER = N_("This file has a damaged member.")
+# what a dtype that is not a real number holds, by numpy's kind (safetensors' and torch's readers say the same)
+DATA_WORDS = {"b": Message(N_("true/false values")), "c": Message(N_("complex numbers")), "U": Message(N_("text")),
+              "S": Message(N_("bytes")), "V": Message(N_("raw bytes")), "M": Message(N_("dates")),
+              "m": Message(N_("time spans")), "f": Message(N_("extended-precision floats")),
+              "?": Message(N_("unsupported data"))}
 _ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, struct.error, NotImplementedError)
 
 
@@ -49,23 +56,24 @@ def _read_exact(stream, n: int) -> bytes:
     return b"".join(parts)
 
 
-def _npy_header(stream, label: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
+def _npy_header(stream) -> tuple[np.dtype, tuple[int, ...], bool, int]:
     """(dtype, shape, fortran_order, header bytes) of a .npy stream, read by numpy after the length is capped."""
-    bad = f"This {label}file has a damaged .npy header."
+    bad = N_("This file has a damaged .npy header.")
     start = _read_exact(stream, len(NPY_MAGIC) + 2)
     try:
         version = npy_format.read_magic(io.BytesIO(start))
     except ValueError:
         raise TensorFileError(bad) from None
     if version not in _HEADER_READERS:
-        raise TensorFileError(f"This {label}file uses .npy version {version[0]}.{version[1]}, which is not supported.")
+        raise TensorFileError(N_("This file uses .npy version {version}, which is not supported."),
+                              version=f"{version[0]}.{version[1]}")
     width, read_header = _HEADER_READERS[version]
     length_bytes = _read_exact(stream, width)
     if len(length_bytes) < width:
         raise TensorFileError(bad)
     length = int.from_bytes(length_bytes, "little")
     if length > MAX_NPY_HEADER_BYTES:
-        raise TensorFileError(f"This {label}file's .npy header is over {MAX_NPY_HEADER_BYTES:,} bytes.")
+        raise TensorFileError(N_("This file's .npy header is over {limit} bytes."), limit=MAX_NPY_HEADER_BYTES)
     raw = _read_exact(stream, length)
     if len(raw) < length:
         raise TensorFileError(bad)
@@ -73,47 +81,44 @@ def _npy_header(stream, label: str) -> tuple[np.dtype, tuple[int, ...], bool, in
         shape, fortran, dtype = read_header(io.BytesIO(length_bytes + raw), max_header_size=MAX_NPY_HEADER_BYTES)
     except ValueError as err:
         if isinstance(err.__cause__, TypeError):  # numpy: "descr is not a valid dtype descriptor"
-            raise TensorFileError(f"This {label}file has an unknown dtype.") from None
+            raise TensorFileError(N_("This file has an unknown dtype.")) from None
         raise TensorFileError(bad) from None
     except Exception:  # RecursionError, MemoryError, a structured descr numpy chokes on
         raise TensorFileError(bad) from None
-    check_shape(shape, label)  # numpy lets through negative sizes and True
+    check_shape(shape)  # numpy lets through negative sizes and True
     return dtype, shape, fortran, len(start) + width + length
 
 
-def numpy_target(dtype: np.dtype, label: str) -> type:
+def numpy_target(dtype: np.dtype) -> type:
     """float32 or float64 for a numpy dtype this loader accepts; TensorFileError for the rest."""
     if dtype.hasobject:
-        raise TensorFileError(f"This {label}file holds Python objects; only numbers are read.")
+        raise TensorFileError(N_("This file holds Python objects; only numbers are read."))
     if dtype.names is not None or dtype.subdtype is not None:
-        raise TensorFileError(f"This {label}file holds records (a structured dtype), not numbers.")
+        raise TensorFileError(N_("This file holds records (a structured dtype), not numbers."))
     if dtype.kind == "f" and f"f{dtype.itemsize}" in _TARGET:
         return _TARGET[f"f{dtype.itemsize}"]
     if dtype.kind in "iu":
         return np.float32
-    plain = {"b": "true/false values", "c": "complex numbers", "U": "text", "S": "bytes", "V": "raw bytes",
-             "M": "dates", "m": "time spans", "f": "extended-precision floats"}.get(dtype.kind, "unsupported data")
-    raise TensorFileError(f"This {label}file holds {plain}; only real numbers are read.")
+    raise TensorFileError(N_("This file holds {what}; only real numbers are read."),
+                          what=DATA_WORDS.get(dtype.kind, DATA_WORDS["?"]))
 
 
-def _plan(head, size: int, label: str, tally: Tally) -> tuple:
+def _plan(head, size: int, tally: Tally) -> tuple:
     """The header of a .npy of ``size`` bytes, checked against that size and charged: (dtype, shape, fortran,
     header bytes, target dtype)."""
-    dtype, shape, fortran, header_bytes = _npy_header(head, label)
-    target = numpy_target(dtype, label)
+    dtype, shape, fortran, header_bytes = _npy_header(head)
+    target = numpy_target(dtype)
     count = math.prod(shape)  # at most MAX_ELEMENTS: _npy_header checked the shape
     payload = count * dtype.itemsize
     if size - header_bytes != payload:
         have = size - header_bytes
-        raise TensorFileError(
-            f"This {label}file's header says shape {shape_text(shape)} ({payload:,} bytes) "
-            f"but {max(have, 0):,} bytes follow it."
-        )
+        raise TensorFileError(N_("This file's header says shape {shape} ({size} bytes) but {have} bytes follow it."),
+                              shape=shape_text(shape), size=payload, have=max(have, 0))
     tally.charge(count, dtype.itemsize, np.dtype(target).itemsize)
     return dtype, shape, fortran, header_bytes, target
 
 
-def _array(source, plan: tuple, label: str) -> tuple[np.ndarray, str]:
+def _array(source, plan: tuple) -> tuple[np.ndarray, str]:
     """(float32/float64 C-ordered array of our own, stored dtype name) from a planned .npy.
 
     source is the file's bytes (one copy is made, from them into the result) or a stream
@@ -133,71 +138,70 @@ def _array(source, plan: tuple, label: str) -> tuple[np.ndarray, str]:
         while filled < payload:
             part = source.read(min(_CHUNK, payload - filled))
             if not part:
-                raise TensorFileError(f"This {label}file ends before its data does.")
+                raise TensorFileError(N_("This file ends before its data does."))
             view[filled:filled + len(part)] = part
             filled += len(part)
     if not in_memory and source.read(1):
-        raise TensorFileError(f"This {label}file has data past the end its header declares.")
+        raise TensorFileError(N_("This file has data past the end its header declares."))
     array = flat.reshape(shape[::-1]).T if fortran else flat.reshape(shape)
     # always a copy of a view of the upload; of our own buffer, only to change dtype, byte order or layout
     return np.array(array, dtype=np.dtype(target), order="C", copy=True if in_memory else None), dtype.name
 
 
-def read_npy(data: bytes, label: str, tally: Tally) -> list[Entry]:
+def read_npy(data: bytes, tally: Tally) -> list[Entry]:
     """The one array of a .npy file, as "tensor"."""
-    plan = _plan(io.BytesIO(data[: 12 + MAX_NPY_HEADER_BYTES]), len(data), label, tally)
-    return [Entry("tensor", plan[1], lambda: _array(data, plan, label))]
+    plan = _plan(io.BytesIO(data[: 12 + MAX_NPY_HEADER_BYTES]), len(data), tally)
+    return [Entry("tensor", plan[1], lambda: _array(data, plan))]
 
 
-def read_npz(data: bytes, archive: zipfile.ZipFile, label: str, tally: Tally) -> list[Entry]:
+def read_npz(data: bytes, archive: zipfile.ZipFile, tally: Tally) -> list[Entry]:
     """The arrays of an np.savez archive: declared sizes capped, then every member's header read and charged,
     before any member's data is inflated."""
     infos = archive.infolist()
     if len(infos) > MAX_TENSORS:
-        raise TensorFileError(f"This {label}file holds more than {MAX_TENSORS:,} arrays.")
+        raise TensorFileError(N_("This file holds more than {limit} arrays."), limit=MAX_TENSORS)
     declared = 0
     for info in infos:
         if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise TensorFileError(f"This {label}file uses a compression np.savez never writes.")
+            raise TensorFileError(N_("This file uses a compression np.savez never writes."))
         if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
-            raise TensorFileError(f"This {label}file has a damaged member.")
+            raise TensorFileError(DAMAGED_MEMBER)
         declared += info.file_size
     # every member is a header (≤ 10 kB, checked later) plus data, ≤ MAX_LOADED_BYTES in all
     limit = MAX_LOADED_BYTES + len(infos) * (MAX_NPY_HEADER_BYTES + 16)
     if declared > limit:
-        raise TensorFileError(
-            f"This {label}file would unpack to {declared / 2**20:,.0f} MiB; the limit is {limit / 2**20:,.0f} MiB."
-        )
+        raise TensorFileError(N_("This file would unpack to {size} MiB; the limit is {limit} MiB."),
+                              size=Fixed(declared / 2**20, 0), limit=Fixed(limit / 2**20, 0))
     entries = []
     for info in infos:
         name = info.filename[: -len(".npy")].replace("/", ".")
-        with _damage_as_refusal(label):
+        with _damage_as_refusal():
             if info.compress_type == zipfile.ZIP_STORED:
-                member = stored_member(data, info, label)
-                plan = _plan(io.BytesIO(member[: 12 + MAX_NPY_HEADER_BYTES]), info.file_size, label, tally)
-                entries.append(Entry(name, plan[1], lambda m=member, p=plan: _array(m, p, label)))
+                member = stored_member(data, info)
+                plan = _plan(io.BytesIO(member[: 12 + MAX_NPY_HEADER_BYTES]), info.file_size, tally)
+                entries.append(Entry(name, plan[1], lambda m=member, p=plan: _array(m, p)))
             else:  # only the header is inflated now; the data waits until every member has been charged
                 with archive.open(info) as stream:
-                    plan = _plan(stream, info.file_size, label, tally)
-                entries.append(Entry(name, plan[1], lambda a=archive, i=info, p=plan: _inflate(a, i, p, label)))
+                    plan = _plan(stream, info.file_size, tally)
+                entries.append(Entry(name, plan[1], lambda a=archive, i=info, p=plan: _inflate(a, i, p)))
     return entries
 
 
-def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, plan: tuple, label: str) -> tuple[np.ndarray, str]:
+def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, plan: tuple) -> tuple[np.ndarray, str]:
     """A deflated member's array: inflated in chunks, never past the declared size (zipfile stops there and checks
     the CRC at the end)."""
-    with _damage_as_refusal(label), archive.open(info) as stream:
+    with _damage_as_refusal(), archive.open(info) as stream:
         if len(_read_exact(stream, plan[3])) < plan[3]:  # the header, read and checked when planned
-            raise TensorFileError(f"This {label}file has a damaged member.")
-        return _array(stream, plan, label)
+            raise TensorFileError(DAMAGED_MEMBER)
+        return _array(stream, plan)
 
 
 @contextmanager
-def _damage_as_refusal(label: str):
+def _damage_as_refusal():
     """Turns what zipfile and zlib raise on a damaged member into one refusal; lets TensorFileError through."""
     try:
         yield
     except TensorFileError:
         raise
     except _ZIP_ERRORS:
-        raise TensorFileError(f"This {label}file has a damaged member.") from None
+        raise TensorFileError(DAMAGED_MEMBER) from None

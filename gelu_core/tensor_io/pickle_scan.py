@@ -20,6 +20,7 @@ import pickletools
 
 import torch
 
+from gelu_core.messages import N_, Message
 from gelu_core.tensor_io.limits import MAX_PICKLE_CALLS, TensorFileError
 
 # What torch.save writes for tensors and dicts of them, protocol 2: the only globals that may be called.
@@ -34,22 +35,26 @@ _VALUE_GLOBALS = {"torch.storage UntypedStorage"} | {
     f"torch {name}" for name, value in vars(torch).items()
     if isinstance(value, torch.dtype) or (isinstance(value, type) and name.endswith("Storage"))
 }
+_SPARSE, _QUANTIZED = Message(N_("sparse tensors")), Message(N_("quantized tensors"))
+_EXTRA = Message(N_("tensors with extra Python attributes"))
 _GLOBAL_WORDS = {  # what a refused global means, in words
-    "torch._utils _rebuild_sparse_tensor": "sparse tensors", "torch.serialization _get_layout": "sparse tensors",
-    "torch._utils _rebuild_qtensor": "quantized tensors", "torch._utils _rebuild_nested_tensor": "nested tensors",
-    "torch._utils _rebuild_meta_tensor_no_storage": "tensors without data",
-    "torch._utils _rebuild_wrapper_subclass": "tensor subclasses",
-    "torch._tensor _rebuild_from_type_v2": "tensors with extra Python attributes",
-    "torch._utils _rebuild_parameter_with_state": "tensors with extra Python attributes",
-    "torch._utils _rebuild_device_tensor_from_numpy": "NumPy arrays",
+    "torch._utils _rebuild_sparse_tensor": _SPARSE, "torch.serialization _get_layout": _SPARSE,
+    "torch._utils _rebuild_qtensor": _QUANTIZED, "torch._utils _rebuild_nested_tensor": Message(N_("nested tensors")),
+    "torch._utils _rebuild_meta_tensor_no_storage": Message(N_("tensors without data")),
+    "torch._utils _rebuild_wrapper_subclass": Message(N_("tensor subclasses")),
+    "torch._tensor _rebuild_from_type_v2": _EXTRA,
+    "torch._utils _rebuild_parameter_with_state": _EXTRA,
+    "torch._utils _rebuild_device_tensor_from_numpy": Message(N_("NumPy arrays")),
 }
+PYTHON_OBJECTS = N_("This file holds Python objects other than tensors, which could run code; save a tensor or a "
+                    "dict of tensors.")
 _PUSH_OPCODES = {"NONE", "NEWFALSE", "NEWTRUE", "EMPTY_TUPLE", "EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET", "BININT",
                  "BININT1", "BININT2", "BINFLOAT", "BINUNICODE", "SHORT_BINSTRING", "LONG1"}
 _POP_PUSH_OPCODES = {"TUPLE1": (1, 1), "TUPLE2": (2, 1), "TUPLE3": (3, 1), "APPEND": (1, 0), "SETITEM": (2, 0),
                      "BINPERSID": (1, 1), "BUILD": (1, 0), "REDUCE": (2, 1), "NEWOBJ": (2, 1)}
 
 
-def scan_pickle(pickled: bytes, label: str) -> None:
+def scan_pickle(pickled: bytes) -> None:
     """Refuse (TensorFileError) a pickle that calls anything but torch's tensor builders, or calls too often.
 
     Damage the walk meets (unknown opcode, truncated argument, stack underflow, a memo never set) raises a
@@ -63,13 +68,10 @@ def scan_pickle(pickled: bytes, label: str) -> None:
         name = opcode.name
         if name == "GLOBAL":
             if arg not in _CALLABLE_GLOBALS and arg not in _VALUE_GLOBALS:
-                words = _GLOBAL_WORDS.get(arg) or ("quantized tensors" if " per_" in arg else None)
+                words = _GLOBAL_WORDS.get(arg) or (_QUANTIZED if " per_" in arg else None)
                 if words:
-                    raise TensorFileError(f"This {label}file holds {words}; save plain dense tensors.")
-                raise TensorFileError(
-                    f"This {label}file holds Python objects other than tensors, which could run code; "
-                    "save a tensor or a dict of tensors."
-                )
+                    raise TensorFileError(N_("This file holds {what}; save plain dense tensors."), what=words)
+                raise TensorFileError(PYTHON_OBJECTS)
             stack.append(("global", arg))
         elif name in _PUSH_OPCODES:
             stack.append(None)
@@ -93,12 +95,12 @@ def scan_pickle(pickled: bytes, label: str) -> None:
                 calls += 1
                 called = popped[0]
                 if not (isinstance(called, tuple) and called[1] in _CALLABLE_GLOBALS):
-                    raise TensorFileError(f"This {label}file's table of contents calls something other than "
-                                          "torch's tensor builders; it is refused.")
+                    raise TensorFileError(N_("This file's table of contents calls something other than torch's "
+                                             "tensor builders; it is refused."))
             stack.extend([None] * pushes)
         elif name not in ("PROTO", "STOP"):
-            raise TensorFileError(f"This {label}file uses pickle features torch's safe loader does not read; "
-                                  "save it with torch.save's defaults.")
+            raise TensorFileError(N_("This file uses pickle features torch's safe loader does not read; save it "
+                                     "with torch.save's defaults."))
     if calls > MAX_PICKLE_CALLS:
-        raise TensorFileError(f"This {label}file's table of contents makes {calls:,} calls; the limit is "
-                              f"{MAX_PICKLE_CALLS:,}.")
+        raise TensorFileError(N_("This file's table of contents makes {count} calls; the limit is {limit}."),
+                              count=calls, limit=MAX_PICKLE_CALLS)

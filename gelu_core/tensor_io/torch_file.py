@@ -9,6 +9,7 @@ import zipfile
 
 import torch
 
+from gelu_core.messages import N_, Message
 from gelu_core.tensor_io.formats import clean_name, clip
 from gelu_core.tensor_io.limits import (
     MAX_DEPTH,
@@ -19,11 +20,17 @@ from gelu_core.tensor_io.limits import (
     Tally,
     TensorFileError,
 )
-from gelu_core.tensor_io.pickle_scan import scan_pickle
+from gelu_core.tensor_io.numpy_files import DATA_WORDS
+from gelu_core.tensor_io.pickle_scan import PYTHON_OBJECTS, scan_pickle
 
 # dtype a stored dtype is loaded as: floats keep float32/float64, halves widen, integers become float32
 TARGET = {torch.float32: torch.float32, torch.float64: torch.float64,
           torch.float16: torch.float32, torch.bfloat16: torch.float32}
+DAMAGED = N_("This file is damaged or not a complete torch.save file.")
+# what a value that is not a tensor or a dict is, in words
+_KIND_WORDS = {list: Message(N_("a list")), tuple: Message(N_("a tuple")), str: Message(N_("text")),
+               bytes: Message(N_("bytes")), int: Message(N_("a number")), float: Message(N_("a number")),
+               bool: Message(N_("a true/false value")), type(None): "None"}
 INTEGERS = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32, torch.uint64}
 
 
@@ -31,11 +38,11 @@ def target_dtype(dtype: torch.dtype) -> torch.dtype:
     return TARGET.get(dtype, torch.float32)
 
 
-def read_torch(data: bytes, archive: zipfile.ZipFile, label: str, tally: Tally) -> list[Entry]:
+def read_torch(data: bytes, archive: zipfile.ZipFile, tally: Tally) -> list[Entry]:
     """The tensors of a torch.save zip, unpickled with weights_only=True, each checked and charged."""
     infos = archive.infolist()
     if any(re.fullmatch(r"[^/]+/constants\.pkl", info.filename) for info in infos):
-        raise TensorFileError(f"This {label}file is a TorchScript program, not saved tensors.")
+        raise TensorFileError(N_("This file is a TorchScript program, not saved tensors."))
     # torch's reader takes the folder of the first member and reads <folder>/data.pkl, matching names
     # its own way: one folder and one data.pkl, no names that differ only in case, so that the pickle
     # checked below is the one torch.load reads
@@ -44,87 +51,95 @@ def read_torch(data: bytes, archive: zipfile.ZipFile, label: str, tally: Tally) 
     pickles = [name for name in names if re.fullmatch(r"[^/]+/data\.pkl", name)]
     if (pickles != [folder + "data.pkl"] or not all(name.startswith(folder) for name in names)
             or len({name.lower() for name in names}) != len(names)):
-        raise TensorFileError(f"This {label}file is an unusual zip archive, not one torch.save wrote.")
+        raise TensorFileError(N_("This file is an unusual zip archive, not one torch.save wrote."))
     for info in infos:
         if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
-            raise TensorFileError(f"This {label}file has compressed parts, which torch.save never writes.")
+            raise TensorFileError(N_("This file has compressed parts, which torch.save never writes."))
         if info.filename.endswith("/data.pkl") and info.file_size > MAX_PICKLE_BYTES:
-            raise TensorFileError(f"This {label}file's table of contents is over {MAX_PICKLE_BYTES // 1024} KiB.")
+            raise TensorFileError(N_("This file's table of contents is over {limit} KiB."),
+                                  limit=MAX_PICKLE_BYTES // 1024)
     if sum(info.file_size for info in infos) > len(data):
-        raise TensorFileError(f"This {label}file declares more data than it holds.")
+        raise TensorFileError(N_("This file declares more data than it holds."))
     try:
-        scan_pickle(archive.read(pickles[0]), label)
+        scan_pickle(archive.read(pickles[0]))
     except TensorFileError:
         raise
     except Exception:  # genops: unknown opcode, truncated argument; zipfile: bad CRC
-        raise TensorFileError(f"This {label}file is damaged or not a complete torch.save file.") from None
+        raise TensorFileError(DAMAGED) from None
     try:
         obj = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu", mmap=False)
     except pickle.UnpicklingError:
-        raise TensorFileError(
-            f"This {label}file holds Python objects other than tensors, which could run code; "
-            "save a tensor or a dict of tensors."
-        ) from None
+        raise TensorFileError(PYTHON_OBJECTS) from None
     except Exception:  # torch's reader reports damage in many ways (RuntimeError, KeyError, EOFError ...)
-        raise TensorFileError(f"This {label}file is damaged or not a complete torch.save file.") from None
+        raise TensorFileError(DAMAGED) from None
     pairs: list[tuple[str, torch.Tensor]] = []
-    _flatten(obj, "", pairs, 0, label)
+    _flatten(obj, "", pairs, 0)
     entries = []
     for name, t in pairs:
-        t = _plain_tensor(name, t, label, len(data))
-        _check_dtype(name, t, label)
+        t = _plain_tensor(name, t, len(data))
+        _check_dtype(name, t)
         # torch.load made views of the file's storages; a zero-stride view counts every element it claims
         tally.charge(t.numel(), t.element_size(), target_dtype(t.dtype).itemsize)
         entries.append(Entry(name, tuple(t.shape), lambda t=t: (t, str(t.dtype).removeprefix("torch."))))
     return entries
 
 
-def _flatten(obj, prefix: str, out: list, depth: int, label: str) -> None:
+def _flatten(obj, prefix: str, out: list, depth: int) -> None:
     """A tensor, or dicts of tensors nested up to MAX_DEPTH, into (dotted name, tensor) pairs."""
     if isinstance(obj, torch.Tensor):
         if len(out) >= MAX_TENSORS:
-            raise TensorFileError(f"This {label}file holds more than {MAX_TENSORS:,} tensors.")
+            raise TensorFileError(N_("This file holds more than {limit} tensors."), limit=MAX_TENSORS)
         out.append((prefix or "tensor", obj))
         return
-    where = f" at '{clip(clean_name(prefix))}'" if prefix else ""
+    where = clip(clean_name(prefix))
     if isinstance(obj, dict):
         if depth >= MAX_DEPTH:
-            raise TensorFileError(f"This {label}file nests dicts more than {MAX_DEPTH} deep.")
+            raise TensorFileError(N_("This file nests dicts more than {limit} deep."), limit=MAX_DEPTH)
         for key, value in obj.items():
             if isinstance(key, bool) or not isinstance(key, str | int):
-                raise TensorFileError(f"This {label}file has a dict{where} whose keys are not names.")
-            _flatten(value, f"{prefix}.{key}" if prefix else str(key), out, depth + 1, label)
+                if prefix:
+                    raise TensorFileError(N_("This file has a dict at '{name}' whose keys are not names."),
+                                          name=where)
+                raise TensorFileError(N_("This file has a dict whose keys are not names."))
+            _flatten(value, f"{prefix}.{key}" if prefix else str(key), out, depth + 1)
         return
-    kind = {list: "a list", tuple: "a tuple", str: "text", bytes: "bytes", int: "a number", float: "a number",
-            bool: "a true/false value", type(None): "None"}.get(type(obj), "an object")
-    raise TensorFileError(f"This {label}file holds {kind}{where}, not a tensor or a dict of tensors.")
+    kind = _KIND_WORDS.get(type(obj)) or Message(N_("an object"))
+    if prefix:
+        raise TensorFileError(N_("This file holds {what} at '{name}', not a tensor or a dict of tensors."),
+                              what=kind, name=where)
+    raise TensorFileError(N_("This file holds {what}, not a tensor or a dict of tensors."), what=kind)
 
 
-def _plain_tensor(name: str, t: torch.Tensor, label: str, size: int) -> torch.Tensor:
+def _plain_tensor(name: str, t: torch.Tensor, size: int) -> torch.Tensor:
     """t detached (a Parameter becomes a plain tensor), if it is dense, on the CPU and no larger than the file."""
-    what = f"Tensor '{clip(clean_name(name))}' in this {label}file"
+    shown = clip(clean_name(name))
     if type(t) not in (torch.Tensor, torch.nn.Parameter):
-        raise TensorFileError(f"{what} is a tensor subclass; save plain tensors.")
+        raise TensorFileError(N_("Tensor '{name}' in this file is a tensor subclass; save plain tensors."), name=shown)
     t = torch.Tensor.detach(t)  # the class's own method, whatever attributes the instance carries
     if t.layout != torch.strided or t.is_nested:
-        raise TensorFileError(f"{what} is sparse or nested; save dense tensors.")
+        raise TensorFileError(N_("Tensor '{name}' in this file is sparse or nested; save dense tensors."), name=shown)
     if t.is_quantized:
-        raise TensorFileError(f"{what} is quantized; save float tensors.")
+        raise TensorFileError(N_("Tensor '{name}' in this file is quantized; save float tensors."), name=shown)
     if t.device.type != "cpu":
-        raise TensorFileError(f"{what} has no data (device {clean_name(t.device.type)}).")
+        raise TensorFileError(N_("Tensor '{name}' in this file has no data (device {device})."), name=shown,
+                              device=clean_name(t.device.type))
     if t.dim() > MAX_NDIM:
-        raise TensorFileError(f"{what} has {t.dim()} dimensions; the limit is {MAX_NDIM}.")
+        raise TensorFileError(N_("Tensor '{name}' in this file has {ndim} dimensions; the limit is {limit}."),
+                              name=shown, ndim=t.dim(), limit=MAX_NDIM)
     if t.untyped_storage().nbytes() > size:
-        raise TensorFileError(f"{what} claims more storage than the file holds.")
+        raise TensorFileError(N_("Tensor '{name}' in this file claims more storage than the file holds."),
+                              name=shown)
     return t
 
 
-def _check_dtype(name: str, t: torch.Tensor, label: str) -> None:
+def _check_dtype(name: str, t: torch.Tensor) -> None:
     """Real numbers only: floats and integers; true/false, complex and exotic dtypes refused by name."""
     if t.dtype in TARGET or t.dtype in INTEGERS:
         return
     source = str(t.dtype).removeprefix("torch.")
-    plain = "true/false values" if t.dtype == torch.bool else (
-        "complex numbers" if t.dtype.is_complex else f"dtype {clean_name(source)}")
-    raise TensorFileError(f"Tensor '{clip(clean_name(name))}' in this {label}file holds {plain}; "
-                          "only real numbers are read.")
+    shown = clip(clean_name(name))
+    if t.dtype == torch.bool or t.dtype.is_complex:
+        raise TensorFileError(N_("Tensor '{name}' in this file holds {what}; only real numbers are read."),
+                              name=shown, what=DATA_WORDS["b" if t.dtype == torch.bool else "c"])
+    raise TensorFileError(N_("Tensor '{name}' in this file holds dtype {dtype}; only real numbers are read."),
+                          name=shown, dtype=clean_name(source))

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gelu_core import budget
+from gelu_core.messages import N_, Message
 
-Waiting = Callable[[str, float], None]  # (what is being computed, seconds waited so far)
+Waiting = Callable[[str, float], None]  # (what is being computed, a str or a Message; seconds waited so far)
 
 
 @dataclass
@@ -81,7 +82,8 @@ class SharedResults:
             start = time.monotonic()
             while not pending.done.wait(poll):
                 if on_wait is not None:
-                    on_wait(f"{pending.what} (the same run as yours: it will be shared)", time.monotonic() - start)
+                    on_wait(Message(N_("{run} (the same run as yours: it will be shared)"), run=pending.what),
+                            time.monotonic() - start)
             if pending.error is None:
                 return pending.result
             if isinstance(pending.error, Exception):

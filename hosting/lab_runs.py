@@ -29,6 +29,7 @@ from gelu_core.lab import (
     demo_tokens,
 )
 from gelu_core.lab import run_lab as _run_lab
+from gelu_core.messages import N_, Message
 from gelu_core.weights import check_block_shapes, load_block
 from hosting.runs import RUN_SLOT, Busy, SharedRuns, Waiting
 
@@ -135,15 +136,16 @@ def shared_file_block(digest: str, tensors, candidate, *, owner: str | None = No
     return BLOCKS.get(key, lambda: _keyed(load_block(tensors, candidate), key), owner=owner)
 
 
-def describe_run(shape: tuple[int, ...], block: FeedForward, backward: bool = False) -> str:
-    r"""What a run is, in words a waiting student can read.
+def describe_run(shape: tuple[int, ...], block: FeedForward, backward: bool = False) -> Message:
+    r"""What a run is, in words a waiting student can read (a ``Message``: ``ui.format.say`` writes it in theirs).
 
     >>> import re; [re.findall(r"\(.*\)|d_model \S+|and back", describe_run(s, FeedForward(8), backward=b))
     ...                 for s, b in (((8, 1024, 768), False), ((2, 3, 8), True))]
     [['(8, 1024, 768)', 'd_model 8'], ['(2, 3, 8)', 'd_model 8', 'and back']]
     """
-    return f"{tuple(int(n) for n in shape)} through a block of d_model {block.d_model:,}" + (" and back" if backward
-                                                                                           else "")
+    template = (N_("{shape} through a block of d_model {d_model} and back") if backward else
+                N_("{shape} through a block of d_model {d_model}"))
+    return Message(template, shape=str(tuple(int(n) for n in shape)), d_model=int(block.d_model))
 
 
 def _shape(x: torch.Tensor | Tokens) -> tuple[int, ...]:

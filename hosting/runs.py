@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gelu_core import budget
+from gelu_core.messages import N_, Message, Refusal
 from gelu_core.shared import SharedResults, Waiting
 
 
@@ -35,8 +36,9 @@ def _usable_cpus() -> int:
     return usable_cpus()
 
 
-class Busy(RuntimeError):
-    """The slot stayed taken longer than the caller would wait; the message is fit to show."""
+class Busy(Refusal, RuntimeError):
+    """The slot stayed taken longer than the caller would wait; raised with a sentence fit to show (a template and
+    its parameters, ``gelu_core.messages``: ``ui.format.refusal`` writes it in the reader's language)."""
 
 
 @dataclass
@@ -91,10 +93,11 @@ class RunSlot:
                     ahead = self._line.index(me)
                 now = self.running()
                 if now is not None and on_wait is not None:
-                    more = f" ({ahead} more before yours)" if ahead else ""
-                    on_wait(now[0] + more, time.monotonic() - start)
+                    on_wait(Message(N_("{run} ({ahead} more before yours)"), run=now[0], ahead=ahead) if ahead
+                            else now[0], time.monotonic() - start)
                 if now is not None and timeout is not None and now[1] >= timeout:
-                    raise Busy(f"The lab is busy with other students' runs: {now[0]}. Try again in a minute.")
+                    raise Busy(N_("The lab is busy with other students' runs: {run}. Try again in a minute."),
+                               run=now[0])
         except BaseException:
             with self._turn:
                 self._line.remove(me)

@@ -261,7 +261,8 @@ if tokens_in is not None:
 
     def tell_waiting(what: str, seconds: float) -> None:
         waiting.info(_("Waiting for the lab ({seconds} s): it runs one batch at a time, and is now running "
-                       "{what}.").format(seconds=f"{seconds:.0f}", what=what), icon=":material/hourglass_top:")
+                       "{what}.").format(seconds=count(round(seconds)), what=say(what)),
+                     icon=":material/hourglass_top:")
 
     big = tokens_in.shape[0] * tokens_in.shape[1] >= 1024
     running = st.empty()  # still words and a seconds count, not st.spinner (ui.ffn.running_html says why)

@@ -22,16 +22,18 @@ from ui.i18n import LOCALES, SOURCE, catalog_path, languages, match, using
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("de", "es", "zh-Hans")
 SCANNED = ("app.py", "draw", "ui", "pages")  # the app's code, which translates (babel.cfg extracts from these)
-CORE = "gelu_core"  # gelu_core's sentences, marked N_ and translated by ui (babel.cfg extracts from it too)
+# gelu_core's and hosting's sentences for the reader, marked N_ and translated by ui (babel.cfg extracts from them too)
+MARKED = ("gelu_core", "hosting")
 
 
 def extracted() -> dict:
     """msgid (a str, or (singular, plural) for ngettext) -> 'file:line' of its first use, as pybabel extracts."""
     from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
+    from babel.messages.frontend import parse_mapping_cfg
 
     found = {}
-    method_map = [("app.py", "python"), ("draw/**.py", "python"), ("ui/**.py", "python"), ("pages/**.py", "python"),
-                  ("gelu_core/**.py", "python")]
+    with (ROOT / "babel.cfg").open() as cfg:
+        method_map, _options = parse_mapping_cfg(cfg)  # what `pybabel extract -F babel.cfg` reads
     for filename, lineno, message, _comments, _context in extract_from_dir(str(ROOT), method_map,
                                                                            keywords=DEFAULT_KEYWORDS):
         key = message if isinstance(message, str) else tuple(message)
@@ -74,7 +76,7 @@ def test_babel_sees_every_message_the_code_marks():
     a message written there is never extracted, and its reader sees English); each must be among Babel's."""
     seen = set(extracted())
     unseen = []
-    for path in [ROOT / "app.py", *[f for d in (*SCANNED[1:], CORE) for f in sorted((ROOT / d).rglob("*.py"))]]:
+    for path in [ROOT / "app.py", *[f for d in (*SCANNED[1:], *MARKED) for f in sorted((ROOT / d).rglob("*.py"))]]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("_", "N_")
                     and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)

@@ -24,7 +24,8 @@ from ui.i18n import LOCALES, catalog_path, using
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("de", "es", "zh-Hans")
-REFUSALS = {"TensorFileError", "WeightsError", "LabInputError", "Message"}  # WidthMismatch takes (width, d_model)
+# WidthMismatch takes (width, d_model)
+REFUSALS = {"TensorFileError", "WeightsError", "LabInputError", "Busy", "Message"}
 FALLBACK = "This could not be used. The reason, in English: {reason}"
 # a Message of counts and symbols only (gelu_core.lab.nonfinite_report's "{nan} NaN, {neg} -inf"): in no catalog
 SYMBOLS_ONLY = re.compile(r"^(\{\w+\} (NaN|\+inf|-inf))(, \{\w+\} (NaN|\+inf|-inf))*$")
@@ -81,13 +82,13 @@ def _calls(tree: ast.AST):
 
 
 def test_every_refusal_in_gelu_core_is_a_marked_template_and_never_an_f_string():
-    """Reference: gelu_core's syntax tree.  Every construction of a refusal or a Message passes its sentence as
-    ``N_("literal")`` (which Babel extracts: it must be in messages.pot) or as a name, a subscript or an attribute
-    that holds one, never an f-string, a ``+`` or a ``.format`` (a sentence glued before translation); parameters
-    are keyword arguments."""
+    """Reference: gelu_core's syntax tree, and hosting's (the lab's line: who waits, who is refused).  Every
+    construction of a refusal or a Message passes its sentence as ``N_("literal")`` (which Babel extracts: it must
+    be in messages.pot) or as a name, a subscript or an attribute that holds one, never an f-string, a ``+`` or a
+    ``.format`` (a sentence glued before translation); parameters are keyword arguments."""
     templates = template_ids()
     wrong = []
-    for path in sorted((ROOT / "gelu_core").rglob("*.py")):
+    for path in sorted([*(ROOT / "gelu_core").rglob("*.py"), *(ROOT / "hosting").rglob("*.py")]):
         for node in _calls(ast.parse(path.read_text("utf-8"))):
             where = f"{path.relative_to(ROOT)}:{node.lineno}"
             if not node.args:
@@ -244,8 +245,8 @@ def test_a_lab_input_refusal_reads_in_the_readers_language(lang):
 
 
 def test_an_error_without_a_template_keeps_the_english_reason_led_in_the_readers_language():
-    """Reference: the catalog's msgstr of the fallback sentence (an error from outside gelu_core, such as the
-    lab's Busy, still says in the reader's language that its reason is English)."""
+    """Reference: the catalog's msgstr of the fallback sentence (an error that carries no template still says in
+    the reader's language that its reason is English)."""
     from ui.format import refusal
 
     err = RuntimeError("The lab is busy.")
@@ -273,3 +274,50 @@ def test_the_lab_page_in_german_refuses_a_truncated_pt_in_german(app):
     at.file_uploader(key="ffn_file").set_value(("acts.pt", truncated_pt(), "application/octet-stream")).run()
     assert not at.exception, at.exception
     assert [e.value for e in at.error] == [msgstr("de", "This file is a damaged or unusual zip archive.")]
+
+
+@pytest.mark.parametrize("lang", SHIPPED)
+def test_the_labs_line_reads_in_the_readers_language(lang):
+    """A student waiting for the lab, and one refused after the wait: reference: the catalogs' msgstrs, nested as
+    hosting writes them (the run described, ``hosting.lab_runs.describe_run``, inside the waiting and the busy
+    sentences), with Babel's numbers; in English the sentence as it always read."""
+    import threading
+
+    from gelu_core.ffn import FeedForward
+    from hosting.lab_runs import describe_run
+    from hosting.runs import Busy, RunSlot
+    from ui.format import refusal, say
+
+    run = describe_run((8, 1024, 768), FeedForward(1536), backward=True)
+    slot, started, heard = RunSlot(poll=0.01), threading.Event(), []
+
+    def long_run():
+        with slot.hold(run):
+            started.set()
+            threading.Event().wait(0.3)
+
+    def next_in_line():
+        with slot.hold("next"):
+            pass
+
+    first = threading.Thread(target=long_run)
+    first.start()
+    started.wait()
+    second = threading.Thread(target=next_in_line)  # in line before the one refused below: "1 more before yours"
+    second.start()
+    with pytest.raises(Busy) as caught:
+        with slot.hold("mine", timeout=0.1, on_wait=lambda what, s: heard.append(what)):
+            pass
+    first.join()
+    second.join()
+    described = msgstr(lang, "{shape} through a block of d_model {d_model} and back").format(
+        shape="(8, 1024, 768)", d_model=babel_number(1536, lang))
+    waiting = [m for m in heard if "more before yours" in str(m)]
+    assert waiting, heard
+    with using(lang):
+        assert refusal(caught.value) == msgstr(
+            lang, "The lab is busy with other students' runs: {run}. Try again in a minute.").format(run=described)
+        assert say(waiting[0]) == msgstr(lang, "{run} ({ahead} more before yours)").format(run=described, ahead="1")
+    assert str(caught.value) == ("The lab is busy with other students' runs: (8, 1024, 768) through a block of "
+                                 "d_model 1,536 and back. Try again in a minute.")
+    assert str(waiting[0]) == "(8, 1024, 768) through a block of d_model 1,536 and back (1 more before yours)"

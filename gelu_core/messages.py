@@ -59,7 +59,8 @@ class Message(str):
     template: str
     params: dict[str, object]
 
-    def __new__(cls, template: str, /, **params: object) -> Message:
+    # quoted: this class is printed in the lab's script (ui.code_export), which has no ``__future__`` import
+    def __new__(cls, template: str, /, **params: object) -> "Message":  # noqa: UP037
         text = template.format(**{name: english(value) for name, value in params.items()}) if params else template
         self = super().__new__(cls, text)
         self.template, self.params = template, params

@@ -139,9 +139,12 @@ def _source(objects: tuple, backend: str, named: tuple) -> str:
             used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             pending.extend((module, n) for n in used - {name} if n in _definitions(module, parsed)[1])
 
-    def place(item):  # constants first, by line; then functions and classes, module by module
-        module, node = item
-        is_def = isinstance(node, (ast.FunctionDef, ast.ClassDef))
+    defined = {name for (_, name), node in chosen.items() if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+
+    def place(item):  # constants first, by line; then functions and classes, module by module (a constant that
+        module, node = item  # calls one of them among them, after the module it comes from: weights.LINEAR's Message)
+        is_def = isinstance(node, (ast.FunctionDef, ast.ClassDef)) or any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in defined for n in ast.walk(node))
         return is_def, module if is_def else "", node.lineno
 
     parts = {False: [], True: []}

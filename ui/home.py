@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 import gelu_core
 from gelu_core.activations import ACTIVATIONS, GATES
+from gelu_core.shared import memo as shared_memo
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import fixed, readable
@@ -207,9 +208,11 @@ def prose_inputs(xs) -> tuple[float | None, float | None]:
     return min((v for v in x if v < 0), default=None), min((v for v in x if v > 0), default=None)
 
 
+@memo(entry_bytes=4 * 1024)  # 3.9 KB measured, the memo's own keeping included: tests/test_memo.py
 def _prose_of(n: float | None, gelu_n: float | None, other_n: float | None, p: float | None,
               gelu_p: float | None, form: str) -> list[str]:
-    """``prose_pieces`` of the two inputs it names (``prose_inputs``) and GELU at them (at ``n`` in both forms)."""
+    """``prose_pieces`` of the two inputs it names (``prose_inputs``) and GELU at them (at ``n`` in both forms),
+    kept: the same pair comes back at many steps of many tables."""
     if n is not None:
         first = _("Look at **x = {x}**: ReLU gives exactly 0, GELU gives **{gelu}** ({form} form; the {other} form "
                   "{other_gelu}). GELU shrinks a negative input hard but does not erase it.").format(
@@ -304,6 +307,24 @@ def view_inputs(x_in: Sequence[float], tanh_in: Sequence[float]) -> tuple[float,
 
 def _view_of(lo: float, hi: float, x_low: float, t_low: float, form: str) -> dict:
     """``overview_view`` of its inputs (``view_inputs``)."""
+    dip = _curves(form)[4]
+    y_range, ticks, tick_text, span = _y_axis(hi, form)
+    view = {"xaxis.range": [lo, hi], "yaxis.range": y_range, "yaxis.tickvals": ticks, "yaxis.ticktext": tick_text}
+    # the input GELU lets through most negatively, the one ReLU zeroes out completely: named under the dip, where
+    # nothing is drawn at any width, on one side of x = 0 (the negative one when it holds a third of the chart, room
+    # for the text on a 390 px phone), with an arrow to the point
+    left = -lo >= (hi - lo) / 3
+    view.update({"annotations[0].visible": t_low < 0, "annotations[0].x": x_low,
+                 "annotations[0].y": t_low, "annotations[0].ax": _short((-0.02 if left else 0.02) * (hi - lo)),
+                 "annotations[0].ay": _short(dip - 0.04 * span), "annotations[0].xanchor": "right" if left else "left",
+                 "annotations[0].text": _label(t_low, form)})
+    return view
+
+
+@shared_memo(entry_bytes=4 * 1024)  # 3.4 KB measured, the memo's own keeping included: tests/test_memo.py
+def _y_axis(hi: float, form: str) -> tuple[list[float], list[int], list[str], float]:
+    """The y axis of the view whose x range ends at ``hi`` (its range, tick values and their labels) and the span
+    from the dip to the top; one of a few dozen (``hi`` 3 ... 20.5 by 0.5 as the inputs go), kept."""
     dip, top = _curves(form)[4], _top(hi, form)
     span = top - dip
     step = next(s for s in (1, 2, 5, 10, 20) if top / s <= 6)
@@ -314,18 +335,14 @@ def _view_of(lo: float, hi: float, x_low: float, t_low: float, form: str) -> dic
     # and each label two figures wide (a figure space before one digit): the left margin, which holds them, is the
     # same for every view, so that the live layer draws each with the margins held (no auto-margin pass: ~50 ms)
     ticks = [step * k for k in range(math.ceil(Y_TICK_END / step))]
-    view = {"xaxis.range": [lo, hi], "yaxis.range": y_range, "yaxis.tickvals": ticks,
-            "yaxis.ticktext": [str(v).rjust(2, FIGURE_SPACE) for v in ticks]}
-    # the input GELU lets through most negatively, the one ReLU zeroes out completely: named under the dip, where
-    # nothing is drawn at any width, on one side of x = 0 (the negative one when it holds a third of the chart, room
-    # for the text on a 390 px phone), with an arrow to the point
-    left = -lo >= (hi - lo) / 3
-    view.update({"annotations[0].visible": t_low < 0, "annotations[0].x": x_low,
-                 "annotations[0].y": t_low, "annotations[0].ax": _short((-0.02 if left else 0.02) * (hi - lo)),
-                 "annotations[0].ay": _short(dip - 0.04 * span), "annotations[0].xanchor": "right" if left else "left",
-                 # three short lines: a phone at 200 % zoom has about 110 px beside the dip for them
-                 "annotations[0].text": f"GELU ({form_name(form)})<br>{fixed(t_low)}<br>ReLU 0"})
-    return view
+    return y_range, ticks, [str(v).rjust(2, FIGURE_SPACE) for v in ticks], span
+
+
+@memo(entry_bytes=4 * 1024)  # 3.5 KB measured, the memo's own keeping included: tests/test_memo.py
+def _label(t_low: float, form: str) -> str:
+    """The label under the dip: GELU's form and its value at the input it lets through most negatively, in three
+    short lines (a phone at 200 % zoom has about 110 px beside the dip for them)."""
+    return f"GELU ({form_name(form)})<br>{fixed(t_low)}<br>ReLU 0"
 
 
 # px: the narrowest plot area whose margins the live layer holds.  Below ~150 px (a phone at 200 %) Plotly turns

@@ -496,3 +496,29 @@ def test_a_packed_column_is_the_same_whether_its_values_are_one_object_or_equal_
     kinds = _packed([123456789, 123456789.0] * 30)["u"]  # equal in Python, two values in JSON
     assert [type(v) for v in kinds] == [int, float]
     assert _packed(["a", "b"]) == ["a", "b"]  # no shorter packed: the list itself
+
+
+def test_each_steps_view_and_paragraph_inputs_are_the_reference_functions():
+    """ui.home._step_inputs (the others' part found once, each step's in a few comparisons) against its reference,
+    view_inputs and prose_inputs on the whole row, for 400 rows of random inputs (seeded): on the grid and off it,
+    with repeats and with ties in GELU between x and an other (the first in the row wins, as np.argmin)."""
+    import random
+
+    from ui.home import _step_inputs, prose_inputs, view_inputs
+
+    rng = random.Random(5)
+    pool = [-20.0, -3.0, -1.0, -0.75, -0.5, 0.0, 0.5, 1.0, 2.5, 20.0, -1.25, 0.3]
+    checked = 0
+    for _ in range(400):
+        i = rng.randrange(5)
+        others = [rng.choice(pool) for _ in range(4)]
+        gelu = {v: rng.choice([-0.17, -0.16, 0.0, 0.5]) if v < 0 else v for v in pool}  # ties among negatives
+        at = _step_inputs(i, others, [gelu[v] for v in others])
+        for x in pool:
+            if x in others:
+                continue  # the caller asks the reference functions for these
+            row = [*others[:i], x, *others[i:]]
+            t = rng.choice([gelu[v] for v in others] + [gelu[x]])  # x's GELU, at times tied with an other's
+            assert at(x, t) == (view_inputs(row, [t if v == x else gelu[v] for v in row]), prose_inputs(row))
+            checked += 1
+    assert checked > 2000

@@ -123,16 +123,22 @@ def _shared_table(i: int, others: tuple[float, ...], form: str) -> dict:
     views_of: dict[tuple, dict] = {}
     pieces_of: dict[tuple, list[str]] = {}
     views, pieces = [], []
+    step_inputs = _step_inputs(i, others, [tanh_of[v] for v in others])
     for x, t, e in zip(xs.tolist(), table[mine].tolist(), table[theirs].tolist(), strict=True):
-        row = [*others[:i], x, *others[i:]]
-        at = view_inputs(row, [tanh_of[v] if v != x else t for v in row])
+        if x in tanh_of:  # x is one of the others: the two functions themselves, on the row as it stands
+            row = [*others[:i], x, *others[i:]]
+            at, (n, p) = view_inputs(row, [t if v == x else tanh_of[v] for v in row]), prose_inputs(row)
+        else:
+            at, (n, p) = step_inputs(x, t)
         if at not in views_of:
             views_of[at] = _view_of(*at, form)
         views.append(views_of[at])
-        named = prose_inputs(row)
-        if named not in pieces_of:
-            pieces_of[named] = prose_pieces(row, {**tanh_of, x: t}, {**exact_of, x: e}, form)
-        pieces.append(pieces_of[named])
+        # the paragraphs: the two inputs they name and GELU there (at the first in both forms)
+        key = (n, p, *(() if n is None else (t, e) if n == x else (tanh_of[n], exact_of[n])),
+               *(() if p is None else (t,) if p == x else (tanh_of[p],)))
+        if key not in pieces_of:
+            pieces_of[key] = prose_pieces([*others[:i], x, *others[i:]], {**tanh_of, x: t}, {**exact_of, x: e}, form)
+        pieces.append(pieces_of[key])
     at = f".st-key-{PROSE} p"
     shared = [(at, 0, [p[0] for p in pieces], 0), (f"{at} strong", 0, [p[1] for p in pieces]),
               (at, 0, [p[2] for p in pieces], 2), (f"{at} strong", 1, [p[3] for p in pieces]),
@@ -140,8 +146,36 @@ def _shared_table(i: int, others: tuple[float, ...], form: str) -> dict:
     # The view's margins are held while the layer sets it (no auto-margin pass: a relayout of this chart cost ~27 ms
     # a step with it), one set for each width of the y axis's tick labels, the one thing in a view that moves them
     # (overview_figure's right margin holds any x tick label at the edge), on a plot area of HELD_WIDTH or more
+    width = {id(v): tick_width(v) for v in views_of.values()}  # each distinct view's once
     return shared_columns(shared, {CHART: {key: [v[key] for v in views] for key in views[0]}},
-                          steady={CHART: ([tick_width(v) for v in views], HELD_WIDTH)})
+                          steady={CHART: ([width[id(v)] for v in views], HELD_WIDTH)})
+
+
+def _step_inputs(i: int, others: Sequence[float], tanh_others: Sequence[float]):
+    """``view_inputs`` and ``prose_inputs`` of the five inputs with the i-th at x (GELU t there) and the other four at
+    ``others`` (GELU ``tanh_others``), for one x after another: the others' part is found once, each step's in a few
+    comparisons (the same tuples, where x is none of the others: the caller asks the two functions for those).
+
+    >>> at = _step_inputs(0, [-1.0, 0.0, 1.0, 2.0], [-0.16, 0.0, 0.84, 1.95])
+    >>> at(-2.0, -0.05), at(-0.5, -0.16)
+    (((-3.0, 3.0, -1.0, -0.16), (-2.0, 1.0)), ((-3.0, 3.0, -0.5, -0.16), (-1.0, 1.0)))
+    >>> at(5.0, 5.0)
+    ((-3.0, 5.5, -1.0, -0.16), (-1.0, 1.0))
+    """
+    lowest = min(range(len(others)), key=tanh_others.__getitem__)  # the first of the others' lowest GELU
+    x_low, t_low = others[lowest], tanh_others[lowest]
+    x_first = i <= lowest  # x, at row place i, comes before that one (row place lowest or lowest + 1)
+    least, most = min(others), max(others)
+    negative = min((v for v in others if v < 0), default=None)
+    positive = min((v for v in others if v > 0), default=None)
+
+    def at(x: float, t: float) -> tuple[tuple[float, float, float, float], tuple[float | None, float | None]]:
+        low = (x, t) if t < t_low or (t == t_low and x_first) else (x_low, t_low)
+        n = x if x < 0 and (negative is None or x < negative) else negative
+        p = x if x > 0 and (positive is None or x < positive) else positive
+        return (min(-3.0, min(least, x) - 0.5), max(3.0, max(most, x) + 0.5), *low), (n, p)
+
+    return at
 
 
 def _parts(i: int, inputs, form: str) -> tuple[tuple, tuple, dict]:

@@ -141,8 +141,10 @@ def _source(objects: tuple, backend: str, named: tuple) -> str:
 
     defined = {name for (_, name), node in chosen.items() if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
-    def place(item):  # constants first, by line; then functions and classes, module by module (a constant that
-        module, node = item  # calls one of them among them, after the module it comes from: weights.LINEAR's Message)
+    # constants first, by line; then functions and classes, module by module; a constant that calls one of them goes
+    # among them, after the module that defines it (weights.LINEAR, a Message, after gelu_core.messages)
+    def place(item):
+        module, node = item
         is_def = isinstance(node, (ast.FunctionDef, ast.ClassDef)) or any(
             isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in defined for n in ast.walk(node))
         return is_def, module if is_def else "", node.lineno

@@ -119,7 +119,6 @@ def read_back(text: str, lang: str | None = None) -> float:
     return round(float(t) * scale, 15)
 
 
-
 def say(message: object) -> str:
     """A sentence gelu_core wrote (``gelu_core.messages.Message``, or a refusal carrying one as ``.message``) in
     the reader's language: its template through gettext, each parameter in the reader's format (a count grouped,

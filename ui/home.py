@@ -133,11 +133,11 @@ def _shared_table(i: int, others: tuple[float, ...], form: str) -> dict:
         if at not in views_of:
             views_of[at] = _view_of(*at, form)
         views.append(views_of[at])
-        # the paragraphs: the two inputs they name and GELU there (at the first in both forms)
-        key = (n, p, *(() if n is None else (t, e) if n == x else (tanh_of[n], exact_of[n])),
-               *(() if p is None else (t,) if p == x else (tanh_of[p],)))
+        # the paragraphs (``prose_pieces``): the two inputs they name and GELU there (at the first in both forms)
+        gelu_n, other_n = (None, None) if n is None else (t, e) if n == x else (tanh_of[n], exact_of[n])
+        key = (n, gelu_n, other_n, p, None if p is None else t if p == x else tanh_of[p])
         if key not in pieces_of:
-            pieces_of[key] = prose_pieces([*others[:i], x, *others[i:]], {**tanh_of, x: t}, {**exact_of, x: e}, form)
+            pieces_of[key] = _prose_of(*key, form)
         pieces.append(pieces_of[key])
     at = f".st-key-{PROSE} p"
     shared = [(at, 0, [p[0] for p in pieces], 0), (f"{at} strong", 0, [p[1] for p in pieces]),

@@ -9,7 +9,8 @@ Solo moves: in each round a fresh `streamlit run app.py` (``--ready``: its start
 before the lesson) and a fresh bare one-slider app (benchmarks/bench_browser.py's BASELINE_APP, with the repository's
 config) run side by side.  On each explorer page (Home, The gate, Curves, Derivative, Step by step, Approximations)
 one student alone (harness/streamlit_client.py: Streamlit's websocket protocol, as the browser speaks it) opens the
-page (its first run, not counted) and makes ``--moves`` moves back to back (the page's first slider, else number
+page (its first run, not counted; on a page that asks its question first, with "Show me", the page's first whole
+view, once a visit: not a move either) and makes ``--moves`` moves back to back (the page's first slider, else number
 input, one arrow-key step each, so every move is a value the server has not drawn yet); the bare app's student does
 the same, after each page.  A move's cost is the server process's CPU time (user + system, /proc/<pid>/stat) over
 the moves, divided by their count: /proc counts in 10 ms ticks, so a single move is never timed alone.  Every round
@@ -71,10 +72,12 @@ class Solo:
 
 
 async def solo(base_url: str, pid: int, path: str, moves: int, timeout_s: float, query: str = "") -> Solo:
-    """One student alone on ``path`` (with the link's ``query``): the first run, then ``moves`` moves back to back;
-    CPU and latency per move."""
+    """One student alone on ``path`` (with the link's ``query``): the first run (and, where the page asks its
+    question first, "Show me": the page's first whole view, once a visit), then ``moves`` moves back to back; CPU
+    and latency per move."""
     async with Session(base_url, path, query, timeout_s=timeout_s) as session:
         await session.run()
+        await session.show_me()
         latencies = []
         before = cpu_seconds(pid)
         for _ in range(moves):

@@ -5,7 +5,8 @@
 
 Each student is a session of harness/streamlit_client.py (Streamlit's websocket protocol, as the browser
 speaks it; all students share this one asyncio process).  The class is spread over every page of app.py in
-turn.  Each student arrives within the first `--arrive` seconds, opens their page (first run), then moves
+turn.  Each student arrives within the first `--arrive` seconds, opens their page (first run; on a page that
+asks its question first, "Show me" as well: the page's whole view, part of the visit, not a move), then moves
 the page's first slider (else number input) `--moves` times, one arrow-key step at a time: after each
 rerun has finished they look for about `--think` seconds (±50 %, seeded) before the next move, as a
 student does.  A move's latency is from the rerun request sent to the run's `script_finished` received.
@@ -84,7 +85,7 @@ UTILISATION = 0.6  # capacity estimate: a core kept 60 % busy keeps queues short
 @dataclass
 class Student:
     path: str
-    first: float | None = None  # seconds to the first run's end
+    first: float | None = None  # seconds to the first run's end (and "Show me"'s, where the page asks first)
     moves: list[float] = field(default_factory=list)
     exceptions: int = 0
     error_boxes: int = 0
@@ -128,6 +129,8 @@ async def student(base_url: str, path: str, rng: random.Random, args) -> Student
     try:
         await session.open()
         me.first = (await session.run()).seconds
+        shown = await session.show_me()  # a page that asks its question first: its whole view, part of the visit
+        me.first += shown.seconds if shown is not None else 0.0
         for _ in range(args.moves):
             await asyncio.sleep(args.think * rng.uniform(0.5, 1.5))
             me.moves.append((await session.move()).seconds)

@@ -58,7 +58,6 @@ st.plotly_chart(fig, key="chart_ref")
 def live_pages() -> dict[str, dict]:
     """page -> its live control, the readouts the recorder reads, the chart, the table the page sends."""
     from ui import approximations, curves, derivative, gate, home, steps
-    from ui.home import HOME_DEFAULT_INPUTS
 
     return {
         "curves": dict(path="curves", control="curves_x", chart="chart_curves",
@@ -82,7 +81,7 @@ def live_pages() -> dict[str, dict]:
         "home": dict(path="", control="home_x2", chart="", key="ArrowUp", gestures=("key",),
                      readout="[data-testid='stMain'] [data-testid='stTable'] tbody tr:nth-child(2) td p, "
                              ".st-key-chart_home .annotation-text, .st-key-chart_home .xtick text",
-                     table=lambda: [home.input_live_table(i, HOME_DEFAULT_INPUTS) for i in range(5)]),  # all five
+                     table=lambda: [home.input_live_table(i) for i in range(5)]),  # all five
     }
 
 

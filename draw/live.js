@@ -31,6 +31,48 @@ export default function (component) {
   const charts = [data.chart, ...(data.charts || [])].filter((spec) => spec.key);
   const plotAt = (key) => document.querySelector(`.st-key-${key} .js-plotly-plot`);  // a chart's plot, by its key
   const plotOf = (spec) => plotAt(spec.key);
+  // Home (data.joint): what depends on all five inputs, the chart's view and the paragraphs, is one table for every
+  // way the five can stand on their grid (ui/home.joint_table), the same for each input's layer.  Its columns are
+  // indexed by picks among the five as they stand (this input at the step shown, the others at their fields'
+  // values), found by comparing them: the lowest and highest, the lowest GELU, the most negative, the smallest
+  // positive.  A field off the grid (a number typed between steps): no picks, and nothing of it is written until
+  // the rerun draws the page's own.
+  const joint = data.joint || null;
+  const fieldStep = (control) => {
+    const el = document.querySelector(`.st-key-${control} ${data.input || "input[type=range]"}`);
+    const text = el ? el.value.trim() : "", v = Number(text), k = el ? step(el) : -1;
+    return text !== "" && Number.isFinite(v) && data.grid[k] === v ? k : -1;
+  };
+  const picks = (k) => {
+    const steps = joint.controls.map((c) => (c === data.control ? k : fieldStep(c)));
+    if (steps.some((s) => s < 0)) return null;
+    const v = steps.map((s) => data.grid[s]);
+    let lo = 0, hi = 0, low = 0, neg = -1, pos = -1;
+    steps.forEach((s, j) => {
+      if (v[j] < v[lo]) lo = j;
+      if (v[j] > v[hi]) hi = j;
+      if (joint.gelu[s] < joint.gelu[steps[low]]) low = j;  // the first of the lowest, as the page's argmin
+      if (v[j] < 0 && (neg < 0 || v[j] < v[neg])) neg = j;
+      if (v[j] > 0 && (pos < 0 || v[j] < v[pos])) pos = j;
+    });
+    return { pair: joint.lo[steps[lo]] * joint.highs + joint.hi[steps[hi]], max: steps[hi], low: steps[low],
+             neg: neg < 0 ? 0 : steps[neg] + 1, pos: pos < 0 ? 0 : steps[pos] + 1 };
+  };
+  const views = joint ? joint.views : data.views || {};  // a chart's key -> its view's layout keys -> their columns
+  // a chart's view at position k, as Plotly.relayout keys (null: none to show there)
+  const viewValues = (key, k) => {
+    const columns = views[key], p = joint ? picks(k) : null;
+    if (!columns || (joint && !p)) return null;
+    const update = {};
+    for (const [name, column] of Object.entries(columns)) {
+      const value = joint ? at(column[1], p[column[0]]) : at(column, k);
+      if (value != null) update[name] = value;
+    }
+    return update;
+  };
+  // how many characters the widest y tick label in range has (ui/home.tick_width): views alike in it share margins
+  const tickWidth = (range, vals, texts) => (range && vals && texts
+    ? Math.max(...texts.filter((_, j) => vals[j] <= range[1]).map((t) => t.length)) : "");
   const px = (v) => Math.round(v * 100) / 100;  // as Plotly writes its paths
   // Plotly drew the figure; move its probe markers and lines the way it places them (an axis's c2p, points in
   // the subplot's frame, shapes in the page's), without a redraw.  The axes' ranges are fixed by the figure, so
@@ -119,14 +161,10 @@ export default function (component) {
   };
   // chart key -> its plot and the layout keys that give position k's view, or null: no chart, or already that view
   const viewAt = (key, k) => {
-    const columns = (data.views || {})[key], gd = columns && plotAt(key);
+    const gd = views[key] && plotAt(key);
     if (!plotlyFull(gd) || !window.Plotly) return null;
     keyOf.set(gd, key);
-    const update = {};
-    for (const [name, column] of Object.entries(columns)) {
-      const value = at(column, k);
-      if (value != null) update[name] = value;
-    }
+    const update = viewValues(key, k) || {};
     const tag = JSON.stringify(update);
     if (!Object.keys(update).length || (gd.__geluView === tag && gd.__geluLayout === gd.layout)) return null;
     // only what differs from what the plot shows (an axis whose range stays is not drawn again; a label alone is
@@ -158,14 +196,17 @@ export default function (component) {
   // the auto-margin pass: 10 ms a view on Step by step's chart against 27 (medians of 48, one run, load 7).  Not on
   // Streamlit's first draw, before the width is measured (Plotly's default width: the legend in fewer rows), and let
   // go when a draw has another width (a resize); the rerun's figure has its auto-margins back.  A chart whose views
-  // fall in classes of their own margins (data.steady a column: Home's y tick labels, one digit or two) holds each
-  // class's, as Plotly put them when it last drew a view of that class with its auto-margins at that width: a view
-  // of a class not drawn yet at this width is drawn with the auto-margin pass, once.
-  // (data.steady: chart keys, or a chart key -> {by: its class at each position, min: the narrowest plot area, in
-  // px, whose margins are held; narrower, Plotly's auto-margins may change within a class: x tick labels turn)
-  const steady = new Map(Array.isArray(data.steady) ? data.steady.map((key) => [key, { by: null, min: 0 }])
-                                                    : Object.entries(data.steady || {}));
-  const marginClass = (key, k) => (steady.get(key) && steady.get(key).by ? at(steady.get(key).by, k) : "");
+  // fall in classes of their own margins (joint.steady: Home's, by the width of its y tick labels, ``tickWidth``)
+  // holds each class's, as Plotly put them when it last drew a view of that class with its auto-margins at that
+  // width: a view of a class not drawn yet at this width is drawn with the auto-margin pass, once.
+  // (data.steady: chart keys; joint.steady: a chart key -> the narrowest plot area, in px, whose margins are held;
+  // narrower, Plotly's auto-margins may change within a class: x tick labels turn)
+  const steady = new Map(joint ? Object.entries(joint.steady).map(([key, min]) => [key, { width: true, min }])
+                               : (data.steady || []).map((key) => [key, { width: false, min: 0 }]));
+  const marginClass = (key, k) => {
+    const view = steady.get(key) && steady.get(key).width ? viewValues(key, k) : null;
+    return view ? tickWidth(view["yaxis.range"], view["yaxis.tickvals"], view["yaxis.ticktext"]) : "";
+  };
   // While margins are held, the axes' automargin is off too: with it on, Plotly measures every tick label of an axis
   // it draws (getBoundingClientRect, ~7 ms a view on Home at load 7) to push margins that are held anyway.
   const AXES = ["xaxis", "yaxis"];
@@ -201,8 +242,9 @@ export default function (component) {
     if (!gd.__geluSizes || gd.__geluSizes.width !== width) gd.__geluSizes = { width, by: {} };
     const by = gd.__geluSizes.by;
     if (!held && fl.margin.autoexpand !== false) {  // what Plotly drew itself: the margins of its view's class
-      const drawn = gd.__geluOwn !== gd.layout  // the rerun's figure: the class at the page's own position
-        ? (spec.by ? (data.base >= 0 && data.gen === window.__geluLiveGen ? at(spec.by, data.base) : undefined) : "")
+      const y = gd.layout.yaxis || {};
+      const drawn = gd.__geluOwn !== gd.layout  // the rerun's figure: the class of the view it shows
+        ? (spec.width ? tickWidth(y.range, y.tickvals, y.ticktext) : "")
         : gd.__geluAuto;
       if (drawn !== undefined) by[drawn] = { l: size.l, r: size.r, t: size.t, b: size.b };
     }
@@ -259,10 +301,10 @@ export default function (component) {
   // Margins are held ahead, once Streamlit has drawn a figure at its measured width and nothing is held on the page
   // (the page's own margins, written in place: no redraw).
   const holdAhead = () => {
-    if (stopped || press || keyDrag || typed || shown < 0 || !data.views) return;
+    if (stopped || press || keyDrag || typed || shown < 0 || !Object.keys(views).length) return;
     for (const key of steady.keys()) {
       const gd = plotAt(key);
-      if (!gd || !gd.layout || !plotlyFull(gd) || heldOn(gd) || !(key in data.views)) continue;
+      if (!gd || !gd.layout || !plotlyFull(gd) || heldOn(gd) || !(key in views)) continue;
       keyOf.set(gd, key);
       const update = {};
       holdMargins(gd, key, marginClass(key, shown), update);
@@ -273,7 +315,7 @@ export default function (component) {
   };
   const moveViews = (k) => {
     let behind = false;
-    for (const key of Object.keys(data.views || {})) {
+    for (const key of Object.keys(views)) {
       const view = viewAt(key, k);
       if (view && inView(view.gd)) setView(view);
       else if (view) behind = true;
@@ -286,7 +328,7 @@ export default function (component) {
   };
   const catchUp = (w) => {  // the first chart still behind, then the next one a frame later
     if (stopped || w !== wave) return;
-    for (const key of Object.keys(data.views || {})) {
+    for (const key of Object.keys(views)) {
       const view = viewAt(key, shown);
       if (!view) continue;
       setView(view);
@@ -294,35 +336,17 @@ export default function (component) {
       return;
     }
   };
-  // What several controls' tables share (Home's five inputs: the chart's view and the paragraph), each table at its
-  // own steps with the other controls where the rerun left them (data.base: this control's step then; data.gen: the
-  // rerun's values): written only by the newest rerun's tables (an older one may linger while a rerun draws), and
-  // among them by the control last moved off its base while it is off, or, while none is off, by any (they agree
-  // there); never by two at once, so that no two write different words over each other.
-  const away = (window.__geluLiveAway = window.__geluLiveAway || {});
-  if (data.gen != null && window.__geluLiveGen !== data.gen) {
-    window.__geluLiveGen = data.gen;
-    for (const c of Object.keys(away)) delete away[c];
-  }
-  const leadsShared = (k, moved = false) => {
-    if (data.base == null) return true;
-    if (data.gen !== window.__geluLiveGen) return false;
-    away[data.control] = k !== data.base;
-    if (moved && away[data.control]) window.__geluLiveLeader = data.control;
-    if (!Object.values(away).some(Boolean)) return true;
-    return away[data.control] && window.__geluLiveLeader === data.control;
+  const write = (selector, nth, text, child) => {
+    const el = document.querySelectorAll(selector)[nth];
+    if (!el || text == null) return;
+    const node = el.childNodes[child || 0];  // the text node React owns: change it in place, so a rerun updates it
+    if (node && node.nodeType === 3) { if (node.nodeValue !== text) node.nodeValue = text; }
+    else if (el.textContent !== text) el.textContent = text;
   };
   const writeTexts = (k) => {
-    const shared = data.shared && leadsShared(k) ? data.shared : [];
-    for (const [selector, nth, column, child] of [...data.texts, ...shared]) {
-      const el = document.querySelectorAll(selector)[nth];
-      if (!el) continue;
-      const text = at(column, k);
-      if (text == null) continue;
-      const node = el.childNodes[child || 0];  // the text node React owns: change it in place, so a rerun updates it
-      if (node && node.nodeType === 3) { if (node.nodeValue !== text) node.nodeValue = text; }
-      else if (el.textContent !== text) el.textContent = text;
-    }
+    for (const [selector, nth, column, child] of data.texts) write(selector, nth, at(column, k), child);
+    const p = joint ? picks(k) : null;  // Home's paragraphs
+    if (p) for (const [selector, nth, [pick, column], child] of joint.texts) write(selector, nth, at(column, p[pick]), child);
     const sentence = data.note ? at(data.note, k) : "";
     if (note && note.textContent !== sentence) note.textContent = sentence;
   };
@@ -333,7 +357,7 @@ export default function (component) {
     // the views first: Plotly measures tick labels as it draws a view (getBoundingClientRect), which makes the browser
     // lay out the page anew if anything in it changed since the last frame, the texts written below included (on
     // Home, 10-20 ms a step at load 8); then a chart whose view and probe both follow puts its probe on the new axes
-    if (leadsShared(k, true)) moveViews(k);
+    moveViews(k);
     writeTexts(k);
     moveChart(k);
     speak();
@@ -431,9 +455,9 @@ export default function (component) {
     if (!stopped) letGo();
     if (!input || stopped || held()) return;
     const k = current();
-    if (data.views && leadsShared(k)) {
+    if (Object.keys(views).length) {
       followView(k);
-      requestAnimationFrame(() => setTimeout(() => { if (leadsShared(current())) holdAhead(); }));
+      requestAnimationFrame(() => setTimeout(holdAhead));
     }
     moveChart(k);
   };
@@ -443,14 +467,10 @@ export default function (component) {
     return o == null ? o : m ? o[m[1]]?.[Number(m[2])] : o[part];
   }, layout);
   const followView = (k) => {
-    for (const [key, columns] of Object.entries(data.views)) {
+    for (const key of Object.keys(views)) {
       const gd = plotAt(key);
       if (!gd || !gd.layout || gd.__geluLayout === gd.layout) continue;
-      const update = {};
-      for (const [name, column] of Object.entries(columns)) {
-        const value = at(column, k);
-        if (value != null) update[name] = value;
-      }
+      const update = viewValues(key, k) || {};
       const own = Object.entries(update).every(([name, v]) => JSON.stringify(layoutAt(gd.layout, name))
                                                                 === JSON.stringify(v));
       if (own) [gd.__geluView, gd.__geluLayout] = [JSON.stringify(update), gd.layout];
@@ -560,7 +580,6 @@ export default function (component) {
     if (stops[data.control] === stop) delete stops[data.control];
     stopped = true; watch.disconnect(); again.disconnect();
     if (seen) seen.disconnect();
-    if (data.base != null && data.gen === window.__geluLiveGen) delete away[data.control];
     window.removeEventListener("pointerdown", onDown, true);
     window.removeEventListener("pointermove", onMove, true);
     window.removeEventListener("pointerrawupdate", onRaw, true);

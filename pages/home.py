@@ -42,7 +42,7 @@ st.caption(_("Change any input; the table and the chart follow. The defaults are
 
 @part
 def inputs_and_views(form: str):
-    """The five inputs and everything they move: the table, the chart, the live layers and the paragraphs."""
+    """The five inputs and everything they move: the table, the chart and the paragraphs."""
     # A row that wraps (three and two on a phone) rather than five columns stacked five high: the table stays close.
     with st.container(horizontal=True, gap="small", key="home_inputs"):
         inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in INPUTS]
@@ -54,14 +54,16 @@ def inputs_and_views(form: str):
                  "is GELU in the other form, for comparison.").format(form=form_name(form)))
     csv_button({name: column.tolist() for name, column in table.items()}, "home")
     chart(overview_figure(inputs, form), "home")
-    with st.container(gap=None):  # the five layers in one slot: one gap above the paragraphs, not five
-        for i, c in enumerate(INPUTS):  # each input's row, points, the chart's view and the paragraph, as it moves
-            follow(input_live_json(i, inputs, form), f"{c.key}_live")  # key is held or a number typed
     with st.container(key=PROSE):
         st.markdown(prose(inputs, form))
 
 
 inputs_and_views(form)
+# The five live layers: each input's row and points, the chart's view and the paragraphs, as a key is held or a
+# number typed.  Their tables do not depend on the inputs' values, so they stand outside the part: a move sends none.
+with st.container(gap=None):  # in one slot: one gap, not five
+    for i, c in enumerate(INPUTS):
+        follow(input_live_json(i, form), f"{c.key}_live")
 
 st.subheader(_("The lesson, step by step"))
 cards = [row for row in PAGES.values() if row.card and not row.aside]

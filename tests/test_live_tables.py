@@ -349,7 +349,7 @@ def test_every_home_input_row_is_what_the_page_writes_there(i):
     from ui.home import CONTROLS as HOME
     from ui.home import HOME_DEFAULT_INPUTS
 
-    table = home.input_live_table(i, HOME_DEFAULT_INPUTS)
+    table = home.input_live_table(i)
     o = HOME[f"x{i + 1}"].options
     xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
     assert (table["control"], table["count"], table["kind"], table["chart"]["key"]) == (f"home_x{i + 1}", 81,
@@ -375,16 +375,47 @@ def test_every_home_input_row_is_what_the_page_writes_there(i):
     json.dumps(table, allow_nan=False)
 
 
-def _home_shared_at(table: dict, k: int) -> dict:
-    """What the live layer shows at the input's k-th step of what depends on all five inputs: the chart's view (its
-    relayout keys), the class of margins it is drawn in, and the paragraphs' text nodes (by selector, match,
-    child)."""
+def _joint_picks(joint: dict, steps: list[int]) -> dict | None:
+    """The picks draw/live.js makes among the five inputs standing at these grid steps (-1: a field off the grid, no
+    picks): the lowest and highest input, the first with the lowest GELU, the most negative and the smallest
+    positive one (step + 1; 0 where there is none): the script's ``picks``, line for line."""
+    if any(s < 0 for s in steps):
+        return None
+    xs = [joint_grid()[s] for s in steps]
+    lo = hi = low = 0
+    neg = pos = -1
+    for j, s in enumerate(steps):
+        lo = j if xs[j] < xs[lo] else lo
+        hi = j if xs[j] > xs[hi] else hi
+        low = j if joint["gelu"][s] < joint["gelu"][steps[low]] else low
+        neg = j if xs[j] < 0 and (neg < 0 or xs[j] < xs[neg]) else neg
+        pos = j if xs[j] > 0 and (pos < 0 or xs[j] < xs[pos]) else pos
+    return {"pair": joint["lo"][steps[lo]] * joint["highs"] + joint["hi"][steps[hi]], "max": steps[hi],
+            "low": steps[low], "neg": 0 if neg < 0 else steps[neg] + 1, "pos": 0 if pos < 0 else steps[pos] + 1}
+
+
+def joint_grid() -> list[float]:
+    from ui.home import CONTROLS as HOME
+
+    o = HOME["x1"].options
+    return grid(o["min_value"], o["max_value"], o["step"]).tolist()
+
+
+def _home_shared_at(table: dict, inputs) -> dict:
+    """What the live layer shows of what depends on all five inputs, the five at ``inputs`` (on the grid): the chart's
+    view (its relayout keys), the class of margins it is drawn in (its y tick labels' width, as the script's
+    ``tickWidth``), and the paragraphs' text nodes (by selector, match, child)."""
     from ui import home
 
-    view = {key: unpacked(col)[k] for key, col in table["views"]["chart_home"].items()}
-    assert table["steady"]["chart_home"]["min"] == home.HELD_WIDTH
-    return {"view": view, "margins": unpacked(table["steady"]["chart_home"]["by"])[k],
-            "prose": {(sel, nth, *child): unpacked(col)[k] for sel, nth, col, *child in table["shared"]}}
+    joint = table["joint"]
+    p = _joint_picks(joint, [joint_grid().index(x) for x in inputs])
+    view = {key: unpacked(col)[p[pick]] for key, (pick, col) in joint["views"]["chart_home"].items()}
+    assert joint["steady"] == {"chart_home": home.HELD_WIDTH}
+    top = view["yaxis.range"][1]
+    return {"view": view,
+            "margins": max(len(t) for v, t in zip(view["yaxis.tickvals"], view["yaxis.ticktext"], strict=True)
+                           if v <= top),
+            "prose": {(sel, nth, *child): unpacked(col)[p[pick]] for sel, nth, (pick, col), *child in joint["texts"]}}
 
 
 def _home_shared_drawn(layout: dict, markdown: str) -> dict:
@@ -411,28 +442,47 @@ def _home_shared_drawn(layout: dict, markdown: str) -> dict:
 
 
 @pytest.mark.parametrize("others", [(-2.0, -1.0, 0.0, 1.0, 2.0), (0.5, 1.0, 2.0, 3.0, 4.0),
-                                    (-20.0, -0.25, 0.0, 1.0, 20.0), (-3.0, -2.0, -1.0, -0.5, -0.25)])
+                                    (-20.0, -0.5, 0.0, 1.0, 20.0), (-3.0, -2.0, -1.0, -0.5, -0.5)])
 @pytest.mark.parametrize("i", [0, 3])
 @pytest.mark.parametrize("form", ["tanh", "none"])
 def test_every_home_view_and_paragraph_row_is_what_the_page_draws_there(i, others, form):
     """Home's i-th input, the other four at ``others``, in either form of the lesson: at every step of its grid the
-    chart's view (x and y ranges, y ticks, the label's place, visibility and text) is overview_figure's layout for
-    those five inputs, its margin class the width of that layout's y tick labels, and the paragraphs' text nodes are
-    the page's prose for them; "base" is the step of the input's own value (the one the layer leaves the others'
-    tables to)."""
+    chart's view the layer picks from the joint table (x and y ranges, y ticks, the label's place, visibility and
+    text) is overview_figure's layout for those five inputs, its margin class the width of that layout's y tick
+    labels, and the paragraphs' text nodes are the page's prose for them.  The same table for every input and any
+    values (the page sends it once)."""
     from ui import home
-    from ui.home import CONTROLS as HOME
 
-    o = HOME[f"x{i + 1}"].options
-    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
-    table = home.input_live_table(i, others, form)
-    assert table["base"] == xs.index(others[i])
-    assert home.input_live_table(i, [*others[:i], 0.3, *others[i + 1:]], form)["base"] == -1  # off the grid
-    for k, x in enumerate(xs):
+    table = home.input_live_table(i, form)
+    assert table["joint"] == home.input_live_table((i + 1) % 5, form)["joint"]
+    for x in joint_grid():
         inputs = [*others[:i], x, *others[i + 1:]]
         layout = json.loads(home.overview_figure(inputs, form).to_json())["layout"]
-        assert _home_shared_at(table, k) == _home_shared_drawn(layout, home.prose(inputs, form)), x
+        assert _home_shared_at(table, inputs) == _home_shared_drawn(layout, home.prose(inputs, form)), x
     json.dumps(table, allow_nan=False)
+
+
+@pytest.mark.parametrize("form", ["tanh", "none"])
+def test_the_joint_table_picks_the_pages_view_and_paragraphs_for_any_five_inputs(form):
+    """The reference: ui.home.overview_view and prose_pieces, the page's own, for 1,500 sets of five inputs on the grid
+    (seeded: anywhere on it, and crowded round zero with repeats, so that the lowest, the highest and the lowest GELU
+    tie) against what the layer picks from the joint table; a field off the grid gives no picks."""
+    import random
+
+    from ui import home
+
+    table = home.input_live_table(0, form)
+    xs, rng = joint_grid(), random.Random(3)
+    crowded = [xs.index(v) for v in (-1.5, -1.0, -0.5, 0.0, 0.5, 1.0)]
+    sets = ([[rng.randrange(len(xs)) for _ in range(5)] for _ in range(1000)]
+            + [[rng.choice(crowded) for _ in range(5)] for _ in range(500)])
+    for steps in sets:
+        inputs = [xs[s] for s in steps]
+        got = _home_shared_at(table, inputs)
+        view = json.loads(json.dumps(home.overview_view(inputs, form=form)))
+        assert got["view"] == view, inputs
+        assert list(got["prose"].values()) == home.prose_pieces(inputs, form=form), inputs
+    assert _joint_picks(table["joint"], [3, 4, -1, 5, 6]) is None
 
 
 @pytest.mark.parametrize("i, x", [(0, -6.5), (1, -0.5), (1, 3.0), (4, 14.5), (2, -1.0)])
@@ -445,12 +495,12 @@ def test_the_home_row_is_what_a_rerun_at_that_input_draws(app, i, x):
     from ui.home import HOME_DEFAULT_INPUTS
 
     at = show_me(app.run())
-    table = home.input_live_table(i, HOME_DEFAULT_INPUTS)
+    table = home.input_live_table(i)
     at.number_input(key=HOME[f"x{i + 1}"].key).set_value(x).run()
     assert not at.exception
     markdown = next(m.value for m in at.markdown if m.value.startswith(("Look at", "None of your inputs")))
-    k = round((x + 20.0) / 0.5)
-    assert _home_shared_at(table, k) == _home_shared_drawn(chart_spec(at, 0)["layout"], markdown)
+    inputs = [*HOME_DEFAULT_INPUTS[:i], x, *HOME_DEFAULT_INPUTS[i + 1:]]
+    assert _home_shared_at(table, inputs) == _home_shared_drawn(chart_spec(at, 0)["layout"], markdown)
 
 
 @pytest.mark.parametrize("table, args", [
@@ -469,15 +519,14 @@ def test_the_layer_gets_each_table_as_it_is(table, args):
     assert json.loads(as_json(function, *args).decode("utf-8")) == json.loads(json.dumps(function(*args)))
 
 
-@pytest.mark.parametrize("inputs", [(-2.0, -1.0, 0.0, 1.0, 2.0), (0.5, 3.0, -7.25, 20.0, 0.0)])
-def test_the_layer_gets_each_home_table_as_it_is(inputs):
-    """Home's table, joined from its parts' JSON (ui.home.input_live_json), reads back as ``input_live_table``."""
+@pytest.mark.parametrize("form", ["tanh", "none"])
+def test_the_layer_gets_each_home_table_as_it_is(form):
+    """Home's table as the page sends it (ui.home.input_live_json) reads back as ``input_live_table``."""
     from ui import home
 
     for i in range(5):
-        got = json.loads(home.input_live_json(i, inputs).decode("utf-8"))
-        assert got == json.loads(json.dumps(home.input_live_table(i, inputs)))
-        assert list(got) == list(dict.fromkeys(got))  # one value per key: the parts share none
+        assert json.loads(home.input_live_json(i, form).decode("utf-8")) == json.loads(json.dumps(
+            home.input_live_table(i, form)))
 
 
 def test_a_packed_column_is_the_same_whether_its_values_are_one_object_or_equal_copies():
@@ -496,29 +545,3 @@ def test_a_packed_column_is_the_same_whether_its_values_are_one_object_or_equal_
     kinds = _packed([123456789, 123456789.0] * 30)["u"]  # equal in Python, two values in JSON
     assert [type(v) for v in kinds] == [int, float]
     assert _packed(["a", "b"]) == ["a", "b"]  # no shorter packed: the list itself
-
-
-def test_each_steps_view_and_paragraph_inputs_are_the_reference_functions():
-    """ui.home._step_inputs (the others' part found once, each step's in a few comparisons) against its reference,
-    view_inputs and prose_inputs on the whole row, for 400 rows of random inputs (seeded): on the grid and off it,
-    with repeats and with ties in GELU between x and an other (the first in the row wins, as np.argmin)."""
-    import random
-
-    from ui.home import _step_inputs, prose_inputs, view_inputs
-
-    rng = random.Random(5)
-    pool = [-20.0, -3.0, -1.0, -0.75, -0.5, 0.0, 0.5, 1.0, 2.5, 20.0, -1.25, 0.3]
-    checked = 0
-    for _ in range(400):
-        i = rng.randrange(5)
-        others = [rng.choice(pool) for _ in range(4)]
-        gelu = {v: rng.choice([-0.17, -0.16, 0.0, 0.5]) if v < 0 else v for v in pool}  # ties among negatives
-        at = _step_inputs(i, others, [gelu[v] for v in others])
-        for x in pool:
-            if x in others:
-                continue  # the caller asks the reference functions for these
-            row = [*others[:i], x, *others[i:]]
-            t = rng.choice([gelu[v] for v in others] + [gelu[x]])  # x's GELU, at times tied with an other's
-            assert at(x, t) == (view_inputs(row, [t if v == x else gelu[v] for v in row]), prose_inputs(row))
-            checked += 1
-    assert checked > 2000

@@ -144,7 +144,7 @@ CALLS = {
     "ui.approximations._view_curves": lambda f: f(),
     "ui.approximations.range_live_table": lambda f: f(),
     "ui.home._own_table": lambda f: f(1, "tanh"),
-    "ui.home._shared_table": lambda f: f(0, (-1.0, 0.0, 1.0, 2.0), "tanh"),
+    "ui.home.joint_table": lambda f: f("tanh"),
     "ui.home._curves": lambda f: f("tanh"),
     "ui.home._top": lambda f: f(20.5, "tanh"),
     "ui.home._y_axis": lambda f: f(20.5, "tanh"),

@@ -79,7 +79,7 @@ def on_screen(table: dict[str, np.ndarray]) -> dict[str, list[str]]:
 
 
 ENTRY_BYTES = 256 * 1024  # measured: tests/test_memo.py
-SHARED_BYTES = 128 * 1024
+JOINT_BYTES = 512 * 1024
 CHART = "chart_home"  # the overview chart's key (draw.frame.chart's "chart_" + the page's name)
 TABLE_CELL = "[data-testid='stMain'] [data-testid='stTable'] tbody td:nth-child({}) p"  # column n (1-based), row by nth
 
@@ -100,118 +100,87 @@ def _own_table(i: int, form: str) -> dict:
               "gap": {"x": xs, "y": tanh, "segment": i, "y0": relu, "y1": tanh}}
     table = live_table({"key": control.key, **control.options}, texts=texts, chart_key=CHART, traces=traces,
                        number_input=True)
-    del table["views"]  # none of its own: the shared part's (``_shared_table``) are the input's
+    del table["views"]  # none of its own: the joint part's (``joint_table``) are every input's
     return table
 
 
-@memo(entry_bytes=SHARED_BYTES)
-def _shared_table(i: int, others: tuple[float, ...], form: str) -> dict:
-    """``input_live_table``'s part that depends on all five inputs, the other four at ``others``: the paragraphs
-    (``prose_pieces``) at every step of the i-th input."""
-    from ui.live import grid, shared_columns
+# Which of the five inputs each key of the chart's view (``_view_of``) depends on, as the live layer picks them
+# (``joint_table``): "pair", the lowest and the highest input (x's range, and the label's side and offset, which
+# follow from it); "max", the highest (the y axis: it ends above the highest curve at x's right end); "low", the one
+# GELU lets through most negatively (the label's place and text).
+VIEW_PICKS = {"xaxis.range": "pair", "yaxis.range": "max", "yaxis.tickvals": "max", "yaxis.ticktext": "max",
+              "annotations[0].visible": "low", "annotations[0].x": "low", "annotations[0].y": "low",
+              "annotations[0].ax": "pair", "annotations[0].ay": "max", "annotations[0].xanchor": "pair",
+              "annotations[0].text": "low"}
 
-    o = CONTROLS[f"x{i + 1}"].options
-    xs = grid(o["min_value"], o["max_value"], o["step"])
-    mine, theirs = columns(form)[3:]
+
+@memo(entry_bytes=JOINT_BYTES)
+def joint_table(form: str) -> dict:
+    """What depends on all five inputs (the chart's view and the paragraphs under the table), for every way the five
+    can stand on their grid (-20 … 20 by 0.5), as the live layer picks it: each column is indexed not by one input's
+    step but by a pick among the five as they stand (the moved one where the key or the typing has it, the others at
+    their fields' values), found by comparing them, never by computing a number:
+
+    * ``views``: the chart's view (``_view_of``'s relayout keys), each key -> [its pick (``VIEW_PICKS``), its column];
+      "max" and "low" index the grid step of the highest input and of the one with the lowest GELU (``gelu``, the
+      lesson's form at each step: the first of the lowest in the row, as ``view_inputs``); "pair" is the lowest
+      input's class of x's left end (``lo``: one per distinct end) times ``highs``, plus the highest's class of the
+      right end (``hi``);
+    * ``texts``: the paragraphs' text nodes (``prose_pieces``; selector, match, [pick, column], child): "neg" the most
+      negative input's step + 1 (0: none is negative), "pos" the smallest positive one's;
+    * ``steady``: the chart whose margins the layer holds while it sets the view, and the narrowest plot area, in px,
+      it holds them on (``HELD_WIDTH``); views whose y tick labels are as wide (``tick_width``) share margins.
+
+    The same for any inputs: made once per form and language, sent with each input's table on the page's full run
+    only (a move sends none of it).  A field off the grid (a number typed between steps): the layer writes none of
+    it until the rerun draws the page's own."""
+    from ui.live import _column, _packed, grid
+
+    o = INPUTS[0].options
+    xs = grid(o["min_value"], o["max_value"], o["step"]).tolist()
+    if any(c.options != o for c in INPUTS):
+        raise ValueError("the five inputs share one grid: the layer indexes every column by its steps")
     table = five_inputs_table(xs, form)
-    # gelu_core's values at the others, and at each step of this input the table's own columns
-    fixed_in = five_inputs_table(others, form)
-    tanh_of = dict(zip(others, fixed_in[mine].tolist(), strict=True))
-    exact_of = dict(zip(others, fixed_in[theirs].tolist(), strict=True))
-    # Most steps leave the view and the paragraphs as the step before left them (the x range, the lowest input and
-    # the inputs the paragraphs name change at a few steps only): each is built once per distinct thing it depends on
-    views_of: dict[tuple, dict] = {}
-    pieces_of: dict[tuple, list[str]] = {}
-    views, pieces = [], []
-    step_inputs = _step_inputs(i, others, [tanh_of[v] for v in others])
-    for x, t, e in zip(xs.tolist(), table[mine].tolist(), table[theirs].tolist(), strict=True):
-        if x in tanh_of:  # x is one of the others: the two functions themselves, on the row as it stands
-            row = [*others[:i], x, *others[i:]]
-            at, (n, p) = view_inputs(row, [t if v == x else tanh_of[v] for v in row]), prose_inputs(row)
-        else:
-            at, (n, p) = step_inputs(x, t)
-        if at not in views_of:
-            views_of[at] = _view_of(*at, form)
-        views.append(views_of[at])
-        # the paragraphs (``prose_pieces``): the two inputs they name and GELU there (at the first in both forms)
-        gelu_n, other_n = (None, None) if n is None else (t, e) if n == x else (tanh_of[n], exact_of[n])
-        key = (n, gelu_n, other_n, p, None if p is None else t if p == x else tanh_of[p])
-        if key not in pieces_of:
-            pieces_of[key] = _prose_of(*key, form)
-        pieces.append(pieces_of[key])
+    mine, theirs = (table[name].tolist() for name in columns(form)[3:])
+    lows = sorted({min(-3.0, x - 0.5) for x in xs})
+    highs = sorted({max(3.0, x + 0.5) for x in xs})
+    by_pick = {"pair": [_view_of(lo, hi, xs[0], mine[0], form) for lo in lows for hi in highs],
+               "max": [_view_of(-3.0, max(3.0, x + 0.5), xs[0], mine[0], form) for x in xs],
+               "low": [_view_of(-3.0, 3.0, x, t, form) for x, t in zip(xs, mine, strict=True)]}
+    if set(by_pick["low"][0]) != set(VIEW_PICKS):
+        raise ValueError("every key of the chart's view needs its pick (VIEW_PICKS)")
+    views = {key: [pick, _packed(_column([v[key] for v in by_pick[pick]]))] for key, pick in VIEW_PICKS.items()}
+    # the paragraphs: the first (five pieces) names the most negative input, the second the smallest positive one
+    first = [_prose_of(None, None, None, None, None, form)[:5]] + [
+        _prose_of(x, t, e, None, None, form)[:5] if x < 0 else None for x, t, e in zip(xs, mine, theirs, strict=True)]
+    second = [_prose_of(None, None, None, None, None, form)[5]] + [
+        _prose_of(None, None, None, x, t, form)[5] if x > 0 else None for x, t in zip(xs, mine, strict=True)]
     at = f".st-key-{PROSE} p"
-    shared = [(at, 0, [p[0] for p in pieces], 0), (f"{at} strong", 0, [p[1] for p in pieces]),
-              (at, 0, [p[2] for p in pieces], 2), (f"{at} strong", 1, [p[3] for p in pieces]),
-              (at, 0, [p[4] for p in pieces], 4), (at, 1, [p[5] for p in pieces])]
-    # The view's margins are held while the layer sets it (no auto-margin pass: a relayout of this chart cost ~27 ms
-    # a step with it), one set for each width of the y axis's tick labels, the one thing in a view that moves them
-    # (overview_figure's right margin holds any x tick label at the edge), on a plot area of HELD_WIDTH or more
-    width = {id(v): tick_width(v) for v in views_of.values()}  # each distinct view's once
-    return shared_columns(shared, {CHART: {key: [v[key] for v in views] for key in views[0]}},
-                          steady={CHART: ([width[id(v)] for v in views], HELD_WIDTH)})
+
+    def piece(n: int) -> list:
+        return ["neg", _packed([None if p is None else p[n] for p in first])]
+
+    texts = [[at, 0, piece(0), 0], [f"{at} strong", 0, piece(1)], [at, 0, piece(2), 2], [f"{at} strong", 1, piece(3)],
+             [at, 0, piece(4), 4], [at, 1, ["pos", _packed(second)]]]
+    return {"controls": [c.key for c in INPUTS], "gelu": mine,
+            "lo": [lows.index(min(-3.0, x - 0.5)) for x in xs], "hi": [highs.index(max(3.0, x + 0.5)) for x in xs],
+            "highs": len(highs), "views": {CHART: views}, "texts": texts, "steady": {CHART: HELD_WIDTH}}
 
 
-def _step_inputs(i: int, others: Sequence[float], tanh_others: Sequence[float]):
-    """``view_inputs`` and ``prose_inputs`` of the five inputs with the i-th at x (GELU t there) and the other four at
-    ``others`` (GELU ``tanh_others``), for one x after another: the others' part is found once, each step's in a few
-    comparisons (the same tuples, where x is none of the others: the caller asks the two functions for those).
-
-    >>> at = _step_inputs(0, [-1.0, 0.0, 1.0, 2.0], [-0.16, 0.0, 0.84, 1.95])
-    >>> at(-2.0, -0.05), at(-0.5, -0.16)
-    (((-3.0, 3.0, -1.0, -0.16), (-2.0, 1.0)), ((-3.0, 3.0, -0.5, -0.16), (-1.0, 1.0)))
-    >>> at(5.0, 5.0)
-    ((-3.0, 5.5, -1.0, -0.16), (-1.0, 1.0))
-    """
-    lowest = min(range(len(others)), key=tanh_others.__getitem__)  # the first of the others' lowest GELU
-    x_low, t_low = others[lowest], tanh_others[lowest]
-    x_first = i <= lowest  # x, at row place i, comes before that one (row place lowest or lowest + 1)
-    least, most = min(others), max(others)
-    negative = min((v for v in others if v < 0), default=None)
-    positive = min((v for v in others if v > 0), default=None)
-
-    def at(x: float, t: float) -> tuple[tuple[float, float, float, float], tuple[float | None, float | None]]:
-        low = (x, t) if t < t_low or (t == t_low and x_first) else (x_low, t_low)
-        n = x if x < 0 and (negative is None or x < negative) else negative
-        p = x if x > 0 and (positive is None or x < positive) else positive
-        return (min(-3.0, min(least, x) - 0.5), max(3.0, max(most, x) + 0.5), *low), (n, p)
-
-    return at
-
-
-def _parts(i: int, inputs, form: str) -> tuple[tuple, tuple, dict]:
-    """``input_live_table``'s parts: the arguments of its own part and of its shared part, and this rerun's own
-    keys (``base``, ``gen``)."""
-    from ui.live import grid
-
-    values = [float(v) for v in inputs]
-    o = CONTROLS[f"x{i + 1}"].options
-    steps = grid(o["min_value"], o["max_value"], o["step"]).tolist()
-    own = values[i]
-    return ((i, form), (i, tuple(values[:i] + values[i + 1:]), form),
-            {"base": steps.index(own) if own in steps else -1, "gen": " ".join(map(repr, values))})
-
-
-def input_live_json(i: int, inputs, form: str = "tanh") -> bytes:
-    """``input_live_table`` as the layer receives it: the JSON of its own part and of its shared part (each made
-    once, ``ui.live.as_json``) and this rerun's keys, joined into one object."""
-    import json
-
+def input_live_json(i: int, form: str = "tanh") -> bytes:
+    """``input_live_table`` as the layer receives it: its JSON (made once, ``ui.live.as_json``)."""
     from ui.live import as_json
 
-    own, shared, keys = _parts(i, inputs, form)
-    return b",".join([as_json(_own_table, *own)[:-1], as_json(_shared_table, *shared)[1:-1],
-                      json.dumps(keys, ensure_ascii=False, separators=(",", ":")).encode()[1:]])
+    return as_json(input_live_table, i, form)
 
 
-def input_live_table(i: int, inputs, form: str = "tanh") -> dict:
-    """The live layer's table for the i-th input (0-based), the five at ``inputs`` now: at every step of its grid
-    (-20 … 20 by 0.5) the cells of its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), its
-    two markers and the dotted stub between them on the chart (``overview_figure``'s), and, with the other four
-    inputs as they are, the paragraphs under the table, which depend on all five (``prose_pieces``).  The others'
-    values change only by a rerun, which sends new tables.  With them, what depends on all five: the chart's view and
-    label (``overview_view``) and the paragraphs (``prose_pieces``)."""
-    own, shared, keys = _parts(i, inputs, form)
-    return {**_own_table(*own), **_shared_table(*shared), **keys}
+def input_live_table(i: int, form: str = "tanh") -> dict:
+    """The live layer's table for the i-th input (0-based): at every step of its grid (-20 … 20 by 0.5) the cells
+    of its row of the table (``on_screen`` of ``five_inputs_table``, the page's own), its two markers and the dotted
+    stub between them on the chart (``overview_figure``'s); and, the same for each input, what depends on all five
+    (``joint_table``): the chart's view and label (``overview_view``) and the paragraphs (``prose_pieces``).  None of
+    it depends on the inputs' values: the page sends it once, not at each move."""
+    return {**_own_table(i, form), "joint": joint_table(form)}
 
 
 def prose_pieces(xs, tanh=None, exact=None, form: str = "tanh") -> list[str]:

@@ -66,10 +66,9 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     which of its points is this input's, ``point``, and which segment of a line trace, ``segment`` with ``y0`` and
     ``y1``).  ``charts``: more charts the same control moves (``chart_spec``), besides ``chart_key``'s.
     ``steady``: keys of ``views``' charts whose view changes no tick label's width: while the layer sets their view it
-    holds their margins where the page's draw put them (no auto-margin pass: a relayout costs less than half); or
-    (``shared_columns``) a mapping from such a key to a class at each position, views of one class having the same
-    margins (Home's: its y tick labels' width): the margins are held per class, each as Plotly put them when it drew
-    a view of that class at that width.
+    holds their margins where the page's draw put them (no auto-margin pass: a relayout costs less than half).
+    A table may also carry ``joint`` (Home's: ``ui.home.joint_table``): what depends on several controls at once,
+    indexed by picks among them as they stand.
     """
     def packed(values: Sequence) -> list | dict:
         return _packed(_column(values)) if pack else _column(values)
@@ -87,22 +86,6 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
         "spoken": [] if number_input else spoken_values(control, spoken or ["x = {}"] * thumbs),
         **({"kind": "number", "input": "input", "values": shown_values(control)} if number_input else {}),
     }
-
-
-def shared_columns(shared: Sequence[tuple], views: Mapping[str, Mapping[str, Sequence]],
-                   steady: Mapping[str, tuple[Sequence, int]] | None = None) -> dict:
-    """The ``shared`` texts, the ``views`` and the ``steady`` charts of a ``live_table`` (packed), made apart from the
-    rest of it: a caller whose shared part changes more often than the rest merges the two dicts.  ``shared``: texts
-    (as ``live_table``'s ``texts``) that other controls' tables write too, each at its own steps with this control
-    where the rerun left it (Home's paragraph, beside the chart's ``views``): the caller adds ``base``, this
-    control's step at the rerun (-1 off the grid), and ``gen``, the rerun's values; only the newest rerun's tables
-    write them and the views, and of those the control last moved off its base while it is off (any, while none is).
-    ``steady``: a chart's key -> its views' margin classes (one a position) and the narrowest plot area, in px, whose
-    margins the layer holds."""
-    return {"shared": [[t[0], t[1], _packed(_column(t[2])), *t[3:]] for t in shared],
-            "views": {k: {key: _packed(_column(c)) for key, c in v.items()} for k, v in views.items()},
-            **({"steady": {k: {"by": _packed(_column(c)), "min": int(w)} for k, (c, w) in steady.items()}}
-               if steady else {})}
 
 
 def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] | None = None,

@@ -748,15 +748,17 @@ def home_words(inputs) -> list[str]:
     return [first, second]
 
 
-def check_home(state: dict, i: int = 1) -> None:
-    """The input's row, its points, and what depends on all five (the others at the defaults): the chart's x range
-    (-3 … 3 and every input with half a unit to spare), its y range and ticks (ui.home.overview_view's, the page's
-    own), its label (the lowest tanh GELU, mpmath's; hidden when no output is negative) and the paragraphs."""
+def check_home(state: dict, i: int = 1, others=None) -> None:
+    """The input's row, its points, and what depends on all five (the others at ``others``, else the defaults): the
+    chart's x range (-3 … 3 and every input with half a unit to spare), its y range and ticks (ui.home.overview_view's,
+    the page's own), its label (the lowest tanh GELU, mpmath's; hidden when no output is negative) and the
+    paragraphs."""
     from ui.home import HOME_DEFAULT_INPUTS, overview_view
 
     x = float(state["value"])
     assert state["cells"] == home_expected(x), x
-    inputs = [*HOME_DEFAULT_INPUTS[:i], x, *HOME_DEFAULT_INPUTS[i + 1:]]
+    others = HOME_DEFAULT_INPUTS if others is None else others
+    inputs = [*others[:i], x, *others[i + 1:]]
     assert state["words"] == home_words(inputs), x
     assert state["view"]["x"] == [min(-3.0, min(inputs) - 0.5), max(3.0, max(inputs) + 0.5)], x
     view = overview_view(inputs)
@@ -822,6 +824,33 @@ def test_a_held_arrow_key_on_a_home_input_follows_without_the_server(opened, bro
                                                                              after["drawn"])
     finally:
         other.close()
+
+
+def test_a_held_key_follows_with_the_other_inputs_where_they_stand(opened):
+    """x1 typed to 0.5 and x5 to 1.5 (each committed with Enter: the page's rerun), then x2 held up from -1 to 3:
+    the view, the label and the paragraphs follow with the other four as they stand now (x2 is the most negative
+    input and the lowest GELU until it reaches 0, then none is negative and the label hides; x1's 0.5 is the smallest
+    positive until x2 ties it), with no script run; the release commits once."""
+    page, recorder = opened(Live("", "home_x2", "", "", 0, lambda x: {}))
+    for key, value in (("home_x1", "0.5"), ("home_x5", "1.5")):
+        field = page.locator(f".st-key-{key} input")
+        field.fill(value)
+        driver.act(page, lambda f=field: f.press("Enter"))
+        page.wait_for_timeout(300)
+    others = (0.5, -1.0, 0.0, 1.0, 1.5)
+    page.locator(".st-key-home_x2 input").focus()
+    before_runs, before_sent, seen = driver.runs(page), recorder.sent, set()
+    for _ in range(8):  # -1.00 up to 3.00
+        page.keyboard.down("ArrowUp")
+        state = read_home(page, 1)
+        check_home(state, 1, others)
+        seen.add(tuple(state["words"]))
+    assert recorder.sent == before_sent and driver.runs(page) == before_runs, "the held key reached the server"
+    assert len(seen) >= 2, seen  # the paragraphs changed on the way (x2 negative, then none)
+    driver.act(page, lambda: page.keyboard.up("ArrowUp"))
+    page.wait_for_timeout(400)
+    assert driver.runs(page) == before_runs + 1
+    check_home(read_home_settled(page, 1), 1, others)
 
 
 def test_a_typed_number_shows_at_once_and_commits_on_enter(opened):

@@ -150,6 +150,8 @@ CALLS = {
     "ui.home._y_axis": lambda f: f(20.5, "tanh"),
     "ui.home._label": lambda f: f(-0.16997120866382787, "tanh"),
     "ui.home._prose_of": lambda f: f(-19.5, -0.0, -0.0, 0.5, 0.3457140064239502, "tanh"),
+    "ui.describe._decoded": lambda f: f(__import__("base64").b64encode(np.arange(2048.0).tobytes()).decode(), "f8",
+                                        None),
     "ui.live.as_json": lambda f: f(__import__("ui.approximations").approximations.range_live_table),
     "ui.approximations.framework_runs": lambda f: f(_x(), ("float32", "bfloat16", "float16"), "none"),
     "ui.approximations.dtype_limits": lambda f: f("float16", "tanh"),

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gelu_core.shared import memo
 from ui import plain as plain_numbers
 from ui.format import local, sci
 from ui.i18n import _
@@ -49,17 +50,32 @@ def number(value) -> str:
 
 
 def values(spec) -> np.ndarray:
-    """A trace's x or y as a 1-D array, whether a list, a numpy array or Plotly's typed-array spec
+    """A trace's x or y as a 1-D array (read only), whether a list, a numpy array or Plotly's typed-array spec
     ({"dtype": "f8", "bdata": base64})."""
     if spec is None:
         return np.empty(0)
     if isinstance(spec, dict) and "bdata" in spec:
-        out = np.frombuffer(base64.b64decode(spec["bdata"]), dtype=_DTYPES[spec["dtype"]])
-        return out.reshape([int(s) for s in str(spec["shape"]).split(",")]) if spec.get("shape") else out
+        typed = (spec["bdata"], spec["dtype"], spec.get("shape"))
+        return _decoded(*typed) if len(spec["bdata"]) <= KEPT_BDATA else _decode(*typed)
     try:
         return np.asarray(spec, dtype=float)
     except (TypeError, ValueError):
         return np.asarray(spec, dtype=object)
+
+
+KEPT_BDATA = 16 * 1024  # characters: a typed array this long or shorter (2,048 float64s) is decoded once and kept
+
+
+def _decode(bdata: str, dtype: str, shape) -> np.ndarray:
+    out = np.frombuffer(base64.b64decode(bdata), dtype=_DTYPES[dtype])
+    return out.reshape([int(s) for s in str(shape).split(",")]) if shape else out
+
+
+@memo(entry_bytes=48 * 1024)  # 42 KB measured at KEPT_BDATA, the key included: tests/test_memo.py
+def _decoded(bdata: str, dtype: str, shape) -> np.ndarray:
+    """``_decode``, kept: a chart's curves are the same at every move of its control (a page's memo makes them),
+    and the words under it read them again each time."""
+    return _decode(bdata, dtype, shape)
 
 
 def plain(text) -> str:

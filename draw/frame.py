@@ -82,6 +82,16 @@ def part(function: Callable) -> Callable:
     return run
 
 
+def whole_page_when_changed(key: str, value) -> None:
+    """For a part whose move can change what the page draws outside it (Approximations' charts appear or go with a
+    range too narrow to show): the page's full run notes ``value`` under ``key`` in the session; a part's own rerun
+    that finds another value reruns the whole page, which draws it."""
+    if not internals.in_fragment_rerun():
+        st.session_state[key] = value
+    elif st.session_state.get(key) != value:
+        st.rerun()
+
+
 def require_app_frame() -> None:
     """Rerun through app.py if Streamlit ran this page on its own (legacy pages/ mode)."""
     if internals.in_pages_directory_mode():
@@ -221,25 +231,39 @@ def chart_config(name: str) -> dict:
     }
 
 
-def chart(fig, name: str, *, frame: int | None = None, **kwargs) -> None:
-    """Draw a Plotly figure in the app's way: Streamlit's theme, a PNG button, ``name`` as its key.
+def chart(fig, name: str, *, frame: int | None = None, words: bool = True, **kwargs) -> None:
+    """Draw a Plotly figure in the app's way: Streamlit's theme, a PNG button, ``name`` as its key, and its words
+    under it (``chart_words``; ``words=False``: the caller draws them, in the place after it).
 
     ``frame``: the drawing's number when one chart is redrawn several times in one run (training progress).
     Each drawing gets its own key: without one, Streamlit's id is a hash of the figure, and two drawings that
     come out equal (a collapsed network's flat 50 % regions) would collide.
     """
-    from ui.theme import plain_spec  # Plotly's modules with it: imported by the page that draws a chart
-
     key = f"chart_{name}" if frame is None else f"chart_{name}_frame{frame}"
-    spec = plain_spec(fig)
-    if presenting():  # the room's type, charts' text too
-        spec = enlarged(spec if spec is not None else fig)
+    spec = _spec(fig)
     if spec is None or kwargs or not internals.plotly_chart_of_spec(spec, key, chart_config(name)):
         st.plotly_chart(fig if spec is None else spec, theme="streamlit", key=key, config=chart_config(name),
                         **kwargs)
-    # What a screen reader hears of it: a name, a summary the chart is described by, the data as a table
-    # (ui/describe.py; a11y.js ties them to the plot).  A live chart's summary is not announced.
-    st.html(describe.as_html(describe.describe(spec or fig), name, announce=frame is None))
+    if words:
+        chart_words(spec or fig, name, announce=frame is None)
+
+
+def chart_words(fig, name: str, *, announce: bool = True) -> None:
+    """What a screen reader hears of a chart: a name, a summary the chart is described by, the data as a table
+    (ui/describe.py; a11y.js ties them to the plot by ``name``).  ``announce``: off for a chart redrawn many times a
+    run (training progress), whose summary is not read out at each drawing."""
+    spec = fig if isinstance(fig, dict) else _spec(fig)
+    st.html(describe.as_html(describe.describe(spec or fig), name, announce=announce))
+
+
+def _spec(fig) -> dict | None:
+    """A figure's plain spec as the page sends it (enlarged in the presenter view), or None (plotly's own)."""
+    from ui.theme import plain_spec  # Plotly's modules with it: imported by the page that draws a chart
+
+    spec = plain_spec(fig)
+    if presenting():  # the room's type, charts' text too
+        spec = enlarged(spec if spec is not None else fig)
+    return spec
 
 
 def text_table(columns: Mapping[str, list[str]], **kwargs) -> None:

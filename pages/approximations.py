@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from draw.frame import chart, part, require_app_frame
+from draw.frame import chart, chart_words, part, require_app_frame, whole_page_when_changed
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from gelu_core import ACTIVATIONS
@@ -49,32 +49,63 @@ def three_forms_formulas():
         st.latex(ACTIVATIONS[key].latex)
 
 
+NARROW = "approximations_narrow"  # session state: whether the page's last full run found the range too narrow
+CHARTS = ("approximations-forms", "approximations-absolute", "approximations-relative")
+
+
+def three_forms_places() -> dict:
+    """The forms tab's places, in the order they show: the range slider (and the note of a range too narrow), the
+    forms chart, its words, its caption; the two error charts side by side, each with its title and words; their
+    caption; the largest errors.  The page draws the charts and what no range changes; the part (``three_forms``)
+    what a move changes."""
+    places = {"slider": st.container(), "charts": {}, "words": {}}
+    places["charts"][CHARTS[0]], places["words"][CHARTS[0]] = st.container(), st.container()
+    places["forms caption"] = st.container(key="approximations_forms_words")
+    for name, col in zip(CHARTS[1:], st.columns(2), strict=True):
+        places["charts"][name], places["words"][name] = col.container(), col.container()
+    places["errors caption"] = st.container(key="approximations_errors_words")
+    places["largest"] = st.container()
+    return places
+
+
 @part
-def three_forms(shown: bool):
-    # the slider, then the three charts it moves (on a phone directly below it), then the worst points
-    lo, hi = st.slider(**APPROXIMATIONS["range"].kwargs())
+def three_forms(shown: bool, places: dict):
+    """The range slider and what a move of it changes: the three charts' words (what a screen reader hears of them:
+    the data in view), the two captions, and the layer that sets the charts' view as the thumbs go.  The charts,
+    whose data are the same for every range, are the page's (``three_charts``): on a move the layer has set the view
+    the page would draw.  The figures at the range, on the page's full run (None: nothing to chart)."""
+    with places["slider"]:
+        lo, hi = st.slider(**APPROXIMATIONS["range"].kwargs())
     if not shown:
-        return  # the slider stays (it holds its URL value); the charts are drawn only on the open tab
-    if hi - lo < 0.5:
-        st.info(_("Pick a range at least {width} wide: drag the two ends of the slider apart.").format(
+        return None  # the slider stays (it holds its URL value); the charts are drawn only on the open tab
+    narrow = hi - lo < 0.5
+    whole_page_when_changed(NARROW, narrow)  # the charts appear or go: the page draws them
+    if narrow:
+        places["slider"].info(_("Pick a range at least {width} wide: drag the two ends of the slider apart.").format(
             width=fixed(0.5, 1)))
-        return
-    worst = worst_points()
-    figures = view_figures(lo, hi, worst)  # the curves over the slider's whole span, the range as the view
-    chart(figures["approximations-forms"], "approximations-forms")
-    st.container(key="approximations_forms_words").caption(forms_words(lo, hi))
-    c1, c2 = st.columns(2)
-    with c1:
-        st.markdown(_("**Absolute error**"))
-        chart(figures["approximations-absolute"], "approximations-absolute")
-    with c2:
-        st.markdown(_("**Relative error**"))
-        chart(figures["approximations-relative"], "approximations-relative")
-    st.container(key="approximations_errors_words").caption(errors_words(lo))
-    # the axes and the two captions, moved as the thumbs go
+        return None
+    figures = view_figures(lo, hi, worst_points())  # the curves over the slider's whole span, the range as the view
+    for name, box in places["words"].items():
+        with box:
+            chart_words(figures[name], name)
+    places["forms caption"].caption(forms_words(lo, hi))
+    places["errors caption"].caption(errors_words(lo))
+    # the charts' axes and the two captions, moved as the thumbs go
     follow(as_json(range_live_table), "approximations_range_live")
-    c1, c2 = st.columns(2)
-    for col, a in ((c1, "tanh"), (c2, "sigmoid")):
+    return figures
+
+
+def three_charts(places: dict, figures: dict) -> None:
+    """The three charts at the range of the page's run (their view follows the thumbs from then on: the live layer),
+    the error charts' titles, and the largest error of each form, which no range changes."""
+    titles = {CHARTS[1]: _("**Absolute error**"), CHARTS[2]: _("**Relative error**")}
+    for name, box in places["charts"].items():
+        with box:
+            if name in titles:
+                st.markdown(titles[name])
+            chart(figures[name], name, words=False)
+    worst = worst_points()
+    for col, a in zip(places["largest"].columns(2), ("tanh", "sigmoid"), strict=True):
         at_x, value = worst[a]
         col.metric(_("Largest error, {form} form").format(form=form_name(a)), sci(value, 2),
                    help=_("{error} at x = ±{x}").format(error=sci(value, 6), x=fixed(at_x, 6)))
@@ -163,6 +194,9 @@ def what_pytorch_computes(shown: bool):
 forms_tab, torch_tab = st.tabs(**APPROXIMATIONS["view"].kwargs())
 with forms_tab:
     three_forms_formulas()  # before the part: the range moves nothing in them
-    three_forms(bool(forms_tab.open))
+    places = three_forms_places()
+    figures = three_forms(bool(forms_tab.open), places)
+    if figures is not None:
+        three_charts(places, figures)
 with torch_tab:
     what_pytorch_computes(bool(torch_tab.open))

@@ -97,3 +97,33 @@ def test_after_a_bad_link_the_first_move_reruns_the_whole_page_and_drops_the_not
 
     noted, (first_full, left), second_full = run_sync(student())
     assert noted and first_full and not left and not second_full
+
+
+def test_a_range_too_narrow_to_chart_reruns_the_whole_page_and_so_does_the_move_back(server):
+    """Approximations' charts are drawn by the page, not by the range's part (their data are the same for every
+    range; the live layer sets the view): a move that leaves the range too narrow to chart (one value) reruns the
+    whole page, which shows the note and no chart, and the move back draws the three charts again.  A move within
+    chartable ranges reruns the part alone and sends no chart (the page keeps the ones it drew)."""
+    def drawn(s: Watched) -> list:  # what the latest run drew
+        return [s.elements[p] for p in s.drawn if p in s.elements]
+
+    def charts(s: Watched) -> int:
+        return sum(seen.kind == "plotly_chart" for seen in drawn(s))
+
+    def note(s: Watched) -> bool:
+        return any(seen.kind == "alert" and "Pick a range" in seen.text for seen in drawn(s))
+
+    async def student():
+        async with Watched(server.base_url, "approximations", "approximations_range=1&approximations_range=2",
+                           timeout_s=60) as s:
+            await s.run()
+            await s.show_me()  # past the page's question: the whole page drawn
+            seen = [(full_run(s), charts(s), note(s))]
+            for direction in (1, 1, -1):  # 1.5 … 2, then 2 … 2 (one value), then back to 1.5 … 2
+                await s.move(direction)
+                seen.append((full_run(s), charts(s), note(s)))
+            return s, seen
+
+    s, seen = run_sync(student())
+    assert not s.troubles
+    assert seen == [(True, 3, False), (False, 0, False), (True, 0, True), (True, 3, False)], seen

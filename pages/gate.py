@@ -43,20 +43,27 @@ for col, (x, gate) in zip(st.columns(len(cards)), cards, strict=True):
 st.caption(bouncer_words(cards))
 
 
+# The slider, then the two charts it moves side by side (on a phone the bell curve follows the slider directly), then
+# the readouts: their places and the charts' titles are drawn here, once a page run; a move reruns ``probe`` alone,
+# which fills them.
+slider_box = st.container()
+bell, curves = st.columns(2)
+bell.markdown(_("**Where the gate comes from**: the shaded area under the bell curve."))
+curves.markdown(_("**The gate itself**, exact and the two cheaper look-alikes."))
+readout = st.container(key=READOUT).columns(3)
+
+
 @part
 def probe():
-    """The slider and the two charts it moves, together (on a phone the bell curve follows the slider directly);
-    the readouts come after them."""
-    x = st.slider(**GATE["x"].kwargs())
-    bell, curves = st.columns(2)
+    """The slider, the two charts and the three readouts it moves, each in its place."""
+    with slider_box:
+        x = st.slider(**GATE["x"].kwargs())
     with bell:
-        st.markdown(_("**Where the gate comes from**: the shaded area under the bell curve."))
         chart(bell_figure(x), "gate-bell")
     with curves:
-        st.markdown(_("**The gate itself**, exact and the two cheaper look-alikes."))
         chart(gate_figure(x), "gate")
     (gate_label, gate_text), (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
-    a, b, c = st.container(key=READOUT).columns(3)
+    a, b, c = readout
     a.metric(gate_label, gate_text, help=fixed(gelu_core.gelu_gate(x, approximate=form), 6))
     b.metric(gelu_label, gelu_text)
     c.metric(relu_label, relu_text, help=_("ReLU's gate is 1 for x > 0 and 0 otherwise."))

@@ -56,15 +56,15 @@ CHARTS = ("approximations-forms", "approximations-absolute", "approximations-rel
 def three_forms_places() -> dict:
     """The forms tab's places, in the order they show: the range slider (and the note of a range too narrow), the
     forms chart, its words, its caption; the two error charts side by side, each with its title and words; their
-    caption; the largest errors.  The page draws the charts and what no range changes; the part (``three_forms``)
-    what a move changes."""
+    caption; the live layer; the largest errors.  The page draws the charts and what no range changes; the part
+    (``three_forms``) what a move changes."""
     places = {"slider": st.container(), "charts": {}, "words": {}}
     places["charts"][CHARTS[0]], places["words"][CHARTS[0]] = st.container(), st.container()
     places["forms caption"] = st.container(key="approximations_forms_words")
     for name, col in zip(CHARTS[1:], st.columns(2), strict=True):
         places["charts"][name], places["words"][name] = col.container(), col.container()
     places["errors caption"] = st.container(key="approximations_errors_words")
-    places["largest"] = st.container()
+    places["layer"], places["largest"] = st.container(), st.container()
     return places
 
 
@@ -90,8 +90,8 @@ def three_forms(shown: bool, places: dict):
             chart_words(figures[name], name)
     places["forms caption"].caption(forms_words(lo, hi))
     places["errors caption"].caption(errors_words(lo))
-    # the charts' axes and the two captions, moved as the thumbs go
-    follow(as_json(range_live_table), "approximations_range_live")
+    with places["layer"]:  # the charts' axes and the two captions, moved as the thumbs go
+        follow(as_json(range_live_table), "approximations_range_live")
     return figures
 
 

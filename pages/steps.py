@@ -46,12 +46,24 @@ def _book_example():
     st.session_state["steps_x"] = BOOK_X
 
 
+# The places of what the number moves, made once a page run (a move reruns ``number`` alone, which fills them): the
+# number and its coarse pick side by side, the chart right after them (on a phone it follows the slider directly),
+# then the readouts, the book's example and the steps.  The number input is the source of truth (and the URL's); the
+# slider is a coarse pick that follows it.
+pick_col, exact_col = st.columns([3, 1], vertical_alignment="bottom")
+chart_box = st.container()
+readout = st.container(key=READOUT)  # what the pick slider moves as it goes
+metrics = readout.columns(3)
+readout.button(_("x = {x}, the book's example").format(x=f"{BOOK_X:g}"), key="steps_book", on_click=_book_example,
+               icon=":material/menu_book:",
+               help=_("At x = 1 the gate and GELU are the same number, so the last step, multiply by x, changes "
+                      "nothing."))
+steps_box = readout.container()
+
+
 @part
 def number():
     """The number, its coarse pick, and everything they move: the chart, the readouts and the steps."""
-    # The number input is the source of truth (and the URL's); the slider is a coarse pick that follows it.
-    # The chart comes right after them (on a phone it follows the slider directly), then the readouts and the steps.
-    pick_col, exact_col = st.columns([3, 1], vertical_alignment="bottom")
     with exact_col:
         x = st.number_input(**STEPS["x"].kwargs())
     coarse = min(max(round(x, 1), -STEPS_PICK_LIMIT), STEPS_PICK_LIMIT)
@@ -64,21 +76,17 @@ def number():
     tanh_value = steps[-1].value
     exact_value = gelu(x)
     grid = curve_grid(x)  # the curves over every pick's view: a drag of the pick sets the view, the data stay
-    chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=tanh_value,
-                      gate_at_x=steps[-2].value, view=chart_range(x)), "steps")
-    readout = st.container(key=READOUT)  # what the pick slider moves as it goes
-    c1, c2, c3 = readout.columns(3)
+    with chart_box:
+        chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=tanh_value,
+                          gate_at_x=steps[-2].value, view=chart_range(x)), "steps")
+    c1, c2, c3 = metrics
     tanh_text, exact_text, difference_text = metric_values(x, steps)
     c1.metric(_("tanh form"), tanh_text, help=full(tanh_value))
     c2.metric(_("exact  x·Φ(x)"), exact_text, help=full(exact_value))
     c3.metric(_("difference (tanh − exact)"), difference_text,
               help=_("What the approximation costs at this x, in float64."))
-    readout.button(_("x = {x}, the book's example").format(x=f"{BOOK_X:g}"), key="steps_book",
-                   on_click=_book_example, icon=":material/menu_book:",
-                   help=_("At x = 1 the gate and GELU are the same number, so the last step, multiply by x, changes "
-                          "nothing."))
 
-    with readout:
+    with steps_box:
         show_all = st.toggle(**STEPS["full"].kwargs())
         table = step_table(x, steps)
         text_table(on_screen(table), hide_index=True)

@@ -40,28 +40,37 @@ st.subheader(_("Five numbers through both"))
 st.caption(_("Change any input; the table and the chart follow. The defaults are the five from the book's chapter 4."))
 
 
+# The places of the five inputs and what they move, made once a page run (a move reruns ``inputs_and_views`` alone,
+# which fills them).  The inputs in a row that wraps (three and two on a phone) rather than five columns stacked
+# five high: the table stays close.
+inputs_row = st.container(horizontal=True, gap="small", key="home_inputs")
+table_box = st.container()
+st.caption(_("gate: how open GELU's door is. GELU = x · gate, both in the lesson's {form} form; the last column is "
+             "GELU in the other form, for comparison.").format(form=form_name(form)))
+download_box, chart_box = st.container(), st.container()
+layers_box = st.container(gap=None)  # the five live layers (below), in one slot: one gap above the paragraphs
+prose_box = st.container(key=PROSE)
+
+
 @part
 def inputs_and_views(form: str):
-    """The five inputs and everything they move: the table, the chart and the paragraphs."""
-    # A row that wraps (three and two on a phone) rather than five columns stacked five high: the table stays close.
-    with st.container(horizontal=True, gap="small", key="home_inputs"):
+    """The five inputs and everything they move: the table, its download, the chart and the paragraphs."""
+    with inputs_row:
         inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in INPUTS]
-
     table = five_inputs_table(inputs, form)
-    # Five rows: a plain table (the interactive grid is a large chunk of code for the browser's first page).
-    text_table(on_screen(table), hide_index=True, width="content")
-    st.caption(_("gate: how open GELU's door is. GELU = x · gate, both in the lesson's {form} form; the last column "
-                 "is GELU in the other form, for comparison.").format(form=form_name(form)))
-    csv_button({name: column.tolist() for name, column in table.items()}, "home")
-    chart(overview_figure(inputs, form), "home")
-    with st.container(key=PROSE):
-        st.markdown(prose(inputs, form))
+    with table_box:  # five rows: a plain table (the interactive grid is a large chunk of code for a first page)
+        text_table(on_screen(table), hide_index=True, width="content")
+    with download_box:
+        csv_button({name: column.tolist() for name, column in table.items()}, "home")
+    with chart_box:
+        chart(overview_figure(inputs, form), "home")
+    prose_box.markdown(prose(inputs, form))
 
 
 inputs_and_views(form)
 # The five live layers: each input's row and points, the chart's view and the paragraphs, as a key is held or a
-# number typed.  Their tables do not depend on the inputs' values, so they stand outside the part: a move sends none.
-with st.container(gap=None):  # in one slot: one gap, not five
+# number typed.  Their tables do not depend on the inputs' values, so the page draws them: a move sends none.
+with layers_box:
     for i, c in enumerate(INPUTS):
         follow(input_live_json(i, form), f"{c.key}_live")
 

@@ -14,7 +14,10 @@ the presenter view, the lesson around each page, the code for each view, and one
   charts' text too (``enlarged``); ``&hide=<key>`` (repeatable) also hides those controls, which still hold their
   URL values.  Its links to other pages keep the view, a class and its teacher key (``carried``).
 * ``part``: a page's control and what it moves as an ``st.fragment``: a move reruns that part alone, not the page
-  and the frame around it, unless something outside the part shows the controls' values or the link's note.
+  and the frame around it, unless something outside the part shows the controls' values or the link's note.  The
+  page makes the part's places (columns, titles, rows: what no move changes) and the part fills them; what a
+  move's rerun need not send (a live layer's table the same at every value, charts whose view the layer sets) the
+  page draws (``whole_page_when_changed``: the whole page reruns when a move changes what it drew).
 """
 
 from __future__ import annotations
@@ -65,10 +68,12 @@ def part(function: Callable) -> Callable:
     """``st.fragment`` for a page's control and everything it moves: a move reruns the part alone, not the page and
     the frame around it, so the server's work for a move is the part's.
 
-    Everything the part's controls change must be drawn inside it (its arguments are what the page's last full run
-    gave it: values of controls outside the part, which rerun the whole page).  Two things outside it follow the
-    controls, so a move reruns the whole page while either shows: the code for this view (built from every control's
-    value, below the page) when open, and the link check's note (a full run after a bad link drops it)."""
+    Everything the part's controls change must be drawn by it, in its own place or in places the page made before
+    calling it (its arguments are what the page's last full run gave it: values of controls outside the part, which
+    rerun the whole page), or be set in the browser by a live layer exactly as the page would draw it.  Two things
+    outside it follow the controls, so a move reruns the whole page while either shows: the code for this view
+    (built from every control's value, below the page) when open, and the link check's note (a full run after a
+    bad link drops it)."""
     @st.fragment
     @functools.wraps(function)
     def run(*args, **kwargs):

@@ -121,6 +121,13 @@ def _x() -> tuple[float, ...]:
     return tuple(np.linspace(-12.0, 12.0, POINTS).tolist())
 
 
+def _typed_key(scale: float) -> tuple:
+    """A typed array's key (ui.describe._key) at the longest the words keep: 2,048 float64s."""
+    import base64
+
+    return base64.b64encode((scale * np.linspace(-1.0, 1.0, 2048)).tobytes()).decode(), "f8", None
+
+
 def _printed() -> tuple:
     from gelu_core.activations import ACTIVATIONS, GATES
 
@@ -152,6 +159,8 @@ CALLS = {
     "ui.home._prose_of": lambda f: f(-19.5, -0.0, -0.0, 0.5, 0.3457140064239502, "tanh"),
     "ui.describe._decoded": lambda f: f(__import__("base64").b64encode(np.arange(2048.0).tobytes()).decode(), "f8",
                                         None),
+    "ui.describe._kept_words": lambda f: f("scatter", "lines", "GELU", True, _typed_key(-1.0), _typed_key(1.0), None,
+                                           "x", "GELU(x)"),
     "ui.live.as_json": lambda f: f(__import__("ui.approximations").approximations.range_live_table),
     "ui.approximations.framework_runs": lambda f: f(_x(), ("float32", "bfloat16", "float16"), "none"),
     "ui.approximations.dtype_limits": lambda f: f("float16", "tanh"),

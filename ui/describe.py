@@ -22,6 +22,7 @@ from gelu_core.shared import memo
 from ui import plain as plain_numbers
 from ui.format import local, sci
 from ui.i18n import _
+from ui.i18n import memo as words_memo
 
 TABLE_SAMPLES = 11  # points of each curve in the table: evenly spaced indices, the first and the last included
 MAX_POINTS_SAID = 6  # a trace with more points than this is a cloud: its extent is said, a sample tabled
@@ -133,59 +134,20 @@ def describe(fig) -> Description:
     marks: list[str] = []
     curves: list[str] = []
     rows: list[tuple[str, str, str]] = []
-    for trace in spec.get("data") or ():
-        t = trace
+    for t in spec.get("data") or ():
         if t.get("visible", True) not in (True, None):
             continue
         kind, mode = t.get("type", "scatter"), t.get("mode") or ("lines" if t.get("type", "scatter") == "scatter"
                                                               else "")
-        name = plain(t.get("name")) or kind
-        x, y = values(t.get("x")), values(t.get("y"))
-        if kind not in ("scatter", "bar") or x.size == 0 or x.size != y.size or x.dtype == object:
-            if kind in ("heatmap", "contour"):
-                shown.append(name)
-                curves.append(_("{name}: a map over {x} and {y}.").format(name=name, x=x_word, y=y_word))
-            continue
-        y = y.astype(float)
-        if view and kind == "scatter" and x.dtype != object:  # a chart whose axis shows part of its data: that part
-            inside = (x.astype(float) >= view[0]) & (x.astype(float) <= view[1])
-            x, y = x[inside], y[inside]
-            if x.size == 0:
-                continue
-        finite = np.isfinite(y) & np.isfinite(x.astype(float))
-        if kind == "bar":
-            shown.append(name)
-            if finite.any():
-                top = int(np.flatnonzero(finite)[np.argmax(y[finite])])
-                curves.append(_("{name}: {n} bars over {x} from {first} to {last}; the tallest, {top}, at {at}.")
-                              .format(name=name, n=x.size, x=x_word, first=number(x[0]), last=number(x[-1]),
-                                      top=number(y[top]), at=number(x[top])))
-            rows += [(name, number(a), number(b)) for a, b in zip(x, y, strict=True)]
-        elif "lines" in mode and x.size > 1:
-            if t.get("showlegend", True) is not False:
-                shown.append(name)
-            if finite.any():
-                lo = int(np.flatnonzero(finite)[np.argmin(y[finite])])
-                hi = int(np.flatnonzero(finite)[np.argmax(y[finite])])
-                xs = x[finite]
-                curves.append(_("{name}, for {x} from {first} to {last}: lowest {low} at {low_x}, highest {high} at "
-                                "{high_x}.").format(name=name, x=x_word, first=number(xs[0]), last=number(xs[-1]),
-                                                    low=number(y[lo]), low_x=number(x[lo]), high=number(y[hi]),
-                                                    high_x=number(x[hi])))
-            rows += [(name, number(x[i]), number(y[i])) for i in _sample(x.size)]
-        elif x.size > MAX_POINTS_SAID:  # a cloud of points (the race's data)
-            if finite.any():
-                xs, ys = x[finite].astype(float), y[finite]
-                marks.append(_("{name}: {n} points, {x} from {x_low} to {x_high}, {y} from {y_low} to {y_high}.")
-                             .format(name=name, n=x.size, x=x_word, x_low=number(xs.min()),
-                                     x_high=number(xs.max()), y=y_word, y_low=number(ys.min()),
-                                     y_high=number(ys.max())))
-            rows += [(name, number(x[i]), number(y[i])) for i in _sample(x.size)]
-        else:  # marked points: a probe, a minimum, the largest error
-            said = [_("at {x} = {a} is {b}").format(x=x_word, a=number(a), b=number(b))
-                    for a, b in zip(x, y, strict=True)]
-            marks.append(_("{name} {points}.").format(name=name, points="; ".join(said)))
-            rows += [(name, number(a), number(b)) for a, b in zip(x, y, strict=True)]
+        x, y = t.get("x"), t.get("y")
+        if _typed(x) and _typed(y):  # a curve, as a page's memo made it: the same at every move, its words kept
+            words = _kept_words(kind, mode, t.get("name"), t.get("showlegend", True) is not False, _key(x), _key(y),
+                                view, x_word, y_word)
+        else:
+            words = _trace_words(kind, mode, t.get("name"), t.get("showlegend", True) is not False, values(x),
+                                 values(y), view, x_word, y_word)
+        for kept, more in zip((shown, marks, curves, rows), words, strict=True):
+            kept += more
 
     labels = [text for text in (plain(a.get("text")) for a in layout.get("annotations") or ()
                                 if a.get("visible", True) is not False) if text]
@@ -195,6 +157,79 @@ def describe(fig) -> Description:
     labelled = [_("Labels on the chart: {labels}.").format(labels="; ".join(labels))] if labels else []
     summary = " ".join(marks + labelled + curves)
     return Description(name=name, summary=summary, columns=(_("Series"), x_word, y_word), rows=rows)
+
+
+def _typed(v) -> bool:
+    """A typed array short enough to keep (``KEPT_BDATA``)."""
+    return isinstance(v, dict) and "bdata" in v and len(v["bdata"]) <= KEPT_BDATA
+
+
+def _key(v: dict) -> tuple:
+    return v["bdata"], v["dtype"], v.get("shape")
+
+
+@words_memo(entry_bytes=64 * 1024)  # 45 KB measured, the key's two arrays included: tests/test_memo.py
+def _kept_words(kind: str, mode: str, name, legend: bool, x: tuple, y: tuple, view, x_word: str, y_word: str) -> tuple:
+    """``_trace_words`` of a trace whose x and y are typed arrays (``_key``: their base64, dtype and shape), kept."""
+    return _trace_words(kind, mode, name, legend, values(dict(zip(("bdata", "dtype", "shape"), x, strict=True))),
+                        values(dict(zip(("bdata", "dtype", "shape"), y, strict=True))), view, x_word, y_word)
+
+
+def _trace_words(kind: str, mode: str, raw_name, legend: bool, x: np.ndarray, y: np.ndarray, view, x_word: str,
+                 y_word: str) -> tuple[list, list, list, list]:
+    """What one trace adds to a chart's words: its name among the series a legend lists, its marked points, its
+    curves' sentences and its rows of the data table (``describe``'s four lists)."""
+    shown: list[str] = []
+    marks: list[str] = []
+    curves: list[str] = []
+    rows: list[tuple[str, str, str]] = []
+    name = plain(raw_name) or kind
+    if kind not in ("scatter", "bar") or x.size == 0 or x.size != y.size or x.dtype == object:
+        if kind in ("heatmap", "contour"):
+            shown.append(name)
+            curves.append(_("{name}: a map over {x} and {y}.").format(name=name, x=x_word, y=y_word))
+        return shown, marks, curves, rows
+    y = y.astype(float)
+    if view and kind == "scatter" and x.dtype != object:  # a chart whose axis shows part of its data: that part
+        inside = (x.astype(float) >= view[0]) & (x.astype(float) <= view[1])
+        x, y = x[inside], y[inside]
+        if x.size == 0:
+            return shown, marks, curves, rows
+    finite = np.isfinite(y) & np.isfinite(x.astype(float))
+    if kind == "bar":
+        shown.append(name)
+        if finite.any():
+            top = int(np.flatnonzero(finite)[np.argmax(y[finite])])
+            curves.append(_("{name}: {n} bars over {x} from {first} to {last}; the tallest, {top}, at {at}.")
+                          .format(name=name, n=x.size, x=x_word, first=number(x[0]), last=number(x[-1]),
+                                  top=number(y[top]), at=number(x[top])))
+        rows += [(name, number(a), number(b)) for a, b in zip(x, y, strict=True)]
+    elif "lines" in mode and x.size > 1:
+        if legend:
+            shown.append(name)
+        if finite.any():
+            lo = int(np.flatnonzero(finite)[np.argmin(y[finite])])
+            hi = int(np.flatnonzero(finite)[np.argmax(y[finite])])
+            xs = x[finite]
+            curves.append(_("{name}, for {x} from {first} to {last}: lowest {low} at {low_x}, highest {high} at "
+                            "{high_x}.").format(name=name, x=x_word, first=number(xs[0]), last=number(xs[-1]),
+                                                low=number(y[lo]), low_x=number(x[lo]), high=number(y[hi]),
+                                                high_x=number(x[hi])))
+        rows += [(name, number(x[i]), number(y[i])) for i in _sample(x.size)]
+    elif x.size > MAX_POINTS_SAID:  # a cloud of points (the race's data)
+        if finite.any():
+            xs, ys = x[finite].astype(float), y[finite]
+            marks.append(_("{name}: {n} points, {x} from {x_low} to {x_high}, {y} from {y_low} to {y_high}.")
+                         .format(name=name, n=x.size, x=x_word, x_low=number(xs.min()),
+                                 x_high=number(xs.max()), y=y_word, y_low=number(ys.min()),
+                                 y_high=number(ys.max())))
+        rows += [(name, number(x[i]), number(y[i])) for i in _sample(x.size)]
+    else:  # marked points: a probe, a minimum, the largest error
+        said = [_("at {x} = {a} is {b}").format(x=x_word, a=number(a), b=number(b))
+                for a, b in zip(x, y, strict=True)]
+        marks.append(_("{name} {points}.").format(name=name, points="; ".join(said)))
+        rows += [(name, number(a), number(b)) for a, b in zip(x, y, strict=True)]
+    return shown, marks, curves, rows
 
 
 def as_html(d: Description, key: str, *, announce: bool = True) -> str:

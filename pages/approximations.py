@@ -71,9 +71,9 @@ def three_forms_places() -> dict:
 @part
 def three_forms(shown: bool, places: dict):
     """The range slider and what a move of it changes: the three charts' words (what a screen reader hears of them:
-    the data in view), the two captions, and the layer that sets the charts' view as the thumbs go.  The charts,
-    whose data are the same for every range, are the page's (``three_charts``): on a move the layer has set the view
-    the page would draw.  The figures at the range, on the page's full run (None: nothing to chart)."""
+    the data in view) and the two captions.  The charts, whose data are the same for every range, are the page's
+    (``three_charts``), with the live layer: on a move it has set the view the page would draw.  The figures at the
+    range, on the page's full run (None: nothing to chart)."""
     with places["slider"]:
         lo, hi = st.slider(**APPROXIMATIONS["range"].kwargs())
     if not shown:
@@ -90,20 +90,21 @@ def three_forms(shown: bool, places: dict):
             chart_words(figures[name], name)
     places["forms caption"].caption(forms_words(lo, hi))
     places["errors caption"].caption(errors_words(lo))
-    with places["layer"]:  # the charts' axes and the two captions, moved as the thumbs go
-        follow(as_json(range_live_table), "approximations_range_live")
     return figures
 
 
 def three_charts(places: dict, figures: dict) -> None:
-    """The three charts at the range of the page's run (their view follows the thumbs from then on: the live layer),
-    the error charts' titles, and the largest error of each form, which no range changes."""
+    """The three charts at the range of the page's run (their view follows the thumbs from then on: the live layer,
+    one table for every range), the error charts' titles, and the largest error of each form, which no range
+    changes."""
     titles = {CHARTS[1]: _("**Absolute error**"), CHARTS[2]: _("**Relative error**")}
     for name, box in places["charts"].items():
         with box:
             if name in titles:
                 st.markdown(titles[name])
             chart(figures[name], name, words=False)
+    with places["layer"]:  # the charts' axes and the two captions, moved as the thumbs go
+        follow(as_json(range_live_table), "approximations_range_live")
     worst = worst_points()
     for col, a in zip(places["largest"].columns(2), ("tanh", "sigmoid"), strict=True):
         at_x, value = worst[a]

@@ -65,11 +65,11 @@ def probe(lo: float, hi: float, n: int, approximate: str, overlays: list[str], p
         c1.metric(t["relu_label"], t["relu"])
         c2.metric(t["gelu_label"], t["gelu"], help="GELU(x) = x · gate(x)")
         c3.metric(t["gate_label"], t["gate"], help=_("How open GELU's door is at this x, from 0 to 1."))
-        # the above, moved by the thumb as it goes
-        follow(as_json(probe_live_table, approximate, lo, hi), "curves_x_live")
 
 
 probe(lo, hi, n, approximate, overlays, params)
+with chart_col:  # the above, moved by the thumb as it goes: one table for every x at this range, the page's
+    follow(as_json(probe_live_table, approximate, *ordered_range(lo, hi)), "curves_x_live")
 
 f1, f2 = st.columns(2)
 f1.latex(gelu_core.get_activation("relu").latex)

@@ -58,8 +58,6 @@ def gradient(approximate: str, form: str):
         a.metric(_("passed back by ReLU"), fixed(relu_slope), help="1 × ReLU′(x)")
         b.metric(_("passed back by GELU ({form})").format(form=form), fixed(gelu_slope), help="1 × GELU′(x)")
         st.caption(gradient_words(relu_slope, gelu_slope))
-        # the above, moved by the thumb as it goes
-        follow(as_json(gradient_live_table, approximate), "derivative_x_live")
 
 
 @part
@@ -86,6 +84,8 @@ def smoothness(approximate: str, form: str):
 
 
 gradient(approximate, form)
+# the gradient's readouts, moved by the thumb as it goes: one table for every x, the page's
+follow(as_json(gradient_live_table, approximate), "derivative_x_live")
 st.markdown(_("**Smoothness.** Nudge x to either side of 0 and compare how much each slope changes."))
 smoothness(approximate, form)
 

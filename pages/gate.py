@@ -51,6 +51,7 @@ bell, curves = st.columns(2)
 bell.markdown(_("**Where the gate comes from**: the shaded area under the bell curve."))
 curves.markdown(_("**The gate itself**, exact and the two cheaper look-alikes."))
 readout = st.container(key=READOUT).columns(3)
+layer = st.container()  # the live layer's (below)
 
 
 @part
@@ -67,11 +68,11 @@ def probe():
     a.metric(gate_label, gate_text, help=fixed(gelu_core.gelu_gate(x, approximate=form), 6))
     b.metric(gelu_label, gelu_text)
     c.metric(relu_label, relu_text, help=_("ReLU's gate is 1 for x > 0 and 0 otherwise."))
-    # the metrics and the gate chart's probe, moved by the thumb as it goes
-    follow(as_json(gate_live_table, form), "gate_x_live")
 
 
 probe()
+with layer:  # the metrics and the charts' probes, moved by the thumb as it goes: one table for every x, the page's
+    follow(as_json(gate_live_table, form), "gate_x_live")
 st.latex(r"\begin{gathered} \Phi(x) \approx \tfrac12\left(1 + \tanh u\right), \\ "
          r"u = \sqrt{2/\pi}\,(x + 0.044715\,x^3) \\ \Phi(x) \approx \sigma(1.702\,x) \end{gathered}")
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from draw.frame import chart, csv_button, part, require_app_frame, text_table
+from draw.frame import chart, csv_button, part, require_app_frame, text_table, whole_page_when_changed
 from draw.lesson import ask_first
 from draw.live import follow
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
@@ -59,11 +59,14 @@ readout.button(_("x = {x}, the book's example").format(x=f"{BOOK_X:g}"), key="st
                help=_("At x = 1 the gate and GELU are the same number, so the last step, multiply by x, changes "
                       "nothing."))
 steps_box = readout.container()
+layer = readout.container()  # the live layer's (below)
+FULL_DRAWN = "steps_full_drawn"  # session state: whether the page's last full run showed every digit
 
 
 @part
 def number():
-    """The number, its coarse pick, and everything they move: the chart, the readouts and the steps."""
+    """The number, its coarse pick, and everything they move: the chart, the readouts and the steps; whether every
+    digit shows (on the page's full run)."""
     with exact_col:
         x = st.number_input(**STEPS["x"].kwargs())
     coarse = min(max(round(x, 1), -STEPS_PICK_LIMIT), STEPS_PICK_LIMIT)
@@ -88,6 +91,7 @@ def number():
 
     with steps_box:
         show_all = st.toggle(**STEPS["full"].kwargs())
+        whole_page_when_changed(FULL_DRAWN, show_all)  # the live layer's table has every digit's rows, or none
         table = step_table(x, steps)
         text_table(on_screen(table), hide_index=True)
         csv_button(table, "steps")
@@ -98,7 +102,9 @@ def number():
             digits = digits_table(steps)
             st.table(digits, hide_index=True)
             csv_button(digits, "steps-digits", label=_("Download every digit (CSV)"))
-        follow(as_json(steps_live_table, show_all), "steps_pick_live")
+    return show_all
 
 
-number()
+show_all = number()
+with layer:  # the readouts and the steps, moved by the pick as it goes: one table for every pick, the page's
+    follow(as_json(steps_live_table, show_all), "steps_pick_live")

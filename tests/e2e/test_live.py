@@ -443,6 +443,32 @@ def test_a_dragged_probe_stays_clean_under_axe(opened, live):
     page.mouse.up()
 
 
+def test_every_digit_follows_the_pick_once_shown(opened):
+    """"Show every digit" switched on (the whole page runs: the layer's table then holds every digit's rows), then
+    the pick held right 6 steps: the step table shows mpmath's steps at each (steps_expected) with no script run,
+    and after the release the page's own rerun writes the very cells the layer showed, every digit's rows among
+    them."""
+    live = next(live for live in LIVE if live.control == "steps_pick")
+    page, recorder = opened(live)
+    driver.act(page, lambda: page.get_by_text("Show every digit (float64)").click())
+    page.wait_for_timeout(300)
+    state = read(page, live)
+    assert len(state["cells"]) > len(steps_expected(state["thumb"])["cells"])  # the digits' rows show
+    page.locator(f".st-key-{live.control}").get_by_role("slider").focus()
+    before_runs, before_sent = driver.runs(page), recorder.sent
+    for _ in range(6):
+        page.keyboard.down("ArrowRight")
+        state = read(page, live)
+        want = steps_expected(state["thumb"])["cells"]
+        assert state["cells"][:len(want)] == want, state["thumb"]
+    assert recorder.sent == before_sent and driver.runs(page) == before_runs, "the held key reached the server"
+    driver.act(page, lambda: page.keyboard.up("ArrowRight"))
+    page.wait_for_timeout(400)
+    assert driver.runs(page) == before_runs + 1
+    after = read(page, live)
+    assert (after["thumb"], after["cells"]) == (state["thumb"], state["cells"])
+
+
 def test_a_typed_x_off_the_pick_grid_stays_until_the_pick_moves(opened):
     """Step by step: the exact input holds 1.2345 (or -7.5), the pick's thumb sits at 1.2 (or -6); the layer must not
     write the thumb's numbers over the page's until the pick is dragged (then the pick's position shows)."""

@@ -150,6 +150,8 @@ CALLS = {
     "ui.approximations.worst_points": lambda f: f(),
     "ui.approximations._view_curves": lambda f: f(),
     "ui.approximations.range_live_table": lambda f: f(),
+    "ui.approximations._view_specs": lambda f: f(tuple(__import__("ui.approximations").approximations.worst_points()
+                                                       .items())),
     "ui.home._own_table": lambda f: f(1, "tanh"),
     "ui.home.joint_table": lambda f: f("tanh"),
     "ui.home._curves": lambda f: f("tanh"),

@@ -31,7 +31,7 @@ from ui.controls import LESSON_FORM, Control, PageControls
 from ui.format import count, fixed, percent, power_of_ten, sci
 from ui.i18n import N_, SOURCE, _, current, form_name, memo
 from ui.lesson import Question
-from ui.theme import COLORS, NEUTRAL, base_layout, line_trace, marker_trace, quick_figure
+from ui.theme import COLORS, NEUTRAL, QuickFigure, base_layout, line_trace, marker_trace, plain_spec, quick_figure
 
 # ---------------------------------------------------------------- the controls (each bound to the URL)
 
@@ -241,16 +241,29 @@ def view_axes(name: str, lo: float, hi: float) -> dict[str, dict]:
     return {"xaxis": {"range": [lo, hi]}, "yaxis": layout["yaxis"]}
 
 
-def view_figures(lo: float, hi: float, worst: Mapping[str, tuple[float, float]]) -> dict[str, go.Figure]:
-    """The three charts of the forms tab (by name) on the range lo ... hi."""
+@memo(entry_bytes=384 * 1024)  # 313 KB measured: tests/test_memo.py
+def _view_specs(worst: tuple) -> dict[str, dict]:
+    """The three charts' plain specs (by name) over the slider's whole span, with no view: the same at every range
+    (``view_figures`` lays a range's view over each).  ``worst``: ``view_figures``' worst points, as items."""
     x, forms, errors = _view_curves()
-    return {
-        "approximations-forms": forms_figure(x, forms, axes=view_axes("approximations-forms", lo, hi)),
-        "approximations-absolute": error_figure(x, {a: e[0] for a, e in errors.items()}, kind="absolute", worst=worst,
-                                        axes=view_axes("approximations-absolute", lo, hi)),
-        "approximations-relative": error_figure(x, {a: e[1] for a, e in errors.items()}, kind="relative",
-                                        axes=view_axes("approximations-relative", lo, hi)),
-    }
+    return {name: plain_spec(fig) for name, fig in (
+        ("approximations-forms", forms_figure(x, forms)),
+        ("approximations-absolute", error_figure(x, {a: e[0] for a, e in errors.items()}, kind="absolute",
+                                                 worst=dict(worst))),
+        ("approximations-relative", error_figure(x, {a: e[1] for a, e in errors.items()}, kind="relative")))}
+
+
+def view_figures(lo: float, hi: float, worst: Mapping[str, tuple[float, float]]) -> dict[str, go.Figure]:
+    """The three charts of the forms tab (by name) on the range lo ... hi: each one's spec over the whole span
+    (``_view_specs``, kept; its data shared, read only) with the range's axes (``view_axes``) laid over a copy of
+    its layout's."""
+    figures = {}
+    for name, spec in _view_specs(tuple(worst.items())).items():
+        layout = dict(spec["layout"])
+        for axis, patch in view_axes(name, lo, hi).items():
+            layout[axis] = {**layout[axis], **patch}
+        figures[name] = QuickFigure(spec={"data": spec["data"], "layout": layout})
+    return figures
 
 
 def forms_words(lo: float, hi: float) -> str:

@@ -15,7 +15,7 @@ _mount = component("gelu_live", html='<p class="gelu-live-note"></p>', css="live
                    js=("plotly_private.js", "live.js"))
 
 
-def follow(table: bytes | dict, key: str) -> None:
+def follow(table: bytes | dict, key: str | None = None) -> None:
     """Mount the live layer for one slider (once per page run, after the readouts and chart it writes into), given
-    its table's JSON (``ui.live.as_json``) or the table itself."""
+    its table's JSON (``ui.live.as_json``) or the table itself; ``key``: the element's (a class ``st-key-<key>``)."""
     _mount(key=key, data=table, height="content")

@@ -70,9 +70,9 @@ def inputs_and_views(form: str):
 inputs_and_views(form)
 # The five live layers: each input's row and points, the chart's view and the paragraphs, as a key is held or a
 # number typed.  Their tables do not depend on the inputs' values, so the page draws them: a move sends none.
-with layers_box:
-    for i, c in enumerate(INPUTS):
-        follow(input_live_json(i, form), f"{c.key}_live")
+with layers_box:  # no keys: a keyed component is one more entry Streamlit reads back at each of the five inputs
+    for i in range(len(INPUTS)):
+        follow(input_live_json(i, form))
 
 st.subheader(_("The lesson, step by step"))
 cards = [row for row in PAGES.values() if row.card and not row.aside]

@@ -51,8 +51,11 @@
       if (wide.scrollWidth > wide.clientWidth + 1) set(wide, "tabindex", "0");  // scrolls sideways
     }
     for (const text of document.querySelectorAll(".gelu-chart-text")) {
+      // its chart: the element just before it, else the chart keyed by its name (a chart the page draws, with its
+      // words drawn by the part in the place after it: Approximations')
       const box = text.closest("[data-testid='stElementContainer']");
-      const plot = box && box.previousElementSibling && box.previousElementSibling.querySelector(".js-plotly-plot");
+      const plot = (box && box.previousElementSibling && box.previousElementSibling.querySelector(".js-plotly-plot"))
+        || document.querySelector(`.st-key-chart_${text.dataset.chart} .js-plotly-plot`);
       const summary = text.querySelector("p[id]");
       if (plot && summary) {
         set(plot, "role", "figure");

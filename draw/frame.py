@@ -244,8 +244,12 @@ def chart(fig, name: str, *, frame: int | None = None, words: bool = True, **kwa
     Each drawing gets its own key: without one, Streamlit's id is a hash of the figure, and two drawings that
     come out equal (a collapsed network's flat 50 % regions) would collide.
     """
+    from ui.theme import plain_spec  # Plotly's modules with it: imported by the page that draws a chart
+
     key = f"chart_{name}" if frame is None else f"chart_{name}_frame{frame}"
-    spec = _spec(fig)
+    spec = plain_spec(fig)
+    if presenting():  # the room's type, charts' text too
+        spec = enlarged(spec if spec is not None else fig)
     if spec is None or kwargs or not internals.plotly_chart_of_spec(spec, key, chart_config(name)):
         st.plotly_chart(fig if spec is None else spec, theme="streamlit", key=key, config=chart_config(name),
                         **kwargs)
@@ -257,18 +261,7 @@ def chart_words(fig, name: str, *, announce: bool = True) -> None:
     """What a screen reader hears of a chart: a name, a summary the chart is described by, the data as a table
     (ui/describe.py; a11y.js ties them to the plot by ``name``).  ``announce``: off for a chart redrawn many times a
     run (training progress), whose summary is not read out at each drawing."""
-    spec = fig if isinstance(fig, dict) else _spec(fig)
-    st.html(describe.as_html(describe.describe(spec or fig), name, announce=announce))
-
-
-def _spec(fig) -> dict | None:
-    """A figure's plain spec as the page sends it (enlarged in the presenter view), or None (plotly's own)."""
-    from ui.theme import plain_spec  # Plotly's modules with it: imported by the page that draws a chart
-
-    spec = plain_spec(fig)
-    if presenting():  # the room's type, charts' text too
-        spec = enlarged(spec if spec is not None else fig)
-    return spec
+    st.html(describe.as_html(describe.describe(fig), name, announce=announce))
 
 
 def text_table(columns: Mapping[str, list[str]], **kwargs) -> None:

@@ -21,9 +21,9 @@ export default function (component) {
     const exact = !leads[data.control] && data.exact && document.querySelector(data.exact);
     return !!exact && !!input && Number(exact.value) !== Number(input.value);
   };
-  const onGrid = () => {
-    const text = input ? input.value.trim() : "", v = Number(text);
-    return text !== "" && Number.isFinite(v) && data.grid[step(input)] === v;
+  const onGrid = (el = input) => {  // a field's value is one of the grid's (a number typed between steps is not)
+    const text = el ? el.value.trim() : "", v = Number(text);
+    return text !== "" && Number.isFinite(v) && data.grid[step(el)] === v;
   };
   const step = (el) => Math.max(0, Math.min(data.count - 1, Math.round((Number(el.value) - data.min) / data.step)));
   // one thumb: its step; a range slider's two: lo's step × count + hi's
@@ -40,8 +40,7 @@ export default function (component) {
   const joint = data.joint || null;
   const fieldStep = (control) => {
     const el = document.querySelector(`.st-key-${control} ${data.input || "input[type=range]"}`);
-    const text = el ? el.value.trim() : "", v = Number(text), k = el ? step(el) : -1;
-    return text !== "" && Number.isFinite(v) && data.grid[k] === v ? k : -1;
+    return el && onGrid(el) ? step(el) : -1;
   };
   const picks = (k) => {
     const steps = joint.controls.map((c) => (c === data.control ? k : fieldStep(c)));
@@ -346,7 +345,9 @@ export default function (component) {
   const writeTexts = (k) => {
     for (const [selector, nth, column, child] of data.texts) write(selector, nth, at(column, k), child);
     const p = joint ? picks(k) : null;  // Home's paragraphs
-    if (p) for (const [selector, nth, [pick, column], child] of joint.texts) write(selector, nth, at(column, p[pick]), child);
+    for (const [selector, nth, [pick, column], child] of p ? joint.texts : []) {
+      write(selector, nth, at(column, p[pick]), child);
+    }
     const sentence = data.note ? at(data.note, k) : "";
     if (note && note.textContent !== sentence) note.textContent = sentence;
   };

@@ -403,18 +403,15 @@ def joint_grid() -> list[float]:
 
 def _home_shared_at(table: dict, inputs) -> dict:
     """What the live layer shows of what depends on all five inputs, the five at ``inputs`` (on the grid): the chart's
-    view (its relayout keys), the class of margins it is drawn in (its y tick labels' width, as the script's
-    ``tickWidth``), and the paragraphs' text nodes (by selector, match, child)."""
+    view (its relayout keys), the class of margins it is drawn in (its y tick labels' width, ``tick_width``, which
+    the script's ``tickWidth`` mirrors), and the paragraphs' text nodes (by selector, match, child)."""
     from ui import home
 
     joint = table["joint"]
     p = _joint_picks(joint, [joint_grid().index(x) for x in inputs])
     view = {key: unpacked(col)[p[pick]] for key, (pick, col) in joint["views"]["chart_home"].items()}
     assert joint["steady"] == {"chart_home": home.HELD_WIDTH}
-    top = view["yaxis.range"][1]
-    return {"view": view,
-            "margins": max(len(t) for v, t in zip(view["yaxis.tickvals"], view["yaxis.ticktext"], strict=True)
-                           if v <= top),
+    return {"view": view, "margins": home.tick_width(view),
             "prose": {(sel, nth, *child): unpacked(col)[p[pick]] for sel, nth, (pick, col), *child in joint["texts"]}}
 
 

@@ -56,8 +56,7 @@ def values(spec) -> np.ndarray:
     if spec is None:
         return np.empty(0)
     if isinstance(spec, dict) and "bdata" in spec:
-        typed = (spec["bdata"], spec["dtype"], spec.get("shape"))
-        return _decoded(*typed) if len(spec["bdata"]) <= KEPT_BDATA else _decode(*typed)
+        return _decoded(*_key(spec)) if len(spec["bdata"]) <= KEPT_BDATA else _decode(*_key(spec))
     try:
         return np.asarray(spec, dtype=float)
     except (TypeError, ValueError):
@@ -139,13 +138,11 @@ def describe(fig) -> Description:
             continue
         kind, mode = t.get("type", "scatter"), t.get("mode") or ("lines" if t.get("type", "scatter") == "scatter"
                                                               else "")
-        x, y = t.get("x"), t.get("y")
+        x, y, legend = t.get("x"), t.get("y"), t.get("showlegend", True) is not False
         if _typed(x) and _typed(y):  # a curve, as a page's memo made it: the same at every move, its words kept
-            words = _kept_words(kind, mode, t.get("name"), t.get("showlegend", True) is not False, _key(x), _key(y),
-                                view, x_word, y_word)
+            words = _kept_words(kind, mode, t.get("name"), legend, _key(x), _key(y), view, x_word, y_word)
         else:
-            words = _trace_words(kind, mode, t.get("name"), t.get("showlegend", True) is not False, values(x),
-                                 values(y), view, x_word, y_word)
+            words = _trace_words(kind, mode, t.get("name"), legend, values(x), values(y), view, x_word, y_word)
         for kept, more in zip((shown, marks, curves, rows), words, strict=True):
             kept += more
 
@@ -165,14 +162,14 @@ def _typed(v) -> bool:
 
 
 def _key(v: dict) -> tuple:
+    """A typed array's base64, dtype and shape: ``_decode``'s arguments, and a key of the words kept."""
     return v["bdata"], v["dtype"], v.get("shape")
 
 
 @words_memo(entry_bytes=64 * 1024)  # 45 KB measured, the key's two arrays included: tests/test_memo.py
 def _kept_words(kind: str, mode: str, name, legend: bool, x: tuple, y: tuple, view, x_word: str, y_word: str) -> tuple:
     """``_trace_words`` of a trace whose x and y are typed arrays (``_key``: their base64, dtype and shape), kept."""
-    return _trace_words(kind, mode, name, legend, values(dict(zip(("bdata", "dtype", "shape"), x, strict=True))),
-                        values(dict(zip(("bdata", "dtype", "shape"), y, strict=True))), view, x_word, y_word)
+    return _trace_words(kind, mode, name, legend, _decoded(*x), _decoded(*y), view, x_word, y_word)
 
 
 def _trace_words(kind: str, mode: str, raw_name, legend: bool, x: np.ndarray, y: np.ndarray, view, x_word: str,

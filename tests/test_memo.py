@@ -238,3 +238,29 @@ def test_two_sessions_share_what_a_page_computed(app, view, monkeypatch):
     assert calls == computed and computed  # the first session computed, the second found it all kept
     shown = [(metrics(at), [t.value.to_dict() for t in at.dataframe]) for at in (first, second)]
     assert shown[0] == shown[1] and (shown[0][0] or shown[0][1])
+
+
+def test_a_class_across_the_lesson_keeps_every_live_table(monkeypatch):
+    """Every explorer page's live tables, in two forms and two languages at once (a class on one process, its teacher
+    showing the other form in German), stay kept together: a visit finds its page's tables as JSON (ui.live.as_json)
+    and encodes none again.  Reference: the keys as_json was asked for over AppTest visits to each page, each still
+    kept (``peek``) after the last visit; with too small a bound the first visits' tables were dropped (7 kept, 36
+    asked for) and every first visit of a class encoded them again."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui.live import as_json
+
+    asked = []
+    real_get = as_json.runs.get
+    monkeypatch.setattr(as_json.runs, "get", lambda key, *a, **k: asked.append(key) or real_get(key, *a, **k))
+    as_json.runs.clear()
+    for lang in ("en", "de"):
+        for form in ("tanh", "exact"):
+            for page in ("home", "gate", "curves", "derivative", "steps", "approximations"):
+                open_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60), f"pages/{page}.py",
+                          lang=lang, form=form)
+    keys = set(asked)
+    # per language: Home's five inputs, the gate, Curves and Derivative in each form; Step by step and Approximations
+    assert len(keys) >= 2 * (2 * 8 + 2)
+    dropped = [key for key in keys if as_json.runs.peek(key) is None]
+    assert not dropped, f"{len(dropped)} of {len(keys)} live tables dropped (at most {as_json.runs.max_entries} kept)"

@@ -179,7 +179,9 @@ def annotation_pieces(text: str) -> list[str]:
     return [piece for piece in re.split(r"<br>|</?b>", text) if piece]
 
 
-@memo(entry_bytes=512 * 1024)  # the largest, the Approximations range's: 195 KB measured
+# The largest, the Approximations range's: 195 KB measured.  A share that holds every page's tables in two forms
+# and two languages at once (36, tests/test_memo.py), and more ranges of Curves: a class's first visits find them.
+@memo(entry_bytes=512 * 1024, share=0.04)
 def as_json(table: Callable[..., dict], *args) -> bytes:
     """The live table ``table(*args)`` as the layer receives it: its JSON, UTF-8, made once and kept (handed the
     table itself, Streamlit writes its JSON twice at every rerun).  No NaN: the browser's JSON.parse reads none."""

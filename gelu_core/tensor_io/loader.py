@@ -111,7 +111,7 @@ def _load(data: bytes, filename: str, check: Check | None = None) -> tuple[dict[
         raise TensorFileError(N_("This file is not {kind}: it does not start like one, though its name ends in {ext}."),
                               ext=extension(filename), kind=KIND_LABEL[expected])
     else:
-        raise TensorFileError(REFUSAL[kind], formats=SUPPORTED) if kind == "unknown" else TensorFileError(REFUSAL[kind])
+        raise TensorFileError(REFUSAL[kind], formats=SUPPORTED)  # every refusal's one parameter, where it has one
     return _finish(entries, notes, check)
 
 

@@ -188,15 +188,15 @@ def class_lines(n: int, app_dirs: list[Path], names: dict[str, str], args) -> tu
         with driver.one_file_app(BASELINE_APP) as folder, driver.Server(folder) as bare_server:
             bares.append(run_class(BARE, bare_server.base_url, [""] * n, {"streamlit": bare_server.proc.pid}, ns))
 
-    def median(values) -> float:
-        return statistics.median(values)
+    median = statistics.median
 
     def cpu_ms(result) -> float:
         return result.server_cpu_s / max(1, len(result.moves())) * 1e3
 
     bare95s = [percentile(b.moves(), 95) for b in bares]
     bare95 = median(bare95s)
-    lines, fine = [], not any(sum(b.errors.values()) for b in bares)
+    bare_errors = sum(sum(b.errors.values()) for b in bares)
+    lines, fine = [], not bare_errors
     for d in app_dirs:
         runs = apps[str(d)]
         results = [r for r, _ in runs]
@@ -210,7 +210,7 @@ def class_lines(n: int, app_dirs: list[Path], names: dict[str, str], args) -> tu
         cells = [names[str(d)], n, sum(len(r.moves()) for r in results),
                  ms(median([percentile(r.moves(), 50) for r in results])), ms(median(app95s)),
                  ms(median([percentile(b.moves(), 50) for b in bares])), ms(bare95), f"{ratio:.2f}{target}", rounds,
-                 errors, sum(sum(b.errors.values()) for b in bares), f"{median([cpu_ms(r) for r in results]):.1f}",
+                 errors, bare_errors, f"{median([cpu_ms(r) for r in results]):.1f}",
                  f"{median([cpu_ms(b) for b in bares]):.1f}",
                  f"{max(after['VmRSS'] for _, after in runs) / 2**10:.0f} (data budget {budget.BUDGET / 2**20:.0f})",
                  f"{results[0].load[0]:.1f}"]

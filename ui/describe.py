@@ -56,7 +56,7 @@ def values(spec) -> np.ndarray:
     if spec is None:
         return np.empty(0)
     if isinstance(spec, dict) and "bdata" in spec:
-        return _decoded(*_key(spec)) if len(spec["bdata"]) <= KEPT_BDATA else _decode(*_key(spec))
+        return _decoded(*_key(spec)) if _typed(spec) else _decode(*_key(spec))
     try:
         return np.asarray(spec, dtype=float)
     except (TypeError, ValueError):

@@ -56,8 +56,8 @@ CHARTS = ("approximations-forms", "approximations-absolute", "approximations-rel
 def three_forms_places() -> dict:
     """The forms tab's places, in the order they show: the range slider (and the note of a range too narrow), the
     forms chart, its words, its caption; the two error charts side by side, each with its title and words; their
-    caption; the live layer; the largest errors.  The page draws the charts and what no range changes; the part
-    (``three_forms``) what a move changes."""
+    caption; the live layer; the largest errors.  The page draws the charts, their captions and what no range
+    changes; the part (``three_forms``) the rest of what a move changes, the charts' words."""
     places = {"slider": st.container(), "charts": {}, "words": {}}
     places["charts"][CHARTS[0]], places["words"][CHARTS[0]] = st.container(), st.container()
     places["forms caption"] = st.container(key="approximations_forms_words")
@@ -70,10 +70,10 @@ def three_forms_places() -> dict:
 
 @part
 def three_forms(shown: bool, places: dict):
-    """The range slider and what a move of it changes: the three charts' words (what a screen reader hears of them:
-    the data in view) and the two captions.  The charts, whose data are the same for every range, are the page's
-    (``three_charts``), with the live layer: on a move it has set the view the page would draw.  The figures at the
-    range, on the page's full run (None: nothing to chart)."""
+    """The range slider and the three charts' words (what a screen reader hears of them: the data in view), which a
+    move changes.  The charts, whose data are the same for every range, and their two captions are the page's
+    (``three_charts``), with the live layer: on a move it has set the view and the captions the page would draw.
+    The figures at the range, on the page's full run (None: nothing to chart)."""
     with places["slider"]:
         lo, hi = st.slider(**APPROXIMATIONS["range"].kwargs())
     if not shown:
@@ -88,15 +88,15 @@ def three_forms(shown: bool, places: dict):
     for name, box in places["words"].items():
         with box:
             chart_words(figures[name], name)
-    places["forms caption"].caption(forms_words(lo, hi))
-    places["errors caption"].caption(errors_words(lo))
     return figures
 
 
-def three_charts(places: dict, figures: dict) -> None:
-    """The three charts at the range of the page's run (their view follows the thumbs from then on: the live layer,
-    one table for every range), the error charts' titles, and the largest error of each form, which no range
-    changes."""
+def three_charts(places: dict, figures: dict, lo: float, hi: float) -> None:
+    """The three charts and the two captions at the range of the page's run (the view and the captions follow the
+    thumbs from then on: the live layer, one table for every range), the error charts' titles, and the largest
+    error of each form, which no range changes."""
+    places["forms caption"].caption(forms_words(lo, hi))
+    places["errors caption"].caption(errors_words(lo))
     titles = {CHARTS[1]: _("**Absolute error**"), CHARTS[2]: _("**Relative error**")}
     for name, box in places["charts"].items():
         with box:
@@ -198,6 +198,6 @@ with forms_tab:
     places = three_forms_places()
     figures = three_forms(bool(forms_tab.open), places)
     if figures is not None:
-        three_charts(places, figures)
+        three_charts(places, figures, *st.session_state[APPROXIMATIONS["range"].key])
 with torch_tab:
     what_pytorch_computes(bool(torch_tab.open))

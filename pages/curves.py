@@ -50,8 +50,8 @@ with st.expander(_("Range, points and other activations"), expanded=True):
 
 @part
 def probe(lo: float, hi: float, n: int, approximate: str, overlays: list[str], params: dict):
-    """The probe x in its place and the chart and readouts it moves, drawn once the range, the
-    point count and the overlays are read (a move of x reruns this alone)."""
+    """The probe x in its place and the chart it moves, drawn once the range, the point count and the overlays are
+    read (a move of x reruns this alone; the readouts under the chart are the page's, which the live layer writes)."""
     with probe_box:
         x = st.slider(**CURVES["x"].kwargs())
     with chart_col:
@@ -60,15 +60,20 @@ def probe(lo: float, hi: float, n: int, approximate: str, overlays: list[str], p
                 low=fixed(lo - 1, 1), high=fixed(hi + 1, 1)))
         lo, hi = ordered_range(lo, hi)
         chart(curves_figure(lo, hi, n, approximate, x, overlays, params), "curves")
-        t = readout_texts(x, approximate)
-        c1, c2, c3 = st.container(key=READOUT).columns(3)
-        c1.metric(t["relu_label"], t["relu"])
-        c2.metric(t["gelu_label"], t["gelu"], help="GELU(x) = x · gate(x)")
-        c3.metric(t["gate_label"], t["gate"], help=_("How open GELU's door is at this x, from 0 to 1."))
+
+
+def readouts(x: float, approximate: str) -> None:
+    """ReLU, GELU and the gate at x: the page's, at the probe's value (a move writes them in the browser)."""
+    t = readout_texts(x, approximate)
+    c1, c2, c3 = st.container(key=READOUT).columns(3)
+    c1.metric(t["relu_label"], t["relu"])
+    c2.metric(t["gelu_label"], t["gelu"], help="GELU(x) = x · gate(x)")
+    c3.metric(t["gate_label"], t["gate"], help=_("How open GELU's door is at this x, from 0 to 1."))
 
 
 probe(lo, hi, n, approximate, overlays, params)
 with chart_col:  # the above, moved by the thumb as it goes: one table for every x at this range, the page's
+    readouts(st.session_state[CURVES["x"].key], approximate)
     follow(as_json(probe_live_table, approximate, *ordered_range(lo, hi)), "curves_x_live")
 
 f1, f2 = st.columns(2)

@@ -45,19 +45,20 @@ st.markdown(negative_slope_words(approximate))
 
 
 @part
-def gradient(approximate: str, form: str):
-    """The x slider and the gradient it passes back (each slider sits right above what it moves: on a phone the
-    columns stack, slider, then its readouts or chart)."""
-    settings, readout = st.columns([1, 1.4], gap="medium")
-    with settings:
-        x = st.slider(**DERIVATIVE["x"].kwargs())
-    with readout, st.container(key=READOUT):
-        relu_slope, gelu_slope = gelu_core.relu_grad(x), gelu_core.gelu_grad(x, approximate)
-        st.markdown(gradient_sentence(x))
-        a, b = st.columns(2)
-        a.metric(_("passed back by ReLU"), fixed(relu_slope), help="1 × ReLU′(x)")
-        b.metric(_("passed back by GELU ({form})").format(form=form), fixed(gelu_slope), help="1 × GELU′(x)")
-        st.caption(gradient_words(relu_slope, gelu_slope))
+def gradient_x():
+    """The x slider alone: a move reruns it and nothing else (the live layer has already written the readouts at
+    the thumb's value; they are the page's, drawn below at the slider's value by the page's full run)."""
+    st.slider(**DERIVATIVE["x"].kwargs())
+
+
+def gradient(x: float, approximate: str, form: str) -> None:
+    """The gradient x passes back: a sentence, the two slopes and their words."""
+    relu_slope, gelu_slope = gelu_core.relu_grad(x), gelu_core.gelu_grad(x, approximate)
+    st.markdown(gradient_sentence(x))
+    a, b = st.columns(2)
+    a.metric(_("passed back by ReLU"), fixed(relu_slope), help="1 × ReLU′(x)")
+    b.metric(_("passed back by GELU ({form})").format(form=form), fixed(gelu_slope), help="1 × GELU′(x)")
+    st.caption(gradient_words(relu_slope, gelu_slope))
 
 
 @part
@@ -83,7 +84,12 @@ def smoothness(approximate: str, form: str):
             st.latex(r"\mathrm{GELU}'(x) = \mathrm{gate}(x) + x\,\mathrm{gate}'(x)")
 
 
-gradient(approximate, form)
+# Each slider sits right above what it moves: on a phone the columns stack, slider, then its readouts
+settings, readout = st.columns([1, 1.4], gap="medium")
+with settings:
+    gradient_x()
+with readout, st.container(key=READOUT):
+    gradient(st.session_state[DERIVATIVE["x"].key], approximate, form)
 # the gradient's readouts, moved by the thumb as it goes: one table for every x, the page's
 follow(as_json(gradient_live_table, approximate), "derivative_x_live")
 st.markdown(_("**Smoothness.** Nudge x to either side of 0 and compare how much each slope changes."))

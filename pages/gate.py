@@ -56,21 +56,27 @@ layer = st.container()  # the live layer's (below)
 
 @part
 def probe():
-    """The slider, the two charts and the three readouts it moves, each in its place."""
+    """The slider, the two charts and the gate's readout it moves, each in its place (the gate's own, whose help holds
+    its digits; the other two readouts are the page's, which the live layer writes)."""
     with slider_box:
         x = st.slider(**GATE["x"].kwargs())
     with bell:
         chart(bell_figure(x), "gate-bell")
     with curves:
         chart(gate_figure(x), "gate")
-    (gate_label, gate_text), (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
-    a, b, c = readout
-    a.metric(gate_label, gate_text, help=fixed(gelu_core.gelu_gate(x, approximate=form), 6))
-    b.metric(gelu_label, gelu_text)
-    c.metric(relu_label, relu_text, help=_("ReLU's gate is 1 for x > 0 and 0 otherwise."))
+    (gate_label, gate_text), _gelu, _relu = readout_texts(x, form)
+    readout[0].metric(gate_label, gate_text, help=fixed(gelu_core.gelu_gate(x, approximate=form), 6))  # its help too
+
+
+def readouts(x: float) -> None:
+    """GELU and ReLU at x beside the gate: the page's, at the slider's value (a move writes them in the browser)."""
+    _gate, (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
+    readout[1].metric(gelu_label, gelu_text)
+    readout[2].metric(relu_label, relu_text, help=_("ReLU's gate is 1 for x > 0 and 0 otherwise."))
 
 
 probe()
+readouts(st.session_state[GATE["x"].key])
 with layer:  # the metrics and the charts' probes, moved by the thumb as it goes: one table for every x, the page's
     follow(as_json(gate_live_table, form), "gate_x_live")
 st.latex(r"\begin{gathered} \Phi(x) \approx \tfrac12\left(1 + \tanh u\right), \\ "

@@ -66,6 +66,39 @@ def test_a_move_reruns_its_part_alone(server, page):
         assert not full and main_only and 0 < drawn < first
 
 
+# What a move of each page's first control draws, element by element (blocks aside): only what the live layer cannot
+# keep at the thumb's value.  Everything else the move changes is drawn by the page's full run at the control's
+# value, outside the part, and written in the browser by the layer while the thumb goes (tests/e2e/test_live.py
+# holds the page after a release to a fresh session's page at that value).  A chart's words (what a screen reader
+# hears of the chart and its probe) and a metric whose help holds the value's digits are not in the layer's tables:
+# they are the part's.
+MOVE_DRAWS = {
+    "derivative": ["slider"],  # the sentence, the two gradients and the caption: the layer's
+    "approximations": ["html"] * 3 + ["slider"],  # the three charts' words; their view and the captions: the layer's
+    "curves": ["html", "plotly_chart", "slider"],  # the chart and its words; the three readouts: the layer's
+    "gate": ["html"] * 2 + ["metric"] + ["plotly_chart"] * 2 + ["slider"],  # the two charts, their words, the gate's
+    # readout (its help holds six digits); GELU's and ReLU's readouts: the layer's
+}
+
+
+@pytest.mark.parametrize("page", sorted(MOVE_DRAWS))
+def test_a_move_draws_only_what_the_live_layer_cannot_keep(server, page):
+    async def student():
+        async with Watched(server.base_url, page, timeout_s=60) as s:
+            await s.run()
+            await s.show_me()  # past the page's question: the whole page drawn
+            kinds = []
+            for direction in (1, -1):  # a value not drawn yet, then back to one the client holds (a cached chart)
+                await s.move(direction)
+                drawn = [s.elements[p].kind for p in s.drawn if p in s.elements]
+                kinds.append(sorted(kind for kind in drawn if kind != "block"))
+            return s, kinds
+
+    s, kinds = run_sync(student())
+    assert not s.troubles
+    assert kinds == [MOVE_DRAWS[page]] * 2, kinds
+
+
 def test_while_the_code_is_open_a_move_reruns_the_whole_page(server):
     """The code for this view (below the page, built from every control's value) follows each move while open."""
     async def student():

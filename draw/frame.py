@@ -97,6 +97,13 @@ def whole_page_when_changed(key: str, value) -> None:
         st.rerun()
 
 
+def whole_page_while(needed: bool) -> None:
+    """For a part whose move can leave the page's own drawing behind (Step by step's number typed off its pick's grid,
+    which the live layer does not show): its rerun reruns the whole page while ``needed``."""
+    if needed and internals.in_fragment_rerun():
+        st.rerun()
+
+
 def require_app_frame() -> None:
     """Rerun through app.py if Streamlit ran this page on its own (legacy pages/ mode)."""
     if internals.in_pages_directory_mode():

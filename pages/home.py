@@ -3,10 +3,10 @@
 import streamlit as st
 
 import gelu_core
-from draw.frame import chart, csv_button, page_link, part, require_app_frame, text_table
+from draw.frame import chart, csv_button, page_link, part, require_app_frame, text_table, whole_page_while
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
-from ui.home import INPUTS, PROSE, five_inputs_table, input_live_json, on_screen, overview_figure, prose
+from ui.home import INPUTS, PROSE, five_inputs_table, input_live_json, on_grid, on_screen, overview_figure, prose
 from ui.i18n import _, form_name
 from ui.pages import PAGES
 
@@ -40,9 +40,10 @@ st.subheader(_("Five numbers through both"))
 st.caption(_("Change any input; the table and the chart follow. The defaults are the five from the book's chapter 4."))
 
 
-# The places of the five inputs and what they move, made once a page run (a move reruns ``inputs_and_views`` alone,
-# which fills them).  The inputs in a row that wraps (three and two on a phone) rather than five columns stacked
-# five high: the table stays close.
+# The places of the five inputs and what they move, made once a page run.  The inputs in a row that wraps (three and
+# two on a phone) rather than five columns stacked five high: the table stays close.  A move reruns
+# ``inputs_and_views`` alone, which fills the places of what the live layer cannot keep; the page fills the rest (the
+# table and the paragraphs: the layer writes them as a key is held or a number typed).
 inputs_row = st.container(horizontal=True, gap="small", key="home_inputs")
 table_box = st.container()
 st.caption(_("gate: how open GELU's door is. GELU = x · gate, both in the lesson's {form} form; the last column is "
@@ -53,21 +54,25 @@ prose_box = st.container(key=PROSE)
 
 
 @part
-def inputs_and_views(form: str):
-    """The five inputs and everything they move: the table, its download, the chart and the paragraphs."""
+def inputs_and_views(form: str) -> dict:
+    """The five inputs and what they move that the live layer cannot keep: the table's download and the chart (its
+    words and its points' hover).  A number typed between the inputs' steps, which the layer does not show, reruns
+    the whole page.  The table at the inputs (on the page's full run)."""
     with inputs_row:
         inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in INPUTS]
+    whole_page_while(not all(on_grid(x) for x in inputs))  # the page draws the table and paragraphs at them
     table = five_inputs_table(inputs, form)
-    with table_box:  # five rows: a plain table (the interactive grid is a large chunk of code for a first page)
-        text_table(on_screen(table), hide_index=True, width="content")
     with download_box:
         csv_button({name: column.tolist() for name, column in table.items()}, "home")
     with chart_box:
         chart(overview_figure(inputs, form), "home")
-    prose_box.markdown(prose(inputs, form))
+    return table
 
 
-inputs_and_views(form)
+table = inputs_and_views(form)
+with table_box:  # five rows: a plain table (the interactive grid is a large chunk of code for a first page)
+    text_table(on_screen(table), hide_index=True, width="content")
+prose_box.markdown(prose([st.session_state[c.key] for c in INPUTS], form))
 # The five live layers: each input's row and points, the chart's view and the paragraphs, as a key is held or a
 # number typed.  Their tables do not depend on the inputs' values, so the page draws them: a move sends none.
 with layers_box:  # no keys: a keyed component is one more entry Streamlit reads back at each of the five inputs

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from draw.frame import chart, csv_button, part, require_app_frame, text_table, whole_page_when_changed
+from draw.frame import chart, csv_button, part, require_app_frame, text_table, whole_page_while
 from draw.lesson import ask_first
 from draw.live import follow
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
@@ -46,10 +46,11 @@ def _book_example():
     st.session_state["steps_x"] = BOOK_X
 
 
-# The places of what the number moves, made once a page run (a move reruns ``number`` alone, which fills them): the
-# number and its coarse pick side by side, the chart right after them (on a phone it follows the slider directly),
-# then the readouts, the book's example and the steps.  The number input is the source of truth (and the URL's); the
-# slider is a coarse pick that follows it.
+# The places of what the number moves, made once a page run: the number and its coarse pick side by side, the chart
+# right after them (on a phone it follows the slider directly), then the readouts, the book's example and the steps.
+# The number input is the source of truth (and the URL's); the slider is a coarse pick that follows it.  A move of
+# either reruns ``number`` alone, which fills the places of what the live layer cannot keep; the page fills the rest
+# at the number's value (the layer writes them while the pick goes).
 pick_col, exact_col = st.columns([3, 1], vertical_alignment="bottom")
 chart_box = st.container()
 readout = st.container(key=READOUT)  # what the pick slider moves as it goes
@@ -58,15 +59,18 @@ readout.button(_("x = {x}, the book's example").format(x=f"{BOOK_X:g}"), key="st
                icon=":material/menu_book:",
                help=_("At x = 1 the gate and GELU are the same number, so the last step, multiply by x, changes "
                       "nothing."))
-steps_box = readout.container()
+with readout.container():
+    show_all = st.toggle(**STEPS["full"].kwargs())  # the page's: the layer's table has every digit's rows, or none
+    table_box, download_box, caption_box = st.container(), st.container(), st.container()
+    digits_box, digits_download_box = st.container(), st.container()
 layer = readout.container()  # the live layer's (below)
-FULL_DRAWN = "steps_full_drawn"  # session state: whether the page's last full run showed every digit
 
 
 @part
-def number():
-    """The number, its coarse pick, and everything they move: the chart, the readouts and the steps; whether every
-    digit shows (on the page's full run)."""
+def number(show_all: bool) -> float:
+    """The number, its coarse pick, and what they move that the live layer cannot keep: the chart (its words and
+    probes' hover), the two forms' readouts (their help holds every digit) and the downloads.  A number typed off
+    the pick's grid (or beyond its ends), which the layer does not show, reruns the whole page."""
     with exact_col:
         x = st.number_input(**STEPS["x"].kwargs())
     coarse = min(max(round(x, 1), -STEPS_PICK_LIMIT), STEPS_PICK_LIMIT)
@@ -74,6 +78,7 @@ def number():
         st.session_state["steps_pick"] = coarse
     with pick_col:
         st.slider(**STEPS["pick"].kwargs(), on_change=_picked)
+    whole_page_while(x != coarse)  # the page draws the steps at x: the layer's rows are the pick's
 
     steps = tanh_steps(x)
     tanh_value = steps[-1].value
@@ -82,29 +87,33 @@ def number():
     with chart_box:
         chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=tanh_value,
                           gate_at_x=steps[-2].value, view=chart_range(x)), "steps")
-    c1, c2, c3 = metrics
-    tanh_text, exact_text, difference_text = metric_values(x, steps)
+    c1, c2, _c3 = metrics
+    tanh_text, exact_text, _difference = metric_values(x, steps)
     c1.metric(_("tanh form"), tanh_text, help=full(tanh_value))
     c2.metric(_("exact  x·Φ(x)"), exact_text, help=full(exact_value))
-    c3.metric(_("difference (tanh − exact)"), difference_text,
-              help=_("What the approximation costs at this x, in float64."))
-
-    with steps_box:
-        show_all = st.toggle(**STEPS["full"].kwargs())
-        whole_page_when_changed(FULL_DRAWN, show_all)  # the live layer's table has every digit's rows, or none
-        table = step_table(x, steps)
-        text_table(on_screen(table), hide_index=True)
-        csv_button(table, "steps")
-        st.caption(_("The step “{gate}” is the gate; “{gelu}” multiplies the input by it. Values are rounded to six "
-                     "decimals, as in the source; “Show every digit” adds each value in full float64.").format(
-            gate=steps[-2].label, gelu=steps[-1].label))
-        if show_all:
-            digits = digits_table(steps)
-            st.table(digits, hide_index=True)
-            csv_button(digits, "steps-digits", label=_("Download every digit (CSV)"))
-    return show_all
+    with download_box:
+        csv_button(step_table(x, steps), "steps")
+    if show_all:
+        with digits_download_box:
+            csv_button(digits_table(steps), "steps-digits", label=_("Download every digit (CSV)"))
+    return x
 
 
-show_all = number()
+def steps_at(x: float, show_all: bool) -> None:
+    """The difference between the forms and the steps at x, and every digit when asked for: the page's."""
+    steps = tanh_steps(x)
+    metrics[2].metric(_("difference (tanh − exact)"), metric_values(x, steps)[2],
+                      help=_("What the approximation costs at this x, in float64."))
+    with table_box:
+        text_table(on_screen(step_table(x, steps)), hide_index=True)
+    caption_box.caption(_("The step “{gate}” is the gate; “{gelu}” multiplies the input by it. Values are rounded to "
+                          "six decimals, as in the source; “Show every digit” adds each value in full float64.").format(
+        gate=steps[-2].label, gelu=steps[-1].label))
+    if show_all:
+        digits_box.table(digits_table(steps), hide_index=True)
+
+
+number(show_all)
+steps_at(st.session_state[STEPS["x"].key], show_all)
 with layer:  # the readouts and the steps, moved by the pick as it goes: one table for every pick, the page's
     follow(as_json(steps_live_table, show_all), "steps_pick_live")

@@ -73,18 +73,24 @@ def test_a_move_reruns_its_part_alone(server, page):
 # hears of the chart and its probe) and a metric whose help holds the value's digits are not in the layer's tables:
 # they are the part's.
 MOVE_DRAWS = {
+    "home": ["download_button", "html", "number_input", "number_input", "number_input", "number_input", "number_input",
+             "plotly_chart"],  # the five inputs, the table's download, the chart and its words; the table and the
+    # paragraphs: the layers'
     "derivative": ["slider"],  # the sentence, the two gradients and the caption: the layer's
     "approximations": ["html"] * 3 + ["slider"],  # the three charts' words; their view and the captions: the layer's
     "curves": ["html", "plotly_chart", "slider"],  # the chart and its words; the three readouts: the layer's
     "gate": ["html"] * 2 + ["metric"] + ["plotly_chart"] * 2 + ["slider"],  # the two charts, their words, the gate's
     # readout (its help holds six digits); GELU's and ReLU's readouts: the layer's
+    "steps": ["download_button", "html", "metric", "metric", "number_input", "plotly_chart", "slider"],  # the number
+    # its pick follows, the chart and its words, the two forms' readouts (their help holds every digit), the steps'
+    # download; the difference, the step table and its caption: the layer's (the pick is the page's first slider)
 }
 
 
 @pytest.mark.parametrize("page", sorted(MOVE_DRAWS))
 def test_a_move_draws_only_what_the_live_layer_cannot_keep(server, page):
     async def student():
-        async with Watched(server.base_url, page, timeout_s=60) as s:
+        async with Watched(server.base_url, "" if page == "home" else page, timeout_s=60) as s:
             await s.run()
             await s.show_me()  # past the page's question: the whole page drawn
             kinds = []
@@ -97,6 +103,50 @@ def test_a_move_draws_only_what_the_live_layer_cannot_keep(server, page):
     s, kinds = run_sync(student())
     assert not s.troubles
     assert kinds == [MOVE_DRAWS[page]] * 2, kinds
+
+
+def test_a_number_typed_off_the_pick_grid_reruns_the_whole_page_which_draws_the_steps_at_it(server):
+    """Step by step's live layer has a row for each pick (tenths); a number typed between them reruns the whole page,
+    which draws the step table at it (its values: tests/test_page_steps.py, against mpmath); one on the grid reruns
+    the part alone, which sends no table (the layer writes it)."""
+    async def student():
+        async with Watched(server.base_url, "steps", timeout_s=60) as s:
+            await s.run()
+            await s.show_me()  # past the page's question: the whole page drawn
+            seen = []
+            for value in (1.234, 1.5):
+                number = next(e.control for e in s.elements.values() if e.control and e.control.label == "Exact x")
+                s.enter(number.label, value)
+                await s.run(list(s.moved.values()), number.fragment_id)
+                tables = [s.elements[p] for p in s.drawn if p in s.elements and s.elements[p].kind == "table"]
+                seen.append((full_run(s), len(tables)))
+            return s, seen
+
+    s, seen = run_sync(student())
+    assert not s.troubles
+    assert seen == [(True, 1), (False, 0)], seen
+
+
+def test_a_number_typed_between_home_steps_reruns_the_whole_page_which_draws_the_table_at_it(server):
+    """Home's live layers have a row for each step of its inputs (0.5); a number typed between them reruns the whole
+    page, which draws the table at it (its values: tests/test_page_home.py, against mpmath); one on the grid reruns
+    the part alone, which sends no table (the layers write it)."""
+    async def student():
+        async with Watched(server.base_url, "", timeout_s=60) as s:
+            await s.run()
+            await s.show_me()  # past the page's question: the whole page drawn
+            seen = []
+            for value in (1.25, 1.5):
+                s.enter("x2", value)
+                number = next(e.control for e in s.elements.values() if e.control and e.control.label == "x2")
+                await s.run(list(s.moved.values()), number.fragment_id)
+                tables = [s.elements[p] for p in s.drawn if p in s.elements and s.elements[p].kind == "table"]
+                seen.append((full_run(s), len(tables)))
+            return s, seen
+
+    s, seen = run_sync(student())
+    assert not s.troubles
+    assert seen == [(True, 1), (False, 0)], seen
 
 
 def test_while_the_code_is_open_a_move_reruns_the_whole_page(server):

@@ -64,6 +64,18 @@ def columns(form: str = "tanh") -> tuple[str, ...]:
             _("GELU ({form})").format(form=word(other_form(form))))
 
 
+def on_grid(x: float) -> bool:
+    """Whether an input's value is one of its steps (-20 … 20 by 0.5): the live layer has a row only for those.
+
+    >>> on_grid(-1.5), on_grid(1.25), on_grid(20.5)
+    (True, False, False)
+    """
+    from ui.live import grid
+
+    o = INPUTS[0].options
+    return float(x) in grid(o["min_value"], o["max_value"], o["step"]).tolist()
+
+
 def five_inputs_table(xs, form: str = "tanh") -> dict[str, np.ndarray]:
     """Each input through ReLU and GELU in the lesson's form, with that form's gate between them (GELU = x · gate),
     and GELU in the other form beside them (``other_form``); the keys are the columns' titles (``columns``)."""

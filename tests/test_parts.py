@@ -105,40 +105,21 @@ def test_a_move_draws_only_what_the_live_layer_cannot_keep(server, page):
     assert kinds == [MOVE_DRAWS[page]] * 2, kinds
 
 
-def test_a_number_typed_off_the_pick_grid_reruns_the_whole_page_which_draws_the_steps_at_it(server):
-    """Step by step's live layer has a row for each pick (tenths); a number typed between them reruns the whole page,
-    which draws the step table at it (its values: tests/test_page_steps.py, against mpmath); one on the grid reruns
-    the part alone, which sends no table (the layer writes it)."""
+@pytest.mark.parametrize("page, label, between, on", [("steps", "Exact x", 1.234, 1.5), ("home", "x2", 1.25, 1.5)])
+def test_a_number_typed_between_the_layer_s_steps_reruns_the_whole_page_which_draws_the_table_at_it(
+        server, page, label, between, on):
+    """A live layer has a row for each step of its control's grid (Step by step's pick: tenths; Home's inputs: 0.5);
+    a number typed between them reruns the whole page, which draws the table at it (its values:
+    tests/test_page_steps.py and test_page_home.py, against mpmath); one on the grid reruns the part alone, which
+    sends no table (the layer writes it)."""
     async def student():
-        async with Watched(server.base_url, "steps", timeout_s=60) as s:
+        async with Watched(server.base_url, "" if page == "home" else page, timeout_s=60) as s:
             await s.run()
             await s.show_me()  # past the page's question: the whole page drawn
             seen = []
-            for value in (1.234, 1.5):
-                number = next(e.control for e in s.elements.values() if e.control and e.control.label == "Exact x")
-                s.enter(number.label, value)
-                await s.run(list(s.moved.values()), number.fragment_id)
-                tables = [s.elements[p] for p in s.drawn if p in s.elements and s.elements[p].kind == "table"]
-                seen.append((full_run(s), len(tables)))
-            return s, seen
-
-    s, seen = run_sync(student())
-    assert not s.troubles
-    assert seen == [(True, 1), (False, 0)], seen
-
-
-def test_a_number_typed_between_home_steps_reruns_the_whole_page_which_draws_the_table_at_it(server):
-    """Home's live layers have a row for each step of its inputs (0.5); a number typed between them reruns the whole
-    page, which draws the table at it (its values: tests/test_page_home.py, against mpmath); one on the grid reruns
-    the part alone, which sends no table (the layers write it)."""
-    async def student():
-        async with Watched(server.base_url, "", timeout_s=60) as s:
-            await s.run()
-            await s.show_me()  # past the page's question: the whole page drawn
-            seen = []
-            for value in (1.25, 1.5):
-                s.enter("x2", value)
-                number = next(e.control for e in s.elements.values() if e.control and e.control.label == "x2")
+            for value in (between, on):
+                number = next(e.control for e in s.elements.values() if e.control and e.control.label == label)
+                s.enter(label, value)
                 await s.run(list(s.moved.values()), number.fragment_id)
                 tables = [s.elements[p] for p in s.drawn if p in s.elements and s.elements[p].kind == "table"]
                 seen.append((full_run(s), len(tables)))

@@ -71,10 +71,10 @@ def part(function: Callable) -> Callable:
     Everything the part's controls change must be drawn by it, in its own place or in places the page made before
     calling it (its arguments are what the page's last full run gave it: values of controls outside the part, which
     rerun the whole page), or be drawn by the page at the control's value and set in the browser by a live layer
-    exactly as the page would draw it: a move then sends none of it (tests/test_parts.py holds what each move draws).  Two things
-    outside it follow the controls, so a move reruns the whole page while either shows: the code for this view
-    (built from every control's value, below the page) when open, and the link check's note (a full run after a
-    bad link drops it)."""
+    exactly as the page would draw it: a move then sends none of it (tests/test_parts.py holds what each move
+    draws).  Two things outside it follow the controls, so a move reruns the whole page while either shows: the code
+    for this view (built from every control's value, below the page) when open, and the link check's note (a full
+    run after a bad link drops it)."""
     @st.fragment
     @functools.wraps(function)
     def run(*args, **kwargs):

@@ -135,6 +135,58 @@ export default function (component) {
         if (node.nodeValue !== at(leaves[j], k)) node.nodeValue = at(leaves[j], k);
     }
   };
+  // At rest (no pointer or key held), a chart the page draws (spec.settle: a move's rerun sends only its words) gets
+  // the row into its own data and layout, as the page's figure at this value holds them: the one-point probes' x, y
+  // and name, a filled area's points and edge line, the lines' x, the labels' text (spec.labels, with their markup).
+  // Plotly then draws them itself, so its hover labels and PNG export show the value the view shows, not the one the
+  // page was drawn at.  One quiet Plotly.update a chart, none where the plot holds them already (Streamlit's redraw
+  // of its own figure, at a resize, brings the page's values back: plotly_afterplot settles again).
+  const settle = () => {
+    if (stopped || press || keyDrag || typed || shown < 0 || !input || held()) return;
+    for (const spec of charts) if (spec.settle) settleOne(spec, shown);
+  };
+  const settleSoon = () => requestAnimationFrame(() => setTimeout(settle));
+  const sameValues = (a, b) => a != null && b != null && a.length === b.length
+    && Array.prototype.every.call(a, (v, i) => v === b[i]);
+  const settleOne = (spec, k) => {
+    const gd = plotOf(spec);
+    if (!gd || !Array.isArray(gd.data) || !gd.layout || !plotlyFull(gd) || !window.Plotly) return;
+    const index = new Map(gd.data.map((trace, i) => [trace.meta, i]));
+    const drawn = {};  // meta -> the trace as Plotly holds it (its arrays decoded: the figure's are base64)
+    for (const g of gd.querySelectorAll(".scatterlayer .trace")) {
+      const trace = plotlyTraceOf(g);
+      if (trace) drawn[trace.meta] = trace;
+    }
+    const traces = [], data = { x: [], y: [], name: [] };
+    const put = (meta, x, y, name) => {
+      const i = index.get(meta), now = drawn[meta] || gd.data[i];
+      if (name == null) name = gd.data[i].name;
+      if (sameValues(now.x, x) && sameValues(now.y, y) && gd.data[i].name === name) return;
+      traces.push(i); data.x.push(x); data.y.push(y); data.name.push(name);
+    };
+    for (const [meta, t] of Object.entries(spec.traces)) {
+      if (t.point != null || t.segment != null || !index.has(meta)) continue;  // the one-point probes
+      put(meta, [t.x[k]], [t.y[k]], t.name ? at(t.name, k) : null);
+    }
+    const layout = {};
+    for (const [meta, fill] of Object.entries(spec.fills || {})) {
+      const curve = drawn[fill.of], n = fill.n[k];
+      if (!index.has(meta) || !curve || !(n >= 1) || curve.x.length < n) continue;
+      const xs = Array.from(curve.x).slice(0, n), ys = Array.from(curve.y).slice(0, n);
+      put(meta, xs, ys, fill.name ? at(fill.name, k) : null);
+      if (fill.edge != null) {
+        const edge = `shapes[${fill.edge}]`;
+        Object.assign(layout, { [`${edge}.x0`]: xs[n - 1], [`${edge}.x1`]: xs[n - 1], [`${edge}.y1`]: ys[n - 1] });
+      }
+    }
+    for (const [i, column] of Object.entries(spec.lines || {})) {
+      Object.assign(layout, { [`shapes[${i}].x0`]: column[k], [`shapes[${i}].x1`]: column[k] });
+    }
+    for (const [i, column] of Object.entries(spec.labels || {})) layout[`annotations[${i}].text`] = at(column, k);
+    for (const name of Object.keys(layout)) if (layoutAt(gd.layout, name) === layout[name]) delete layout[name];
+    if (!traces.length && !Object.keys(layout).length) return;
+    quietly(gd, () => window.Plotly.update(gd, traces.length ? data : {}, layout, traces.length ? traces : undefined));
+  };
   // A chart whose view a control sets (a range: its axes): the axes' ranges and ticks the table holds for this
   // position, drawn by Plotly (setView); the data stay.  Skipped where the chart already shows that view.
   // Only a chart on the screen follows each move: a view's redraw costs 4-6 ms for the forms chart and 10-12 ms
@@ -382,7 +434,7 @@ export default function (component) {
     if (!input || stopped || press) return;
     const k = gridIndex();
     if (held()) shown = k;  // the page moved the thumb to the step nearest what it shows: not a gesture
-    else if (k !== shown) apply(k);
+    else if (k !== shown) { apply(k); settleSoon(); }  // a key the slider keeps (Home, End, Page Up / Down)
   };
   // An arrow key on the thumb: Streamlit's slider commits each key press (a rerun per auto-repeat of a held key).
   // Instead the key drives the thumb as a pointer would, by synthetic pointer events one step's width apart on
@@ -461,6 +513,7 @@ export default function (component) {
       requestAnimationFrame(() => setTimeout(holdAhead));
     }
     moveChart(k);
+    settleSoon();
   };
   // After a redraw, the view too: the figure's own when it is this row's (noted as shown: no redraw), else the row's.
   const layoutAt = (layout, name) => name.split(".").reduce((o, part) => {
@@ -539,7 +592,7 @@ export default function (component) {
     if (press && e.pointerId === press.id) {
       press = null;
       catchUpSoon();  // the charts off the screen (the rerun, 0.2-0.7 s later, draws them again as the server has them)
-      requestAnimationFrame(() => requestAnimationFrame(onChange));
+      requestAnimationFrame(() => requestAnimationFrame(() => { onChange(); settle(); }));
     }
   };
   window.addEventListener("pointerdown", onDown, true);

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import gelu_core
-from draw.frame import chart, part, require_app_frame
+from draw.frame import chart, chart_words, part, require_app_frame
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.controls import ordered_range
@@ -36,7 +36,7 @@ st.markdown(shape_words(approximate))
 # the range, the point count and the overlays come after.
 probe_col, chart_col = st.columns([1, 2.4], gap="large")
 with probe_col:
-    probe_box = st.container()  # the probe x, drawn by ``probe`` below with the chart it moves
+    probe_box = st.container()  # the probe x, drawn by ``probe`` below with the words of the chart it moves
 with st.expander(_("Range, points and other activations"), expanded=True):
     r1, r2 = st.columns(2)
     lo, hi = r1.slider(**CURVES["range"].kwargs())
@@ -48,22 +48,34 @@ with st.expander(_("Range, points and other activations"), expanded=True):
             params[name] = {param: col.slider(**CURVES[control].kwargs())}
 
 
+with chart_col:
+    if lo == hi:
+        st.info(_("The range is a single point, so the chart shows {low} … {high}.").format(
+            low=fixed(lo - 1, 1), high=fixed(hi + 1, 1)))
+    chart_box, words_box = st.container(), st.container()
+
+
+def figure_at(x: float):
+    """The chart with its probe at x, over the range, points and overlays chosen."""
+    return curves_figure(*ordered_range(lo, hi), n, approximate, x, overlays, params)
+
+
 @part
-def probe(lo: float, hi: float, n: int, approximate: str, overlays: list[str], params: dict):
-    """The probe x in its place and the chart it moves, drawn once the range, the point count and the overlays are
-    read (a move of x reruns this alone; the readouts under the chart are the page's, which the live layer writes)."""
+def probe():
+    """The probe x in its place and the chart's words, drawn once the range, the point count and the overlays are
+    read (a move of x reruns this alone; the chart and the readouts under it are the page's, which the live layer
+    moves and writes)."""
     with probe_box:
         x = st.slider(**CURVES["x"].kwargs())
-    with chart_col:
-        if lo == hi:
-            st.info(_("The range is a single point, so the chart shows {low} … {high}.").format(
-                low=fixed(lo - 1, 1), high=fixed(hi + 1, 1)))
-        lo, hi = ordered_range(lo, hi)
-        chart(curves_figure(lo, hi, n, approximate, x, overlays, params), "curves")
+    with words_box:
+        chart_words(figure_at(x), "curves")
 
 
-def readouts(x: float, approximate: str) -> None:
-    """ReLU, GELU and the gate at x: the page's, at the probe's value (a move writes them in the browser)."""
+def at_x(x: float, approximate: str) -> None:
+    """The chart, and ReLU, GELU and the gate at x: the page's, at the probe's value (a move moves and writes them in
+    the browser)."""
+    with chart_box:
+        chart(figure_at(x), "curves", words=False)
     t = readout_texts(x, approximate)
     c1, c2, c3 = st.container(key=READOUT).columns(3)
     c1.metric(t["relu_label"], t["relu"])
@@ -71,9 +83,9 @@ def readouts(x: float, approximate: str) -> None:
     c3.metric(t["gate_label"], t["gate"], help=_("How open GELU's door is at this x, from 0 to 1."))
 
 
-probe(lo, hi, n, approximate, overlays, params)
+probe()
 with chart_col:  # the above, moved by the thumb as it goes: one table for every x at this range, the page's
-    readouts(st.session_state[CURVES["x"].key], approximate)
+    at_x(st.session_state[CURVES["x"].key], approximate)
     follow(as_json(probe_live_table, approximate, *ordered_range(lo, hi)), "curves_x_live")
 
 f1, f2 = st.columns(2)

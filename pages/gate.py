@@ -3,12 +3,13 @@
 import streamlit as st
 
 import gelu_core
-from draw.frame import chart, part, require_app_frame
+from draw.frame import chart, chart_words, part, require_app_frame, whole_page_when_changed
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.format import fixed, percent
 from ui.gate import CONTROLS as GATE
 from ui.gate import (
+    LABEL_CORNER,
     READOUT,
     bell_figure,
     bouncer_readouts,
@@ -45,38 +46,47 @@ st.caption(bouncer_words(cards))
 
 # The slider, then the two charts it moves side by side (on a phone the bell curve follows the slider directly), then
 # the readouts: their places and the charts' titles are drawn here, once a page run; a move reruns ``probe`` alone,
-# which fills them.
+# which fills the places of what the live layer cannot keep.
 slider_box = st.container()
 bell, curves = st.columns(2)
 bell.markdown(_("**Where the gate comes from**: the shaded area under the bell curve."))
 curves.markdown(_("**The gate itself**, exact and the two cheaper look-alikes."))
+(bell_chart, bell_words), (gate_chart, gate_words) = (bell.container(), bell.container()), \
+    (curves.container(), curves.container())
 readout = st.container(key=READOUT).columns(3)
 layer = st.container()  # the live layer's (below)
 
 
 @part
 def probe():
-    """The slider, the two charts and the gate's readout it moves, each in its place (the gate's own, whose help holds
-    its digits; the other two readouts are the page's, which the live layer writes)."""
+    """The slider and what it moves that the live layer cannot keep, each in its place: the charts' words and the
+    gate's readout, whose help holds its digits (the charts and the other two readouts are the page's, which the live
+    layer moves and writes).  The gate's label changes corner with x's sign: a move across 0 reruns the whole page."""
     with slider_box:
         x = st.slider(**GATE["x"].kwargs())
-    with bell:
-        chart(bell_figure(x), "gate-bell")
-    with curves:
-        chart(gate_figure(x), "gate")
+    whole_page_when_changed(LABEL_CORNER, x <= 0)
+    with bell_words:
+        chart_words(bell_figure(x), "gate-bell")
+    with gate_words:
+        chart_words(gate_figure(x), "gate")
     (gate_label, gate_text), _gelu, _relu = readout_texts(x, form)
     readout[0].metric(gate_label, gate_text, help=fixed(gelu_core.gelu_gate(x, approximate=form), 6))  # its help too
 
 
-def readouts(x: float) -> None:
-    """GELU and ReLU at x beside the gate: the page's, at the slider's value (a move writes them in the browser)."""
+def at_x(x: float) -> None:
+    """The two charts, and GELU and ReLU beside the gate: the page's, at the slider's value (a move moves and writes
+    them in the browser)."""
+    with bell_chart:
+        chart(bell_figure(x), "gate-bell", words=False)
+    with gate_chart:
+        chart(gate_figure(x), "gate", words=False)
     _gate, (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
     readout[1].metric(gelu_label, gelu_text)
     readout[2].metric(relu_label, relu_text, help=_("ReLU's gate is 1 for x > 0 and 0 otherwise."))
 
 
 probe()
-readouts(st.session_state[GATE["x"].key])
+at_x(st.session_state[GATE["x"].key])
 with layer:  # the metrics and the charts' probes, moved by the thumb as it goes: one table for every x, the page's
     follow(as_json(gate_live_table, form), "gate_x_live")
 st.latex(r"\begin{gathered} \Phi(x) \approx \tfrac12\left(1 + \tanh u\right), \\ "

@@ -71,16 +71,17 @@ def test_a_move_reruns_its_part_alone(server, page):
 # value, outside the part, and written in the browser by the layer while the thumb goes (tests/e2e/test_live.py
 # holds the page after a release to a fresh session's page at that value).  A chart's words (what a screen reader
 # hears of the chart and its probe) and a metric whose help holds the value's digits are not in the layer's tables:
-# they are the part's.
+# they are the part's.  A chart whose probe the layer moves and then writes into the plot's data at rest (Curves',
+# the gate's: ``settle`` in ui/live.py) is the page's too.
 MOVE_DRAWS = {
     "home": ["download_button", "html", "number_input", "number_input", "number_input", "number_input", "number_input",
              "plotly_chart"],  # the five inputs, the table's download, the chart and its words; the table and the
     # paragraphs: the layers'
     "derivative": ["slider"],  # the sentence, the two gradients and the caption: the layer's
     "approximations": ["html"] * 3 + ["slider"],  # the three charts' words; their view and the captions: the layer's
-    "curves": ["html", "plotly_chart", "slider"],  # the chart and its words; the three readouts: the layer's
-    "gate": ["html"] * 2 + ["metric"] + ["plotly_chart"] * 2 + ["slider"],  # the two charts, their words, the gate's
-    # readout (its help holds six digits); GELU's and ReLU's readouts: the layer's
+    "curves": ["html", "slider"],  # the chart's words; the chart and the three readouts: the layer's
+    "gate": ["html"] * 2 + ["metric", "slider"],  # the two charts' words, the gate's readout (its help holds six
+    # digits); the charts, GELU's and ReLU's readouts: the layer's
     "steps": ["download_button", "html", "metric", "metric", "number_input", "plotly_chart", "slider"],  # the number
     # its pick follows, the chart and its words, the two forms' readouts (their help holds every digit), the steps'
     # download; the difference, the step table and its caption: the layer's (the pick is the page's first slider)
@@ -128,6 +129,28 @@ def test_a_number_typed_between_the_layer_s_steps_reruns_the_whole_page_which_dr
     s, seen = run_sync(student())
     assert not s.troubles
     assert seen == [(True, 1), (False, 0)], seen
+
+
+def test_a_gate_move_across_zero_reruns_the_whole_page_which_puts_the_label_in_its_corner(server):
+    """The gate chart's label sits top left for x <= 0 and bottom right for x > 0 (ui.gate.gate_figure, where no gate
+    reaches).  The chart is the page's, and the live layer keeps the label where the page drew it, so a move that
+    crosses 0 reruns the whole page, which draws the chart with its label in the other corner; a move on the same
+    side reruns the part alone, which sends no chart.  Reference: the run's own messages (a full run redraws the
+    sidebar), from x = 0.1 by steps of 0.1."""
+    async def student():
+        async with Watched(server.base_url, "gate", "gate_x=0.1", timeout_s=60) as s:
+            await s.run()
+            await s.show_me()  # past the page's question: the whole page drawn
+            seen = []
+            for direction in (-1, -1, 1, 1, 1):  # 0.0, -0.1, 0.0, 0.1, 0.2
+                await s.move(direction)
+                charts = sum(s.elements[p].kind == "plotly_chart" for p in s.drawn if p in s.elements)
+                seen.append((full_run(s), charts))
+            return s, seen
+
+    s, seen = run_sync(student())
+    assert not s.troubles
+    assert seen == [(True, 3), (False, 0), (False, 0), (True, 3), (False, 0)], seen
 
 
 def test_while_the_code_is_open_a_move_reruns_the_whole_page(server):

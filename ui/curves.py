@@ -183,10 +183,21 @@ def probe_live_table(approximate: str, lo: float, hi: float) -> dict:
     values = f".st-key-{READOUT} [data-testid='stMetricValue'] p"
     texts = [(labels, 0, c["relu_label"]), (values, 0, c["relu"]), (labels, 1, c["gelu_label"]),
              (values, 1, c["gelu"]), (labels, 2, c["gate_label"]), (values, 2, c["gate"])]
-    traces = {"marker:relu": {"x": c["x"], "y": c["y_relu"]}, f"marker:{key}": {"x": c["x"], "y": c["y_gelu"]}}
+    relu_names, gelu_names = zip(*map(probe_names, c["x"]), strict=True)
+    traces = {"marker:relu": {"x": c["x"], "y": c["y_relu"], "name": relu_names},
+              f"marker:{key}": {"x": c["x"], "y": c["y_gelu"], "name": gelu_names}}
     note = [outside_note(x, lo, hi) for x in c["x"]]
     return live_table({"key": CONTROLS["x"].key, **CONTROLS["x"].options}, texts=texts, chart_key="chart_curves",
-                      traces=traces, lines={0: c["x"]}, note=note)
+                      traces=traces, lines={0: c["x"]}, note=note, settle=True)
+
+
+def probe_names(x: float) -> tuple[str, str]:
+    """The two probe markers' names (their hover labels' second box) at x.
+
+    >>> probe_names(-1.0)
+    ('ReLU(-1.00)', 'GELU(-1.00)')
+    """
+    return f"ReLU({fixed(x, 2)})", f"GELU({fixed(x, 2)})"
 
 
 def curves_figure(lo: float, hi: float, n: int, approximate: str, probe: float, overlays: Sequence[str] = (),
@@ -206,9 +217,10 @@ def curves_figure(lo: float, hi: float, n: int, approximate: str, probe: float, 
         traces.append(line_trace(x, gelu_core.get_activation(name)(x, **p), name=overlay_label(name, p), key=name,
                                  width=2))
     r = probe_readout(probe, approximate)
+    relu_name, gelu_name = probe_names(probe)
     traces += [
-        marker_trace(probe, r["relu"], name=f"ReLU({fixed(probe, 2)})", key="relu"),
-        marker_trace(probe, r["gelu"], name=f"GELU({fixed(probe, 2)})", key=key),
+        marker_trace(probe, r["relu"], name=relu_name, key="relu"),
+        marker_trace(probe, r["gelu"], name=gelu_name, key=key),
     ]
     # each overlay adds a legend entry, a line of its own on a phone: the chart grows by one such line per overlay
     layout = base_layout("x", _("activation(x)"), height=420 + 22 * (len(traces) - 4))

@@ -106,6 +106,15 @@ def _gate_curves(points: int) -> list[dict]:
                    key="gelu_sigmoid"))]
 
 
+def probe_name(x: float) -> str:
+    """The gate chart's probe marker's name (its hover label's second box) at x.
+
+    >>> probe_name(0.5)
+    'Φ(0.50)'
+    """
+    return f"Φ({fixed(x, 2)})"
+
+
 def gate_figure(x: float, *, points: int = 401) -> go.Figure:
     """The three gates, Phi(x), 0.5 (1 + tanh(u)) and sigmoid(1.702 x), with the probe marked on Phi.
 
@@ -115,7 +124,7 @@ def gate_figure(x: float, *, points: int = 401) -> go.Figure:
     label keeps its place until the release) grows into the plot, not out of it.
     """
     g = gelu_core.gelu_gate(x)
-    traces = [*(dict(t) for t in _gate_curves(points)), marker_trace(x, g, name=f"Φ({fixed(x, 2)})", key="gelu")]
+    traces = [*(dict(t) for t in _gate_curves(points)), marker_trace(x, g, name=probe_name(x), key="gelu")]
     layout = base_layout("x", _("gate: how open (0 to 1)"), height=360)
     layout["yaxis"].update(range=[-0.05, 1.08], dtick=0.2)
     # a fixed x range (the curves' own): the live layer moves the probe in place and nothing else may move with it
@@ -134,6 +143,15 @@ def bell_grid(points: int = 401) -> np.ndarray:
     the slider can take is one of them exactly, so the live layer shades the area left of x by taking the curve's
     own points up to x (``gate_live_table``)."""
     return np.round(np.linspace(*GATE_RANGE, points), 12) + 0.0
+
+
+def area_name(x: float) -> str:
+    """The bell chart's shaded area's name (what its words call it) at x.
+
+    >>> area_name(1.0)
+    'area = Φ(1.00)'
+    """
+    return _("area = Φ({x})").format(x=fixed(x, 2))
 
 
 def bell_label(x: float) -> str:
@@ -157,7 +175,7 @@ def bell_figure(x: float, *, points: int = 401) -> go.Figure:
     blue = COLORS["gelu"]
     traces = [
         dict(type="scatter", x=left, y=normal_pdf(left), mode="lines", fill="tozeroy",
-             name=_("area = Φ({x})").format(x=fixed(x, 2)),
+             name=area_name(x),
              fillcolor=blue, line=dict(color=blue, width=0), hoverinfo="skip", meta="area"),  # opaque: 3:1 or more
              # on both themes (WCAG 1.4.11: the area is the gate's meaning; tests/test_chart_contrast.py)
         dict(_bell_curve(points)),
@@ -200,6 +218,7 @@ def generalised_figure(mu: float, sigma: float, *, lo: float = -3.0, hi: float =
 
 
 READOUT = "gate_readout"  # the container of the three metrics the x slider moves
+LABEL_CORNER = "gate_label_left"  # session state: the gate chart's label in its left corner (x <= 0, gate_figure)
 
 
 def readout_labels(form: str) -> tuple[str, str]:
@@ -240,17 +259,19 @@ def gate_live_table(form: str = "none") -> dict:
     shown = [readout_texts(x, form) for x in xs]
     labels, values = (f".st-key-{READOUT} [data-testid='{t}'] p" for t in ("stMetricLabel", "stMetricValue"))
     texts = [(sel, n, [row[n][part] for row in shown]) for n in range(3) for part, sel in enumerate((labels, values))]
-    traces = {"marker:gelu": {"x": xs, "y": [gelu_core.gelu_gate(x) for x in xs]}}
-    label = list(zip(*(annotation_pieces(gate_label(x)) for x in xs), strict=True))  # one column per piece
+    traces = {"marker:gelu": {"x": xs, "y": [gelu_core.gelu_gate(x) for x in xs], "name": list(map(probe_name, xs))}}
+    gate_labels, bell_labels = [gate_label(x) for x in xs], [bell_label(x) for x in xs]
+    label = list(zip(*map(annotation_pieces, gate_labels), strict=True))  # one column per piece
     bell = bell_grid().tolist()
     missing = sorted(set(xs) - set(bell))
     if missing:  # the shaded area would end short of x: the curve must be sampled at every step
         raise ValueError(f"the bell curve has no point at x = {missing[:3]}")
     bell_chart = chart_spec("chart_gate-bell", fills={"area": {"of": "gelu", "n": [bell.index(x) + 1 for x in xs],
-                                                                "edge": 0}},
-                            annotations={0: list(zip(*(annotation_pieces(bell_label(x)) for x in xs), strict=True))})
+                                                                "edge": 0, "name": list(map(area_name, xs))}},
+                            annotations={0: list(zip(*map(annotation_pieces, bell_labels), strict=True))},
+                            labels={0: bell_labels}, settle=True)
     return live_table({"key": CONTROLS["x"].key, **o}, texts=texts, chart_key="chart_gate", traces=traces,
-                      annotations={0: label}, charts=[bell_chart])
+                      annotations={0: label}, labels={0: gate_labels}, settle=True, charts=[bell_chart])
 
 
 # ---------------------------------------------------------------- the code for this view

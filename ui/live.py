@@ -42,7 +42,8 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
                note: Sequence[str] | None = None, exact: str | None = None, thumbs: int = 1,
                views: Mapping[str, Mapping[str, Sequence]] | None = None, pack: bool = False,
                spoken: Sequence[str] | None = None, number_input: bool = False,
-               charts: Sequence[Mapping[str, Any]] = (), steady: Sequence[str] = ()) -> dict:
+               charts: Sequence[Mapping[str, Any]] = (), steady: Sequence[str] = (),
+               labels: Mapping[int, Sequence[str]] | None = None, settle: bool = False) -> dict:
     """What the component needs for one slider (``control``: a ``Control``'s ``options`` plus its ``key``).
 
     ``texts``: (CSS selector, which match, one string per grid step[, which child node]) for each readout (the
@@ -67,6 +68,7 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     ``y1``).  ``charts``: more charts the same control moves (``chart_spec``), besides ``chart_key``'s.
     ``steady``: keys of ``views``' charts whose view changes no tick label's width: while the layer sets their view it
     holds their margins where the page's draw put them (no auto-margin pass: a relayout costs less than half).
+    ``labels`` and ``settle``: ``chart_spec``'s, for ``chart_key``'s chart.
     A table may also carry ``joint`` (Home's: ``ui.home.joint_table``): what depends on several controls at once,
     indexed by picks among them as they stand.
     """
@@ -77,7 +79,8 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
         "control": control["key"], "min": float(control["min_value"]), "step": float(control["step"]),
         "count": len(grid(control["min_value"], control["max_value"], control["step"])),
         "texts": [[t[0], t[1], packed(t[2]), *t[3:]] for t in texts],
-        "chart": chart_spec(chart_key, traces=traces, lines=lines, annotations=annotations, pack=pack),
+        "chart": chart_spec(chart_key, traces=traces, lines=lines, annotations=annotations, labels=labels,
+                            settle=settle, pack=pack),
         "charts": list(charts),
         "note": packed(note) if note is not None else None, "exact": exact, "thumbs": thumbs,
         "views": {k: {key: packed(c) for key, c in v.items()} for k, v in (views or {}).items()},
@@ -91,12 +94,20 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
 def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] | None = None,
                lines: Mapping[int, Sequence[float]] | None = None,
                annotations: Mapping[int, Sequence[Sequence[str]]] | None = None,
-               fills: Mapping[str, Mapping[str, Any]] | None = None, pack: bool = False) -> dict:
+               fills: Mapping[str, Mapping[str, Any]] | None = None,
+               labels: Mapping[int, Sequence[str]] | None = None, settle: bool = False, pack: bool = False) -> dict:
     """One chart the layer moves, by its Streamlit key: ``traces``, ``lines`` and ``annotations`` as ``live_table``
-    says; ``fills``: for a trace filled to y = 0 (by its ``meta``), the trace whose points it shades (``of``, by its
-    ``meta``) and how many of them, from the first, at each step (``n``: the area ends on that trace's own point,
-    its values as the server sent them; the browser picks them, it computes none), and ``edge``, the index of a
-    vertical line among the layout's shapes drawn from y = 0 up to the area's last point."""
+    says (a one-point trace may also give its ``name`` at each step); ``fills``: for a trace filled to y = 0 (by its
+    ``meta``), the trace whose points it shades (``of``, by its ``meta``) and how many of them, from the first, at
+    each step (``n``: the area ends on that trace's own point, its values as the server sent them; the browser picks
+    them, it computes none), ``edge``, the index of a vertical line among the layout's shapes drawn from y = 0 up to
+    the area's last point, and ``name``, the area's name at each step (for ``settle``).
+
+    ``settle``: the page draws this chart at the control's value, and a move's rerun does not send it again, so at
+    rest (no pointer or key held) the layer writes the row into the plot's own data and layout, as the page's figure
+    at that value holds them: the one-point traces' ``x``, ``y`` and ``name``, the filled areas' points and edge line,
+    the lines' ``x``, and each label's text, ``labels``: annotation index -> its text with its markup at each step.
+    Plotly then draws them itself, and its hover labels and PNG export show the value the view shows."""
     def packed(values: Sequence) -> list | dict:
         return _packed(_column(values)) if pack else _column(values)
 
@@ -105,8 +116,10 @@ def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] 
                        for m, t in (traces or {}).items()},
             "lines": {str(i): _column(v) for i, v in (lines or {}).items()},
             "annotations": {str(i): [packed(p) for p in v] for i, v in (annotations or {}).items()},
-            "fills": {m: {"of": f["of"], "n": [int(n) for n in f["n"]], **({"edge": int(f["edge"])}
-                                                                              if f.get("edge") is not None else {})}
+            **({"labels": {str(i): packed(v) for i, v in (labels or {}).items()}, "settle": True} if settle else {}),
+            "fills": {m: {"of": f["of"], "n": [int(n) for n in f["n"]],
+                          **({"edge": int(f["edge"])} if f.get("edge") is not None else {}),
+                          **({"name": packed(f["name"])} if f.get("name") is not None else {})}
                       for m, f in (fills or {}).items()}}
 
 

@@ -176,7 +176,8 @@ def marker_trace(x, y, *, name: str, key: str, text: str | None = None, symbol: 
         text=[text] * len(x) if isinstance(text, str) else text, textposition=textposition,
         marker=dict(color=color(key), size=size, symbol=symbol,
                     line=dict(color=color(key) if open_ else "white", width=2)),
-        hovertemplate=f"x = %{{x:.4f}}<br>%{{y:.4f}}<extra>{name}</extra>",
+        # the name read from the trace at hover: the live layer renames a probe it moves (draw/live.js, settle)
+        hovertemplate="x = %{x:.4f}<br>%{y:.4f}<extra>%{fullData.name}</extra>",
         showlegend=False, meta=f"marker:{key}",
     )
 

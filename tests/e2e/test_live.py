@@ -419,6 +419,79 @@ def test_a_finger_drag_follows_without_the_server(opened, live):
     check(read(page, live), live)
 
 
+# A chart the page draws and the layer moves: its plots' traces as Plotly holds them (arrays decoded), its shapes and
+# labels as its layout holds them (what a redraw, the hover labels and the PNG export are made from), and what the
+# hover label says at each probe marker (Plotly's own Fx.hover on its point).
+PLOT_JS = """(key) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`), list = (v) => (v == null ? null : Array.from(v));
+  return {
+    traces: [...gd.querySelectorAll(".scatterlayer .trace")].map((g) => g.__data__[0].trace)
+      .map((t) => ({ meta: t.meta, name: t.name, x: list(t.x), y: list(t.y) })),
+    shapes: (gd.layout.shapes || []).map((s) => [s.x0, s.x1, s.y0, s.y1]),
+    labels: (gd.layout.annotations || []).map((a) => [a.text, a.x, a.y, a.xanchor]),
+    hover: gd.data.map((t, i) => [t, i]).filter(([t]) => String(t.meta).startsWith("marker:")).map(([t, i]) => {
+      window.Plotly.Fx.hover(gd, [{ curveNumber: i, pointNumber: 0 }]);
+      const said = [...gd.querySelectorAll(".hoverlayer text")].map((e) => e.textContent);
+      window.Plotly.Fx.unhover(gd);
+      return said;
+    }),
+  };
+}"""
+SETTLED = {"curves": ["chart_curves"], "gate": ["chart_gate-bell", "chart_gate"]}  # charts the page draws (settle)
+
+
+def plots(page, live: Live) -> list:
+    return [page.evaluate(PLOT_JS, key) for key in SETTLED[live.path]]
+
+
+def same_plots(got: list, want: list) -> None:
+    """Equal, numbers within 1e-12 relative (a shaded area's points are the bell curve's own, which the page computes
+    over another array)."""
+    for g, w in zip(got, want, strict=True):
+        assert {k: g[k] for k in ("shapes", "labels", "hover")} == {k: w[k] for k in ("shapes", "labels", "hover")}
+        for gt, wt in zip(g["traces"], w["traces"], strict=True):
+            assert (gt["meta"], gt["name"]) == (wt["meta"], wt["name"])
+            assert gt["x"] == pytest.approx(wt["x"], rel=1e-12) and gt["y"] == pytest.approx(wt["y"], rel=1e-12), gt
+
+
+@pytest.mark.parametrize("live", [live for live in LIVE if live.path in SETTLED], ids=lambda live: live.path)
+def test_after_a_release_the_chart_holds_the_value_it_shows_and_hovers_it(opened, browser, live):
+    """Curves' and the gate's charts are the page's: a move's rerun sends only their words.  After the release the
+    layer writes the row into the plots' own data and layout, so that they hold what the page's figure at that value
+    holds: the probes' points and names (what their hover labels say), the shaded area, the lines and the labels'
+    text; the PNG export and any redraw are made from these.  Reference: the page's own charts at that value, in a
+    fresh session opened from the share link; again after a resize, where Streamlit draws its figure anew."""
+    page, _ = opened(live)
+    x, y, left, right = hand.thumb_centre(page, live.control)
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(left + (right - left) * 0.8, y)  # on the same side of 0: no whole-page rerun (test_parts.py)
+    before = driver.runs(page)
+    driver.act(page, page.mouse.up)
+    page.wait_for_function("n => window.__geluRuns > n", arg=before)
+    driver.wait_idle(page, before)
+    page.wait_for_timeout(500)
+    settled = plots(page, live)
+    driver.resize(page, {"width": 900, "height": 900})
+    page.wait_for_timeout(500)
+    resized = plots(page, live)
+
+    other = driver.kept_page(browser, viewport={"width": 900, "height": 900})
+    try:
+        driver.open_app(other, page.url)
+        fresh = plots(other, live)
+    finally:
+        other.close()
+    assert any(h for p in fresh for h in p["hover"]) and all(p["traces"] for p in fresh)
+    same_plots(resized, fresh)
+    first = driver.kept_page(browser)  # the same link at the first page's first size
+    try:
+        driver.open_app(first, page.url)
+        same_plots(settled, plots(first, live))
+    finally:
+        first.close()
+
+
 @pytest.mark.parametrize("live", one_live(2))
 def test_a_dragged_probe_stays_clean_under_axe(opened, live):
     """axe-core's WCAG 2.1 A and AA rules on what this layer moves, in the middle of a drag, inside and outside the

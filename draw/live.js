@@ -157,23 +157,25 @@ export default function (component) {
       const trace = plotlyTraceOf(g);
       if (trace) drawn[trace.meta] = trace;
     }
-    const traces = [], data = { x: [], y: [], name: [] };
-    const put = (meta, x, y, name) => {
+    const traces = [], data = { x: [], y: [], name: [], customdata: [] };
+    const put = (meta, x, y, name, custom) => {
       const i = index.get(meta), now = drawn[meta] || gd.data[i];
       if (name == null) name = gd.data[i].name;
-      if (sameValues(now.x, x) && sameValues(now.y, y) && gd.data[i].name === name) return;
-      traces.push(i); data.x.push(x); data.y.push(y); data.name.push(name);
+      if (custom == null) custom = gd.data[i].customdata ?? null;
+      if (sameValues(now.x, x) && sameValues(now.y, y) && gd.data[i].name === name
+          && JSON.stringify(gd.data[i].customdata ?? null) === JSON.stringify(custom)) return;
+      traces.push(i); data.x.push(x); data.y.push(y); data.name.push(name); data.customdata.push(custom);
     };
     for (const [meta, t] of Object.entries(spec.traces)) {
       if (t.point != null || t.segment != null || !index.has(meta)) continue;  // the one-point probes
-      put(meta, [t.x[k]], [t.y[k]], t.name ? at(t.name, k) : null);
+      put(meta, [t.x[k]], [t.y[k]], t.name ? at(t.name, k) : null, t.customdata ? at(t.customdata, k) : null);
     }
     const layout = {};
     for (const [meta, fill] of Object.entries(spec.fills || {})) {
       const curve = drawn[fill.of], n = fill.n[k];
       if (!index.has(meta) || !curve || !(n >= 1) || curve.x.length < n) continue;
       const xs = Array.from(curve.x).slice(0, n), ys = Array.from(curve.y).slice(0, n);
-      put(meta, xs, ys, fill.name ? at(fill.name, k) : null);
+      put(meta, xs, ys, fill.name ? at(fill.name, k) : null, null);
       if (fill.edge != null) {
         const edge = `shapes[${fill.edge}]`;
         Object.assign(layout, { [`${edge}.x0`]: xs[n - 1], [`${edge}.x1`]: xs[n - 1], [`${edge}.y1`]: ys[n - 1] });

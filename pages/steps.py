@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from draw.frame import chart, csv_button, part, require_app_frame, text_table, whole_page_while
+from draw.frame import chart, chart_words, csv_button, part, require_app_frame, text_table, whole_page_while
 from draw.lesson import ask_first
 from draw.live import follow
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
@@ -52,7 +52,7 @@ def _book_example():
 # either reruns ``number`` alone, which fills the places of what the live layer cannot keep; the page fills the rest
 # at the number's value (the layer writes them while the pick goes).
 pick_col, exact_col = st.columns([3, 1], vertical_alignment="bottom")
-chart_box = st.container()
+chart_box, words_box = st.container(), st.container()
 readout = st.container(key=READOUT)  # what the pick slider moves as it goes
 metrics = readout.columns(3)
 readout.button(_("x = {x}, the book's example").format(x=f"{BOOK_X:g}"), key="steps_book", on_click=_book_example,
@@ -66,11 +66,19 @@ with readout.container():
 layer = readout.container()  # the live layer's (below)
 
 
+def figure_at(x: float, steps):
+    """The chart at x, given x's steps (``tanh_steps``): the curves over every pick's view, seen over x's (a drag of
+    the pick sets the view, the data stay)."""
+    grid = curve_grid(x)
+    return steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=steps[-1].value,
+                        gate_at_x=steps[-2].value, view=chart_range(x))
+
+
 @part
 def number(show_all: bool) -> float:
-    """The number, its coarse pick, and what they move that the live layer cannot keep: the chart (its words and
-    probes' hover), the two forms' readouts (their help holds every digit) and the downloads.  A number typed off
-    the pick's grid (or beyond its ends), which the layer does not show, reruns the whole page."""
+    """The number, its coarse pick, and what they move that the live layer cannot keep: the chart's words, the two
+    forms' readouts (their help holds every digit) and the downloads.  A number typed off the pick's grid (or beyond
+    its ends), which the layer does not show, reruns the whole page."""
     with exact_col:
         x = st.number_input(**STEPS["x"].kwargs())
     coarse = min(max(round(x, 1), -STEPS_PICK_LIMIT), STEPS_PICK_LIMIT)
@@ -83,10 +91,8 @@ def number(show_all: bool) -> float:
     steps = tanh_steps(x)
     tanh_value = steps[-1].value
     exact_value = gelu(x)
-    grid = curve_grid(x)  # the curves over every pick's view: a drag of the pick sets the view, the data stay
-    with chart_box:
-        chart(steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=tanh_value,
-                          gate_at_x=steps[-2].value, view=chart_range(x)), "steps")
+    with words_box:
+        chart_words(figure_at(x, steps), "steps")
     c1, c2, _c3 = metrics
     tanh_text, exact_text, _difference = metric_values(x, steps)
     c1.metric(_("tanh form"), tanh_text, help=full(tanh_value))
@@ -100,8 +106,10 @@ def number(show_all: bool) -> float:
 
 
 def steps_at(x: float, show_all: bool) -> None:
-    """The difference between the forms and the steps at x, and every digit when asked for: the page's."""
+    """The chart, the difference between the forms and the steps at x, and every digit when asked for: the page's."""
     steps = tanh_steps(x)
+    with chart_box:
+        chart(figure_at(x, steps), "steps", words=False)
     metrics[2].metric(_("difference (tanh − exact)"), metric_values(x, steps)[2],
                       help=_("What the approximation costs at this x, in float64."))
     with table_box:

@@ -72,7 +72,7 @@ def test_a_move_reruns_its_part_alone(server, page):
 # holds the page after a release to a fresh session's page at that value).  A chart's words (what a screen reader
 # hears of the chart and its probe) and a metric whose help holds the value's digits are not in the layer's tables:
 # they are the part's.  A chart whose probe the layer moves and then writes into the plot's data at rest (Curves',
-# the gate's: ``settle`` in ui/live.py) is the page's too.
+# the gate's, Step by step's: ``settle`` in ui/live.py) is the page's too.
 MOVE_DRAWS = {
     "home": ["download_button", "html", "number_input", "number_input", "number_input", "number_input", "number_input",
              "plotly_chart"],  # the five inputs, the table's download, the chart and its words; the table and the
@@ -82,9 +82,9 @@ MOVE_DRAWS = {
     "curves": ["html", "slider"],  # the chart's words; the chart and the three readouts: the layer's
     "gate": ["html"] * 2 + ["metric", "slider"],  # the two charts' words, the gate's readout (its help holds six
     # digits); the charts, GELU's and ReLU's readouts: the layer's
-    "steps": ["download_button", "html", "metric", "metric", "number_input", "plotly_chart", "slider"],  # the number
-    # its pick follows, the chart and its words, the two forms' readouts (their help holds every digit), the steps'
-    # download; the difference, the step table and its caption: the layer's (the pick is the page's first slider)
+    "steps": ["download_button", "html", "metric", "metric", "number_input", "slider"],  # the number its pick
+    # follows, the chart's words, the two forms' readouts (their help holds every digit), the steps' download; the
+    # chart, the difference, the step table and its caption: the layer's (the pick is the page's first slider)
 }
 
 

@@ -97,17 +97,18 @@ def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] 
                fills: Mapping[str, Mapping[str, Any]] | None = None,
                labels: Mapping[int, Sequence[str]] | None = None, settle: bool = False, pack: bool = False) -> dict:
     """One chart the layer moves, by its Streamlit key: ``traces``, ``lines`` and ``annotations`` as ``live_table``
-    says (a one-point trace may also give its ``name`` at each step); ``fills``: for a trace filled to y = 0 (by its
-    ``meta``), the trace whose points it shades (``of``, by its ``meta``) and how many of them, from the first, at
-    each step (``n``: the area ends on that trace's own point, its values as the server sent them; the browser picks
-    them, it computes none), ``edge``, the index of a vertical line among the layout's shapes drawn from y = 0 up to
-    the area's last point, and ``name``, the area's name at each step (for ``settle``).
+    says (a one-point trace may also give its ``name`` and its ``customdata`` at each step); ``fills``: for a trace
+    filled to y = 0 (by its ``meta``), the trace whose points it shades (``of``, by its ``meta``) and how many of them,
+    from the first, at each step (``n``: the area ends on that trace's own point, its values as the server sent them;
+    the browser picks them, it computes none), ``edge``, the index of a vertical line among the layout's shapes drawn
+    from y = 0 up to the area's last point, and ``name``, the area's name at each step (for ``settle``).
 
     ``settle``: the page draws this chart at the control's value, and a move's rerun does not send it again, so at
     rest (no pointer or key held) the layer writes the row into the plot's own data and layout, as the page's figure
-    at that value holds them: the one-point traces' ``x``, ``y`` and ``name``, the filled areas' points and edge line,
-    the lines' ``x``, and each label's text, ``labels``: annotation index -> its text with its markup at each step.
-    Plotly then draws them itself, and its hover labels and PNG export show the value the view shows."""
+    at that value holds them: the one-point traces' ``x``, ``y``, ``name`` and ``customdata`` (what a hover label
+    may quote), the filled areas' points and edge line, the lines' ``x``, and each label's text, ``labels``:
+    annotation index -> its text with its markup at each step.  Plotly then draws them itself, and its hover labels
+    and PNG export show the value the view shows."""
     def packed(values: Sequence) -> list | dict:
         return _packed(_column(values)) if pack else _column(values)
 

@@ -182,7 +182,9 @@ def steps_figure(
     marks = ((_("gate(x)"), "gate", gate_at_x, "diamond-open", 17), ("GELU(x)", "gelu_tanh", gelu_at_x, "circle", 9))
     for name, key, value, symbol, size in marks:  # the larger, open one first: the dot is drawn inside it
         trace = marker_trace(x, value, name=marker_name(name, value), key=key, symbol=symbol, size=size)
-        trace["hovertemplate"] = f"x = %{{x:.6f}}<br>{readable(value)}<extra>{name}</extra>"
+        # the value as the page writes it, held by the point (the live layer writes it there at rest: draw/live.js)
+        trace["customdata"] = [readable(value)]
+        trace["hovertemplate"] = f"x = %{{x:.6f}}<br>%{{customdata}}<extra>{name}</extra>"
         trace["showlegend"] = True
         if symbol.endswith("-open"):
             trace["marker"]["line"]["width"] = 3
@@ -270,10 +272,13 @@ def steps_live_table(show_all: bool) -> dict:
     if show_all:
         texts += [(cell.format(2), 7 + i, [r[4][i] for r in rows]) for i in range(7)]
     texts += [(LEGEND, 2, c["gate_name"]), (LEGEND, 3, c["gelu_name"])]
-    traces = {"marker:gate": {"x": c["x"], "y": c["gate"]}, "marker:gelu_tanh": {"x": c["x"], "y": c["gelu"]}}
+    traces = {"marker:gate": {"x": c["x"], "y": c["gate"], "name": c["gate_name"],
+                              "customdata": [[readable(v)] for v in c["gate"]]},
+              "marker:gelu_tanh": {"x": c["x"], "y": c["gelu"], "name": c["gelu_name"],
+                                   "customdata": [[readable(v)] for v in c["gelu"]]}}
     views = {CHART: {"xaxis.range": c["xaxis.range"], "yaxis.range": c["yaxis.range"]}}
     return live_table({"key": CONTROLS["pick"].key, **CONTROLS["pick"].options}, texts=texts, chart_key=CHART,
-                      traces=traces, lines={0: c["x"]}, views=views, pack=True, steady=[CHART],
+                      traces=traces, lines={0: c["x"]}, views=views, pack=True, steady=[CHART], settle=True,
                       exact=f".st-key-{CONTROLS['x'].key} input")
 
 

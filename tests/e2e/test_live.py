@@ -437,7 +437,8 @@ PLOT_JS = """(key) => {
     }),
   };
 }"""
-SETTLED = {"curves": ["chart_curves"], "gate": ["chart_gate-bell", "chart_gate"]}  # charts the page draws (settle)
+SETTLED = {"curves": ["chart_curves"], "gate": ["chart_gate-bell", "chart_gate"],  # charts the page draws (settle)
+           "steps": ["chart_steps"]}
 
 
 def plots(page, live: Live) -> list:
@@ -456,11 +457,11 @@ def same_plots(got: list, want: list) -> None:
 
 @pytest.mark.parametrize("live", [live for live in LIVE if live.path in SETTLED], ids=lambda live: live.path)
 def test_after_a_release_the_chart_holds_the_value_it_shows_and_hovers_it(opened, browser, live):
-    """Curves' and the gate's charts are the page's: a move's rerun sends only their words.  After the release the
-    layer writes the row into the plots' own data and layout, so that they hold what the page's figure at that value
-    holds: the probes' points and names (what their hover labels say), the shaded area, the lines and the labels'
-    text; the PNG export and any redraw are made from these.  Reference: the page's own charts at that value, in a
-    fresh session opened from the share link; again after a resize, where Streamlit draws its figure anew."""
+    """Curves', the gate's and Step by step's charts are the page's: a move's rerun sends only their words.  After the
+    release the layer writes the row into the plots' own data and layout, so that they hold what the page's figure at
+    that value holds: the probes' points and names (what their hover labels say), the shaded area, the lines and the
+    labels' text; the PNG export and any redraw are made from these.  Reference: the page's own charts at that value,
+    in a fresh session opened from the share link; again after a resize, where Streamlit draws its figure anew."""
     page, _ = opened(live)
     x, y, left, right = hand.thumb_centre(page, live.control)
     page.mouse.move(x, y)

@@ -88,6 +88,13 @@ def part(function: Callable) -> Callable:
     return run
 
 
+def latest(name: str) -> dict:
+    """A dict the session keeps under ``name``: a part writes its controls' values into it at each run, and what the
+    page drew for them reads them when it is used, outside any script run (``csv_button``'s table at the click: the
+    page draws the button once, and a move sends none)."""
+    return st.session_state.setdefault(f"gelu_latest_{name}", {})
+
+
 def whole_page_when_changed(key: str, value) -> None:
     """For a part whose move can change what the page draws outside it (Approximations' charts appear or go with a
     range too narrow to show): the page's full run notes ``value`` under ``key`` in the session; a part's own rerun
@@ -314,17 +321,20 @@ def enlarged(fig) -> dict:
     return spec
 
 
-def csv_button(table: Mapping[str, list], name: str, label: str | None = None) -> None:
+def csv_button(table: Mapping[str, list] | Callable[[], Mapping[str, list]], name: str,
+               label: str | None = None) -> None:
     """A download button for a table (columns of equal length) as CSV: its values as given (numbers, not the page's
-    text), so a spreadsheet or a script reads them in any language."""
+    text), so a spreadsheet or a script reads them in any language.  ``table`` may be a function that gives it, called
+    at the click, outside any script run (a page's button whose table a part's control moves: ``latest``)."""
     import csv
     import io
 
     def as_csv() -> str:
+        columns = table() if callable(table) else table
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(list(table))
-        writer.writerows(zip(*table.values(), strict=True))
+        writer.writerow(list(columns))
+        writer.writerows(zip(*columns.values(), strict=True))
         return out.getvalue()
 
     st.download_button(label or _("Download table (CSV)"), data=as_csv, file_name=f"gelu-explorer-{name}.csv",

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import gelu_core
-from draw.frame import chart, csv_button, page_link, part, require_app_frame, text_table, whole_page_while
+from draw.frame import chart, csv_button, latest, page_link, part, require_app_frame, text_table, whole_page_while
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.home import INPUTS, PROSE, five_inputs_table, input_live_json, on_grid, on_screen, overview_figure, prose
@@ -54,24 +54,30 @@ prose_box = st.container(key=PROSE)
 
 
 @part
-def inputs_and_views(form: str) -> dict:
-    """The five inputs and what they move that the live layer cannot keep: the table's download and the chart (its
-    words and its points' hover).  A number typed between the inputs' steps, which the layer does not show, reruns
-    the whole page.  The table at the inputs (on the page's full run)."""
+def inputs_and_views(form: str) -> list[float]:
+    """The five inputs and what they move that the live layer cannot keep: the chart (its words and its points'
+    hover).  A number typed between the inputs' steps, which the layer does not show, reruns the whole page.  The
+    inputs' values (for the page's full run)."""
     with inputs_row:
         inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in INPUTS]
     whole_page_while(not all(on_grid(x) for x in inputs))  # the page draws the table and paragraphs at them
-    table = five_inputs_table(inputs, form)
-    with download_box:
-        csv_button({name: column.tolist() for name, column in table.items()}, "home")
+    now["inputs"] = inputs  # the page's download makes its table at the click from them
     with chart_box:
         chart(overview_figure(inputs, form), "home")
-    return table
+    return inputs
 
 
-table = inputs_and_views(form)
+def as_columns(table: dict) -> dict[str, list]:
+    """The table's columns as the CSV download writes them: plain numbers."""
+    return {name: column.tolist() for name, column in table.items()}
+
+
+now = latest("home")  # the five inputs as the part last read them
+table = five_inputs_table(inputs_and_views(form), form)
 with table_box:  # five rows: a plain table (the interactive grid is a large chunk of code for a first page)
     text_table(on_screen(table), hide_index=True, width="content")
+with download_box:
+    csv_button(lambda: as_columns(five_inputs_table(now["inputs"], form)), "home")
 prose_box.markdown(prose([st.session_state[c.key] for c in INPUTS], form))
 # The five live layers: each input's row and points, the chart's view and the paragraphs, as a key is held or a
 # number typed.  Their tables do not depend on the inputs' values, so the page draws them: a move sends none.

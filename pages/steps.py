@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from draw.frame import chart, chart_words, csv_button, part, require_app_frame, text_table, whole_page_while
+from draw.frame import chart, chart_words, csv_button, latest, part, require_app_frame, text_table, whole_page_while
 from draw.lesson import ask_first
 from draw.live import follow
 from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
@@ -76,9 +76,9 @@ def figure_at(x: float, steps):
 
 @part
 def number(show_all: bool) -> float:
-    """The number, its coarse pick, and what they move that the live layer cannot keep: the chart's words, the two
-    forms' readouts (their help holds every digit) and the downloads.  A number typed off the pick's grid (or beyond
-    its ends), which the layer does not show, reruns the whole page."""
+    """The number, its coarse pick, and what they move that the live layer cannot keep: the chart's words and the two
+    forms' readouts (their help holds every digit).  A number typed off the pick's grid (or beyond its ends), which
+    the layer does not show, reruns the whole page."""
     with exact_col:
         x = st.number_input(**STEPS["x"].kwargs())
     coarse = min(max(round(x, 1), -STEPS_PICK_LIMIT), STEPS_PICK_LIMIT)
@@ -97,16 +97,13 @@ def number(show_all: bool) -> float:
     tanh_text, exact_text, _difference = metric_values(x, steps)
     c1.metric(_("tanh form"), tanh_text, help=full(tanh_value))
     c2.metric(_("exact  x·Φ(x)"), exact_text, help=full(exact_value))
-    with download_box:
-        csv_button(step_table(x, steps), "steps")
-    if show_all:
-        with digits_download_box:
-            csv_button(digits_table(steps), "steps-digits", label=_("Download every digit (CSV)"))
+    now["x"] = x  # the page's downloads make their tables at the click from it
     return x
 
 
 def steps_at(x: float, show_all: bool) -> None:
-    """The chart, the difference between the forms and the steps at x, and every digit when asked for: the page's."""
+    """The chart, the difference between the forms and the steps at x, and every digit when asked for, and their
+    downloads (their tables made at the click, at the number the part last read): the page's."""
     steps = tanh_steps(x)
     with chart_box:
         chart(figure_at(x, steps), "steps", words=False)
@@ -117,11 +114,16 @@ def steps_at(x: float, show_all: bool) -> None:
     caption_box.caption(_("The step “{gate}” is the gate; “{gelu}” multiplies the input by it. Values are rounded to "
                           "six decimals, as in the source; “Show every digit” adds each value in full float64.").format(
         gate=steps[-2].label, gelu=steps[-1].label))
+    with download_box:
+        csv_button(lambda: step_table(now["x"], tanh_steps(now["x"])), "steps")
     if show_all:
         digits_box.table(digits_table(steps), hide_index=True)
+        with digits_download_box:
+            csv_button(lambda: digits_table(tanh_steps(now["x"])), "steps-digits",
+                       label=_("Download every digit (CSV)"))
 
 
-number(show_all)
-steps_at(st.session_state[STEPS["x"].key], show_all)
+now = latest("steps")  # the number as the part last read it
+steps_at(number(show_all), show_all)
 with layer:  # the readouts and the steps, moved by the pick as it goes: one table for every pick, the page's
     follow(as_json(steps_live_table, show_all), "steps_pick_live")

@@ -74,17 +74,17 @@ def test_a_move_reruns_its_part_alone(server, page):
 # they are the part's.  A chart whose probe the layer moves and then writes into the plot's data at rest (Curves',
 # the gate's, Step by step's: ``settle`` in ui/live.py) is the page's too.
 MOVE_DRAWS = {
-    "home": ["download_button", "html", "number_input", "number_input", "number_input", "number_input", "number_input",
-             "plotly_chart"],  # the five inputs, the table's download, the chart and its words; the table and the
-    # paragraphs: the layers'
+    "home": ["html", "number_input", "number_input", "number_input", "number_input", "number_input",
+             "plotly_chart"],  # the five inputs, the chart and its words; the table and the paragraphs: the layers';
+    # the table's download: the page's (its table made at the click, ``draw.frame.latest``)
     "derivative": ["slider"],  # the sentence, the two gradients and the caption: the layer's
     "approximations": ["html"] * 3 + ["slider"],  # the three charts' words; their view and the captions: the layer's
     "curves": ["html", "slider"],  # the chart's words; the chart and the three readouts: the layer's
     "gate": ["html"] * 2 + ["metric", "slider"],  # the two charts' words, the gate's readout (its help holds six
     # digits); the charts, GELU's and ReLU's readouts: the layer's
-    "steps": ["download_button", "html", "metric", "metric", "number_input", "slider"],  # the number its pick
-    # follows, the chart's words, the two forms' readouts (their help holds every digit), the steps' download; the
-    # chart, the difference, the step table and its caption: the layer's (the pick is the page's first slider)
+    "steps": ["html", "metric", "metric", "number_input", "slider"],  # the number its pick follows, the chart's
+    # words, the two forms' readouts (their help holds every digit); the chart, the difference, the step table and
+    # its caption: the layer's (the pick is the page's first slider); the downloads: the page's (made at the click)
 }
 
 

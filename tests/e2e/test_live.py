@@ -987,3 +987,49 @@ def test_a_held_home_input_stays_clean_under_axe(opened):
     result = axe.Axe().run(page, context=scope, options=rules)
     assert result.violations_count == 0, result.generate_report()
     page.keyboard.up("ArrowUp")
+
+
+def downloaded_csv(page, button: str, tmp_path) -> list[list[str]]:
+    """The rows of the CSV a download button gives, as the browser saves it."""
+    import csv
+
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name=button).click()
+    path = tmp_path / download_info.value.suggested_filename
+    download_info.value.save_as(path)
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+def test_a_download_after_a_move_holds_the_table_at_the_value_moved_to(opened, tmp_path):
+    """Step by step's and Home's downloads are the page's (a move sends none): each makes its table at the click, from
+    the value the move left.  Reference: mpmath at 50 digits, the source's seven steps (their values as the page's
+    six decimals, ``shown``) and GELU and its gate in the tanh form at Home's five inputs (within 1e-15 relative,
+    float64's own rounding)."""
+    from tests.test_ui_approximations_steps import mp_steps
+
+    page, _ = opened(LIVE[-1])  # Step by step
+    pick, number = (page.locator(f".st-key-{key} input") for key in ("steps_pick", "steps_x"))
+    start = float(number.input_value())
+    for _ in range(3):  # three tenths up, a commit a key
+        pick.focus()
+        driver.act(page, lambda: pick.press("ArrowRight"))
+    page.wait_for_timeout(300)
+    x = float(number.input_value())
+    assert x == pytest.approx(start + 0.3, abs=1e-9)
+    rows = downloaded_csv(page, "Download table (CSV)", tmp_path)
+    assert [row[-1] for row in rows[1:]] == [shown(v, 6) for v in mp_steps(x)], rows
+
+    page, _ = opened(Live("", "home_x4", "", "", 0, lambda x: {}))  # Home
+    field = page.locator(".st-key-home_x4 input")
+    field.fill("3.5")
+    driver.act(page, lambda: field.press("Enter"))
+    page.wait_for_timeout(300)
+    rows = downloaded_csv(page, "Download table (CSV)", tmp_path)
+    header, body = rows[0], [[float(v) for v in row] for row in rows[1:]]
+    assert 3.5 in [row[0] for row in body], rows
+    for row in body:
+        x = row[0]
+        want = {"gate (tanh)": gate_ref(x, "tanh"), "GELU (tanh)": gelu_ref(x, "tanh"), "GELU (exact)": gelu_ref(x)}
+        for name, value in want.items():
+            assert row[header.index(name)] == pytest.approx(float(value), rel=1e-15, abs=1e-300), (x, name)

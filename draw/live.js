@@ -167,8 +167,22 @@ export default function (component) {
       traces.push(i); data.x.push(x); data.y.push(y); data.name.push(name); data.customdata.push(custom);
     };
     for (const [meta, t] of Object.entries(spec.traces)) {
-      if (t.point != null || t.segment != null || !index.has(meta)) continue;  // the one-point probes
-      put(meta, [t.x[k]], [t.y[k]], t.name ? at(t.name, k) : null, t.customdata ? at(t.customdata, k) : null);
+      if (!index.has(meta)) continue;
+      if (t.point == null && t.segment == null) {  // a one-point probe
+        put(meta, [t.x[k]], [t.y[k]], t.name ? at(t.name, k) : null, t.customdata ? at(t.customdata, k) : null);
+        continue;
+      }
+      // this control's own point of a trace of several (Home's five inputs), or its segment of a line trace of
+      // segments (two points each, null between them); the others' stay as they are
+      const now = drawn[meta] || gd.data[index.get(meta)], xs = Array.from(now.x), ys = Array.from(now.y);
+      if (t.point != null) [xs[t.point], ys[t.point]] = [t.x[k], t.y[k]];
+      else {
+        let start = 0;
+        for (let j = 0; j < t.segment && start < xs.length; start++) if (xs[start] == null) j++;
+        if (start + 1 >= xs.length) continue;
+        [xs[start], xs[start + 1], ys[start], ys[start + 1]] = [t.x[k], t.x[k], t.y0[k], t.y1[k]];
+      }
+      put(meta, xs, ys, null, null);
     }
     const layout = {};
     for (const [meta, fill] of Object.entries(spec.fills || {})) {
@@ -479,6 +493,7 @@ export default function (component) {
       typed = false;
       const enter = { key: "Enter", code: "Enter", bubbles: true, cancelable: true };
       input.dispatchEvent(new KeyboardEvent("keydown", enter));
+      settleSoon();
     }
   };
   // A number input (Home's): ArrowUp / ArrowDown step its value, and Streamlit commits each (a rerun per repeat of a
@@ -502,6 +517,7 @@ export default function (component) {
     if (!input || e.target !== input || stopped || held()) return;
     const k = gridIndex();
     if (k !== shown) apply(k);
+    if (!typed) settleSoon();  // a number typed on the grid (a held arrow key's steps settle at its release)
   };
   // A rerun for an earlier position (a key press is sent at once, and the thumb may have moved on since) draws
   // that position's numbers: the thumb wins, so whatever the page redraws is set back to the thumb's row.

@@ -3,7 +3,17 @@
 import streamlit as st
 
 import gelu_core
-from draw.frame import chart, csv_button, latest, page_link, part, require_app_frame, text_table, whole_page_while
+from draw.frame import (
+    chart,
+    chart_words,
+    csv_button,
+    latest,
+    page_link,
+    part,
+    require_app_frame,
+    text_table,
+    whole_page_while,
+)
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.home import INPUTS, PROSE, five_inputs_table, input_live_json, on_grid, on_screen, overview_figure, prose
@@ -48,22 +58,22 @@ inputs_row = st.container(horizontal=True, gap="small", key="home_inputs")
 table_box = st.container()
 st.caption(_("gate: how open GELU's door is. GELU = x · gate, both in the lesson's {form} form; the last column is "
              "GELU in the other form, for comparison.").format(form=form_name(form)))
-download_box, chart_box = st.container(), st.container()
+download_box, chart_box, words_box = st.container(), st.container(), st.container()
 layers_box = st.container(gap=None)  # the five live layers (below), in one slot: one gap above the paragraphs
 prose_box = st.container(key=PROSE)
 
 
 @part
 def inputs_and_views(form: str) -> list[float]:
-    """The five inputs and what they move that the live layer cannot keep: the chart (its words and its points'
-    hover).  A number typed between the inputs' steps, which the layer does not show, reruns the whole page.  The
-    inputs' values (for the page's full run)."""
+    """The five inputs and what they move that the live layer cannot keep: the chart's words.  A number typed between
+    the inputs' steps, which the layer does not show, reruns the whole page.  The inputs' values (for the page's full
+    run)."""
     with inputs_row:
         inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in INPUTS]
     whole_page_while(not all(on_grid(x) for x in inputs))  # the page draws the table and paragraphs at them
     now["inputs"] = inputs  # the page's download makes its table at the click from them
-    with chart_box:
-        chart(overview_figure(inputs, form), "home")
+    with words_box:
+        chart_words(overview_figure(inputs, form), "home")
     return inputs
 
 
@@ -73,12 +83,15 @@ def as_columns(table: dict) -> dict[str, list]:
 
 
 now = latest("home")  # the five inputs as the part last read them
-table = five_inputs_table(inputs_and_views(form), form)
+inputs = inputs_and_views(form)
+table = five_inputs_table(inputs, form)
 with table_box:  # five rows: a plain table (the interactive grid is a large chunk of code for a first page)
     text_table(on_screen(table), hide_index=True, width="content")
 with download_box:
     csv_button(lambda: as_columns(five_inputs_table(now["inputs"], form)), "home")
-prose_box.markdown(prose([st.session_state[c.key] for c in INPUTS], form))
+with chart_box:  # its points, stubs, view and label: the layers' as an input moves, and at rest
+    chart(overview_figure(inputs, form), "home", words=False)
+prose_box.markdown(prose(inputs, form))
 # The five live layers: each input's row and points, the chart's view and the paragraphs, as a key is held or a
 # number typed.  Their tables do not depend on the inputs' values, so the page draws them: a move sends none.
 with layers_box:  # no keys: a keyed component is one more entry Streamlit reads back at each of the five inputs

@@ -72,11 +72,11 @@ def test_a_move_reruns_its_part_alone(server, page):
 # holds the page after a release to a fresh session's page at that value).  A chart's words (what a screen reader
 # hears of the chart and its probe) and a metric whose help holds the value's digits are not in the layer's tables:
 # they are the part's.  A chart whose probe the layer moves and then writes into the plot's data at rest (Curves',
-# the gate's, Step by step's: ``settle`` in ui/live.py) is the page's too.
+# the gate's, Step by step's, Home's: ``settle`` in ui/live.py) is the page's too.
 MOVE_DRAWS = {
-    "home": ["html", "number_input", "number_input", "number_input", "number_input", "number_input",
-             "plotly_chart"],  # the five inputs, the chart and its words; the table and the paragraphs: the layers';
-    # the table's download: the page's (its table made at the click, ``draw.frame.latest``)
+    "home": ["html", "number_input", "number_input", "number_input", "number_input", "number_input"],  # the five
+    # inputs and the chart's words; the chart, the table and the paragraphs: the layers'; the table's download: the
+    # page's (its table made at the click, ``draw.frame.latest``)
     "derivative": ["slider"],  # the sentence, the two gradients and the caption: the layer's
     "approximations": ["html"] * 3 + ["slider"],  # the three charts' words; their view and the captions: the layer's
     "curves": ["html", "slider"],  # the chart's words; the chart and the three readouts: the layer's

@@ -111,7 +111,7 @@ def _own_table(i: int, form: str) -> dict:
               f"marker:{gelu_core.GELU_FORMS[form]}": {"x": xs, "y": tanh, "point": i},
               "gap": {"x": xs, "y": tanh, "segment": i, "y0": relu, "y1": tanh}}
     table = live_table({"key": control.key, **control.options}, texts=texts, chart_key=CHART, traces=traces,
-                       number_input=True)
+                       number_input=True, settle=True)
     del table["views"]  # none of its own: the joint part's (``joint_table``) are every input's
     return table
 

@@ -438,7 +438,7 @@ PLOT_JS = """(key) => {
   };
 }"""
 SETTLED = {"curves": ["chart_curves"], "gate": ["chart_gate-bell", "chart_gate"],  # charts the page draws (settle)
-           "steps": ["chart_steps"]}
+           "steps": ["chart_steps"], "": ["chart_home"]}
 
 
 def plots(page, live: Live) -> list:
@@ -989,6 +989,38 @@ def test_a_held_home_input_stays_clean_under_axe(opened):
     page.keyboard.up("ArrowUp")
 
 
+LIVE_HOME = Live("", "home_x4", "", "", 0, lambda x: {})  # Home's fifth input (its chart: SETTLED[""])
+
+
+def test_after_home_s_inputs_move_the_chart_holds_their_points(opened, browser):
+    """Home's chart is the page's: a move of an input sends only its words.  At rest each input's layer writes its
+    own points (on ReLU and on GELU) and its stub into the plot's data; the view and the label are relaid out as the
+    inputs move.  Two inputs moved, one by a typed number and Enter, one by a held arrow key: the plot then holds what
+    the page's chart holds in a fresh session opened from the share link, its hover labels too."""
+    page, _ = opened(LIVE_HOME)
+    field = page.locator(".st-key-home_x4 input")
+    field.fill("3.5")
+    driver.act(page, lambda: field.press("Enter"))
+    other = page.locator(".st-key-home_x1 input")
+    other.focus()
+    before = driver.runs(page)
+    page.keyboard.down("ArrowUp")
+    page.wait_for_timeout(400)
+    page.keyboard.up("ArrowUp")
+    page.wait_for_function("n => window.__geluRuns > n", arg=before)
+    driver.wait_idle(page, before)
+    page.wait_for_timeout(500)
+    settled = plots(page, LIVE_HOME)
+    fresh_page = driver.kept_page(browser)
+    try:
+        driver.open_app(fresh_page, page.url)
+        fresh = plots(fresh_page, LIVE_HOME)
+    finally:
+        fresh_page.close()
+    assert "home_x1=" in page.url and "home_x4=3.5" in page.url
+    same_plots(settled, fresh)
+
+
 def downloaded_csv(page, button: str, tmp_path) -> list[list[str]]:
     """The rows of the CSV a download button gives, as the browser saves it."""
     import csv
@@ -1020,7 +1052,7 @@ def test_a_download_after_a_move_holds_the_table_at_the_value_moved_to(opened, t
     rows = downloaded_csv(page, "Download table (CSV)", tmp_path)
     assert [row[-1] for row in rows[1:]] == [shown(v, 6) for v in mp_steps(x)], rows
 
-    page, _ = opened(Live("", "home_x4", "", "", 0, lambda x: {}))  # Home
+    page, _ = opened(LIVE_HOME)
     field = page.locator(".st-key-home_x4 input")
     field.fill("3.5")
     driver.act(page, lambda: field.press("Enter"))

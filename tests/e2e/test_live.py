@@ -989,7 +989,7 @@ def test_a_held_home_input_stays_clean_under_axe(opened):
     page.keyboard.up("ArrowUp")
 
 
-LIVE_HOME = Live("", "home_x4", "", "", 0, lambda x: {})  # Home's fifth input (its chart: SETTLED[""])
+LIVE_HOME = Live("", "home_x4", "", "", 0, lambda x: {})  # Home's fourth input (its chart: SETTLED[""])
 
 
 def test_after_home_s_inputs_move_the_chart_holds_their_points(opened, browser):

@@ -16,8 +16,9 @@ the presenter view, the lesson around each page, the code for each view, and one
 * ``part``: a page's control and what it moves as an ``st.fragment``: a move reruns that part alone, not the page
   and the frame around it, unless something outside the part shows the controls' values or the link's note.  The
   page makes the part's places (columns, titles, rows: what no move changes) and the part fills them; what a
-  move's rerun need not send (a live layer's table the same at every value, charts whose view the layer sets) the
-  page draws (``whole_page_when_changed``: the whole page reruns when a move changes what it drew).
+  move's rerun need not send (a live layer's table the same at every value, charts whose view or probes the layer
+  sets, downloads that make their table at the click: ``latest``) the page draws (``whole_page_when_changed``: the
+  whole page reruns when a move changes what it drew).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ the page reads one of these tables: the page's numbers at every step of the slid
 ``ui/format`` (the browser selects a row, it neither computes nor formats).  On each move it writes the row's
 strings into the readouts the page drew (the text nodes of ``st.metric`` and the like, so the next rerun writes the
 same strings over them) and moves the chart's probe traces in the SVG Plotly drew, as Plotly places them (a figure
-with live probes fixes its axes' ranges, so nothing else moves).
+with live probes fixes its axes' ranges, so nothing else moves); a chart the page draws, the layer brings to the row
+at rest (``chart_spec``'s ``settle``).
 
 A table is a plain dict (JSON): see ``live_table``.  Pure: no Streamlit, no server.
 """

@@ -67,15 +67,17 @@ def probe():
     moves and writes)."""
     with probe_box:
         x = st.slider(**CURVES["x"].kwargs())
+    fig = figure_at(x)
     with words_box:
-        chart_words(figure_at(x), "curves")
+        chart_words(fig, "curves")
+    return x, fig
 
 
-def at_x(x: float, approximate: str) -> None:
-    """The chart, and ReLU, GELU and the gate at x: the page's, at the probe's value (a move moves and writes them in
-    the browser)."""
+def at_x(x: float, fig, approximate: str) -> None:
+    """The chart (the part's figure at x), and ReLU, GELU and the gate at x: the page's, at the probe's value (a move
+    moves and writes them in the browser)."""
     with chart_box:
-        chart(figure_at(x), "curves", words=False)
+        chart(fig, "curves", words=False)
     t = readout_texts(x, approximate)
     c1, c2, c3 = st.container(key=READOUT).columns(3)
     c1.metric(t["relu_label"], t["relu"])
@@ -83,9 +85,9 @@ def at_x(x: float, approximate: str) -> None:
     c3.metric(t["gate_label"], t["gate"], help=_("How open GELU's door is at this x, from 0 to 1."))
 
 
-probe()
+x, fig = probe()
 with chart_col:  # the above, moved by the thumb as it goes: one table for every x at this range, the page's
-    at_x(st.session_state[CURVES["x"].key], approximate)
+    at_x(x, fig, approximate)
     follow(as_json(probe_live_table, approximate, *ordered_range(lo, hi)), "curves_x_live")
 
 f1, f2 = st.columns(2)

@@ -65,28 +65,29 @@ def probe():
     with slider_box:
         x = st.slider(**GATE["x"].kwargs())
     whole_page_when_changed(LABEL_CORNER, x <= 0)
+    bell_fig, gate_fig = bell_figure(x), gate_figure(x)
     with bell_words:
-        chart_words(bell_figure(x), "gate-bell")
+        chart_words(bell_fig, "gate-bell")
     with gate_words:
-        chart_words(gate_figure(x), "gate")
+        chart_words(gate_fig, "gate")
     (gate_label, gate_text), _gelu, _relu = readout_texts(x, form)
     readout[0].metric(gate_label, gate_text, help=fixed(gelu_core.gelu_gate(x, approximate=form), 6))  # its help too
+    return x, bell_fig, gate_fig
 
 
-def at_x(x: float) -> None:
-    """The two charts, and GELU and ReLU beside the gate: the page's, at the slider's value (a move moves and writes
-    them in the browser)."""
+def at_x(x: float, bell_fig, gate_fig) -> None:
+    """The two charts (the part's figures at x), and GELU and ReLU beside the gate: the page's, at the slider's value
+    (a move moves and writes them in the browser)."""
     with bell_chart:
-        chart(bell_figure(x), "gate-bell", words=False)
+        chart(bell_fig, "gate-bell", words=False)
     with gate_chart:
-        chart(gate_figure(x), "gate", words=False)
+        chart(gate_fig, "gate", words=False)
     _gate, (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
     readout[1].metric(gelu_label, gelu_text)
     readout[2].metric(relu_label, relu_text, help=_("ReLU's gate is 1 for x > 0 and 0 otherwise."))
 
 
-probe()
-at_x(st.session_state[GATE["x"].key])
+at_x(*probe())
 with layer:  # the metrics and the charts' probes, moved by the thumb as it goes: one table for every x, the page's
     follow(as_json(gate_live_table, form), "gate_x_live")
 st.latex(r"\begin{gathered} \Phi(x) \approx \tfrac12\left(1 + \tanh u\right), \\ "

@@ -64,17 +64,18 @@ prose_box = st.container(key=PROSE)
 
 
 @part
-def inputs_and_views(form: str) -> list[float]:
+def inputs_and_views(form: str) -> tuple:
     """The five inputs and what they move that the live layer cannot keep: the chart's words.  A number typed between
-    the inputs' steps, which the layer does not show, reruns the whole page.  The inputs' values (for the page's full
-    run)."""
+    the inputs' steps, which the layer does not show, reruns the whole page.  The inputs' values and the chart's
+    figure at them (for the page's full run)."""
     with inputs_row:
         inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in INPUTS]
     whole_page_while(not all(on_grid(x) for x in inputs))  # the page draws the table and paragraphs at them
     now["inputs"] = inputs  # the page's download makes its table at the click from them
+    fig = overview_figure(inputs, form)
     with words_box:
-        chart_words(overview_figure(inputs, form), "home")
-    return inputs
+        chart_words(fig, "home")
+    return inputs, fig
 
 
 def as_columns(table: dict) -> dict[str, list]:
@@ -83,14 +84,14 @@ def as_columns(table: dict) -> dict[str, list]:
 
 
 now = latest("home")  # the five inputs as the part last read them
-inputs = inputs_and_views(form)
+inputs, fig = inputs_and_views(form)
 table = five_inputs_table(inputs, form)
 with table_box:  # five rows: a plain table (the interactive grid is a large chunk of code for a first page)
     text_table(on_screen(table), hide_index=True, width="content")
 with download_box:
     csv_button(lambda: as_columns(five_inputs_table(now["inputs"], form)), "home")
 with chart_box:  # its points, stubs, view and label: the layers' as an input moves, and at rest
-    chart(overview_figure(inputs, form), "home", words=False)
+    chart(fig, "home", words=False)
 prose_box.markdown(prose(inputs, form))
 # The five live layers: each input's row and points, the chart's view and the paragraphs, as a key is held or a
 # number typed.  Their tables do not depend on the inputs' values, so the page draws them: a move sends none.

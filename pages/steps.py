@@ -75,7 +75,7 @@ def figure_at(x: float, steps):
 
 
 @part
-def number(show_all: bool) -> float:
+def number(show_all: bool) -> tuple:
     """The number, its coarse pick, and what they move that the live layer cannot keep: the chart's words and the two
     forms' readouts (their help holds every digit).  A number typed off the pick's grid (or beyond its ends), which
     the layer does not show, reruns the whole page."""
@@ -91,22 +91,23 @@ def number(show_all: bool) -> float:
     steps = tanh_steps(x)
     tanh_value = steps[-1].value
     exact_value = gelu(x)
+    fig = figure_at(x, steps)
     with words_box:
-        chart_words(figure_at(x, steps), "steps")
+        chart_words(fig, "steps")
     c1, c2, _c3 = metrics
     tanh_text, exact_text, _difference = metric_values(x, steps)
     c1.metric(_("tanh form"), tanh_text, help=full(tanh_value))
     c2.metric(_("exact  x·Φ(x)"), exact_text, help=full(exact_value))
     now["x"] = x  # the page's downloads make their tables at the click from it
-    return x
+    return x, fig
 
 
-def steps_at(x: float, show_all: bool) -> None:
-    """The chart, the difference between the forms and the steps at x, and every digit when asked for, and their
-    downloads (their tables made at the click, at the number the part last read): the page's."""
+def steps_at(x: float, fig, show_all: bool) -> None:
+    """The chart (the part's figure at x), the difference between the forms and the steps at x, and every digit when
+    asked for, and their downloads (their tables made at the click, at the number the part last read): the page's."""
     steps = tanh_steps(x)
     with chart_box:
-        chart(figure_at(x, steps), "steps", words=False)
+        chart(fig, "steps", words=False)
     metrics[2].metric(_("difference (tanh − exact)"), metric_values(x, steps)[2],
                       help=_("What the approximation costs at this x, in float64."))
     with table_box:
@@ -124,6 +125,6 @@ def steps_at(x: float, show_all: bool) -> None:
 
 
 now = latest("steps")  # the number as the part last read it
-steps_at(number(show_all), show_all)
+steps_at(*number(show_all), show_all)
 with layer:  # the readouts and the steps, moved by the pick as it goes: one table for every pick, the page's
     follow(as_json(steps_live_table, show_all), "steps_pick_live")

@@ -143,7 +143,28 @@ export default function (component) {
   // of its own figure, at a resize, brings the page's values back: plotly_afterplot settles again).
   const settle = () => {
     if (stopped || press || keyDrag || typed || shown < 0 || !input || held()) return;
-    for (const spec of charts) if (spec.settle) settleOne(spec, shown);
+    for (const spec of charts) {
+      if (spec.words) settleWords(spec.words, shown);
+      if (spec.settle) settleOne(spec, shown);
+    }
+  };
+  // The chart's words (ui/describe.py), drawn by the page beside it: at rest, what they say of each marked point (its
+  // name where the table gives one, its two numbers, and the sentence they make) and each label's words, so a move's
+  // rerun sends none of them.  Written at rest only: the page's polite live region reads a changed summary once.
+  const settleWords = (words, k) => {
+    const box = document.querySelector(`.gelu-chart-text[data-chart="${words.chart}"]`);
+    if (!box) return;
+    const spans = new Map([...box.querySelectorAll("span[data-said]")].map((el) => [el.dataset.said, el]));
+    const rows = new Map([...box.querySelectorAll("tr[data-said]")].map((el) => [el.dataset.said, el]));
+    const put = (el, text) => { if (el && text != null && el.textContent !== text) el.textContent = text; };
+    for (const [meta, mark] of Object.entries(words.marks)) {
+      const a = at(mark.x, k), b = at(mark.y, k), name = mark.name ? at(mark.name, k) : null;
+      put(spans.get(`${meta}:name`), name);
+      put(spans.get(`${meta}:${mark.point}`), words.said.replace("{a}", () => a).replace("{b}", () => b));
+      const cells = rows.get(`${meta}:${mark.point}`)?.cells;
+      if (cells && cells.length === 3) { put(cells[0], name); put(cells[1], a); put(cells[2], b); }
+    }
+    for (const [i, column] of Object.entries(words.labels || {})) put(spans.get(`label:${i}`), at(column, k));
   };
   const settleSoon = () => requestAnimationFrame(() => setTimeout(settle));
   const sameValues = (a, b) => a != null && b != null && a.length === b.length

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import gelu_core
-from draw.frame import chart, chart_words, part, require_app_frame
+from draw.frame import chart, part, require_app_frame, whole_page_when_changed
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.controls import ordered_range
@@ -52,7 +52,9 @@ with chart_col:
     if lo == hi:
         st.info(_("The range is a single point, so the chart shows {low} … {high}.").format(
             low=fixed(lo - 1, 1), high=fixed(hi + 1, 1)))
-    chart_box, words_box = st.container(), st.container()
+    chart_box = st.container()
+lo_hi = ordered_range(lo, hi)  # the chart's view of x
+PROBE_IN_VIEW = "curves_probe_in_view"  # session state: the page's last full run drew the probe inside the view
 
 
 def figure_at(x: float):
@@ -62,22 +64,20 @@ def figure_at(x: float):
 
 @part
 def probe():
-    """The probe x in its place and the chart's words, drawn once the range, the point count and the overlays are
-    read (a move of x reruns this alone; the chart and the readouts under it are the page's, which the live layer
-    moves and writes)."""
+    """The probe x in its place, drawn once the range, the point count and the overlays are read: a move of x reruns
+    this alone.  The chart, its words and the readouts under it are the page's, which the live layer moves and writes.
+    The words say the probe only while it is in the range's view: a move into or out of it reruns the whole page."""
     with probe_box:
         x = st.slider(**CURVES["x"].kwargs())
-    fig = figure_at(x)
-    with words_box:
-        chart_words(fig, "curves")
-    return x, fig
+    whole_page_when_changed(PROBE_IN_VIEW, lo_hi[0] <= x <= lo_hi[1])
+    return x
 
 
-def at_x(x: float, fig, approximate: str) -> None:
-    """The chart (the part's figure at x), and ReLU, GELU and the gate at x: the page's, at the probe's value (a move
-    moves and writes them in the browser)."""
+def at_x(x: float, approximate: str) -> None:
+    """The chart and its words, and ReLU, GELU and the gate at x: the page's, at the probe's value (a move moves and
+    writes them in the browser)."""
     with chart_box:
-        chart(fig, "curves", words=False)
+        chart(figure_at(x), "curves")
     t = readout_texts(x, approximate)
     c1, c2, c3 = st.container(key=READOUT).columns(3)
     c1.metric(t["relu_label"], t["relu"])
@@ -85,9 +85,9 @@ def at_x(x: float, fig, approximate: str) -> None:
     c3.metric(t["gate_label"], t["gate"], help=_("How open GELU's door is at this x, from 0 to 1."))
 
 
-x, fig = probe()
+x = probe()
 with chart_col:  # the above, moved by the thumb as it goes: one table for every x at this range, the page's
-    at_x(x, fig, approximate)
+    at_x(x, approximate)
     follow(as_json(probe_live_table, approximate, *ordered_range(lo, hi)), "curves_x_live")
 
 f1, f2 = st.columns(2)

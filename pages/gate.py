@@ -51,37 +51,35 @@ slider_box = st.container()
 bell, curves = st.columns(2)
 bell.markdown(_("**Where the gate comes from**: the shaded area under the bell curve."))
 curves.markdown(_("**The gate itself**, exact and the two cheaper look-alikes."))
-(bell_chart, bell_words), (gate_chart, gate_words) = (bell.container(), bell.container()), \
-    (curves.container(), curves.container())
+bell_chart, bell_words, gate_chart = bell.container(), bell.container(), curves.container()
 readout = st.container(key=READOUT).columns(3)
 layer = st.container()  # the live layer's (below)
 
 
 @part
 def probe():
-    """The slider and what it moves that the live layer cannot keep, each in its place: the charts' words and the
-    gate's readout, whose help holds its digits (the charts and the other two readouts are the page's, which the live
-    layer moves and writes).  The gate's label changes corner with x's sign: a move across 0 reruns the whole page."""
+    """The slider and what it moves that the live layer cannot keep, each in its place: the bell chart's words (its
+    shaded area's sampled rows change with x) and the gate's readout, whose help holds its digits.  The charts, the
+    gate chart's words and the other two readouts are the page's, which the live layer moves and writes.  The gate's
+    label changes corner with x's sign: a move across 0 reruns the whole page."""
     with slider_box:
         x = st.slider(**GATE["x"].kwargs())
     whole_page_when_changed(LABEL_CORNER, x <= 0)
-    bell_fig, gate_fig = bell_figure(x), gate_figure(x)
+    bell_fig = bell_figure(x)
     with bell_words:
         chart_words(bell_fig, "gate-bell")
-    with gate_words:
-        chart_words(gate_fig, "gate")
     (gate_label, gate_text), _gelu, _relu = readout_texts(x, form)
     readout[0].metric(gate_label, gate_text, help=fixed(gelu_core.gelu_gate(x, approximate=form), 6))  # its help too
-    return x, bell_fig, gate_fig
+    return x, bell_fig
 
 
-def at_x(x: float, bell_fig, gate_fig) -> None:
-    """The two charts (the part's figures at x), and GELU and ReLU beside the gate: the page's, at the slider's value
-    (a move moves and writes them in the browser)."""
+def at_x(x: float, bell_fig) -> None:
+    """The two charts (the bell, the part's figure at x) and the gate chart's words, and GELU and ReLU beside the
+    gate: the page's, at the slider's value (a move moves and writes them in the browser)."""
     with bell_chart:
         chart(bell_fig, "gate-bell", words=False)
     with gate_chart:
-        chart(gate_fig, "gate", words=False)
+        chart(gate_figure(x), "gate")
     _gate, (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
     readout[1].metric(gelu_label, gelu_text)
     readout[2].metric(relu_label, relu_text, help=_("ReLU's gate is 1 for x > 0 and 0 otherwise."))

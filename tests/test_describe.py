@@ -12,7 +12,7 @@ import pytest
 
 import gelu_core
 from ui import curves, derivative, gate, home
-from ui.describe import as_html, describe, number, values
+from ui.describe import as_html, describe, number, plain, values
 from ui.theme import typed_array
 
 
@@ -64,7 +64,25 @@ def test_the_html_escapes_and_links_the_summary():
     out = as_html(d, "chart name/1", announce=False)
     assert "id='gelu-chart-summary-chart-name-1'" in out and "data-announce='false'" in out
     assert "<b>&" not in out and "&lt;b&gt;&amp;" in out
-    assert out.count("<tr>") == len(d.rows) + 1
+    assert out.count("<tr") == len(d.rows) + 1
+
+
+def test_what_a_move_changes_is_marked_for_the_live_layer_and_reads_as_the_summary():
+    """The marked points' names and numbers and the labels are pieces of their own (what the live layer writes at rest:
+    ``live_words``); joined, the pieces are the summary.  Reference: the gate chart at x = 1 (gelu_core's Φ(1), through
+    ``number``) and its own label's text."""
+    fig = gate.gate_figure(1.0)
+    d = describe(fig)
+    assert "".join(text for text, _said in d.pieces) == d.summary
+    said = {s: text for text, s in d.pieces if s}
+    assert said == {"marker:gelu:name": "Φ(1.00)",
+                    "marker:gelu:0": f"at x = 1 is {number(gelu_core.gelu_gate(1.0))}",
+                    "label:0": plain(fig.layout.annotations[0].text)}
+    marked = [row for row, s in zip(d.rows, d.said_rows, strict=True) if s == "marker:gelu:0"]
+    assert marked == [("Φ(1.00)", "1", number(gelu_core.gelu_gate(1.0)))]
+    out = as_html(d, "gate")
+    assert "<span data-said='marker:gelu:0'>at x = 1 is 0.8413</span>" in out
+    assert out.count("<tr data-said='marker:gelu:0'>") == 1
 
 
 def test_a_chart_viewing_part_of_its_curves_says_the_part_it_shows():

@@ -79,9 +79,9 @@ MOVE_DRAWS = {
     # page's (its table made at the click, ``draw.frame.latest``)
     "derivative": ["slider"],  # the sentence, the two gradients and the caption: the layer's
     "approximations": ["html"] * 3 + ["slider"],  # the three charts' words; their view and the captions: the layer's
-    "curves": ["html", "slider"],  # the chart's words; the chart and the three readouts: the layer's
-    "gate": ["html"] * 2 + ["metric", "slider"],  # the two charts' words, the gate's readout (its help holds six
-    # digits); the charts, GELU's and ReLU's readouts: the layer's
+    "curves": ["slider"],  # the chart, its words and the three readouts: the layer's
+    "gate": ["html", "metric", "slider"],  # the bell chart's words (its shaded area's rows), the gate's readout (its
+    # help holds six digits); the charts, the gate chart's words, GELU's and ReLU's readouts: the layer's
     "steps": ["html", "metric", "metric", "number_input", "slider"],  # the number its pick follows, the chart's
     # words, the two forms' readouts (their help holds every digit); the chart, the difference, the step table and
     # its caption: the layer's (the pick is the page's first slider); the downloads: the page's (made at the click)
@@ -151,6 +151,28 @@ def test_a_gate_move_across_zero_reruns_the_whole_page_which_puts_the_label_in_i
     s, seen = run_sync(student())
     assert not s.troubles
     assert seen == [(True, 3), (False, 0), (False, 0), (True, 3), (False, 0)], seen
+
+
+def test_a_curves_probe_move_into_or_out_of_the_view_reruns_the_whole_page_whose_words_say_it_or_not(server):
+    """The chart's words (the page's, ui/describe.py) say the probe while it lies in the range's view, and the live
+    layer writes what they say of it at rest; a move that takes the probe into or out of the view reruns the whole
+    page, whose words then say it or not.  Reference: the run's own messages, from x = 2.9 by steps of 0.1 on the
+    default range, -3 to 3 (ui.curves.probe_names: "ReLU(3.00)")."""
+    async def student():
+        async with Watched(server.base_url, "curves", "curves_x=2.9", timeout_s=60) as s:
+            await s.run()
+            await s.show_me()  # past the page's question: the whole page drawn
+            seen = []
+            for direction in (1, 1, 1, -1, -1):  # 3.0, 3.1, 3.2, 3.1, 3.0
+                await s.move(direction)
+                words = [s.elements[p].text for p in s.drawn if p in s.elements and s.elements[p].kind == "html"
+                         and "Chart data as a table" in (s.elements[p].text or "")]
+                seen.append((full_run(s), [("ReLU(3.00) at x = 3 is 3" in w, "ReLU(" in w) for w in words]))
+            return s, seen
+
+    s, seen = run_sync(student())
+    assert not s.troubles
+    assert seen == [(False, []), (True, [(False, False)]), (False, []), (False, []), (True, [(True, True)])], seen
 
 
 def test_while_the_code_is_open_a_move_reruns_the_whole_page(server):

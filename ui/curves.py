@@ -173,8 +173,10 @@ def _probe_columns(approximate: str) -> dict[str, tuple]:
 
 
 def probe_live_table(approximate: str, lo: float, hi: float) -> dict:
-    """The live layer's table for the probe slider: the metrics, the two markers, the dotted line and the note at
-    every step of the slider's grid, from the same functions the page draws with."""
+    """The live layer's table for the probe slider: the metrics, the two markers, the dotted line, the note and what
+    the chart's words say of the markers at every step of the slider's grid, from the same functions the page draws
+    with."""
+    from ui.describe import live_words
     from ui.live import live_table
 
     c = _probe_columns(approximate)
@@ -187,8 +189,9 @@ def probe_live_table(approximate: str, lo: float, hi: float) -> dict:
     traces = {"marker:relu": {"x": c["x"], "y": c["y_relu"], "name": relu_names},
               f"marker:{key}": {"x": c["x"], "y": c["y_gelu"], "name": gelu_names}}
     note = [outside_note(x, lo, hi) for x in c["x"]]
+    words = live_words(curves_figure(lo, hi, 2, approximate, lo), "curves", traces)
     return live_table({"key": CONTROLS["x"].key, **CONTROLS["x"].options}, texts=texts, chart_key="chart_curves",
-                      traces=traces, lines={0: c["x"]}, note=note, settle=True)
+                      traces=traces, lines={0: c["x"]}, note=note, settle=True, words=words)
 
 
 def probe_names(x: float) -> tuple[str, str]:

@@ -86,12 +86,19 @@ def plain(text) -> str:
 
 @dataclass
 class Description:
-    """What a chart says: ``name`` (its accessible name), ``summary`` (sentences), ``rows`` (series, x, y)."""
+    """What a chart says: ``name`` (its accessible name), ``summary`` (sentences), ``rows`` (series, x, y).
+
+    ``pieces``: the summary as (text, said) pieces, joined it is ``summary``; ``said`` names the piece that a live
+    layer may write at rest (``live_words``): "<meta>:name" for a marked trace's name, "<meta>:<i>" for what it says of
+    its point i, "label:<i>" for the layout's annotation i; None for the rest.  ``said_rows``: the same name for each
+    row of ``rows`` (a marked trace's point i: "<meta>:<i>"), or None."""
 
     name: str
     summary: str
     columns: tuple[str, str, str] = ("Series", "x", "y")
     rows: list[tuple[str, str, str]] = field(default_factory=list)
+    pieces: list[tuple[str, str | None]] = field(default_factory=list)
+    said_rows: list[str | None] = field(default_factory=list)
 
 
 def _title(axis) -> str:
@@ -130,9 +137,11 @@ def describe(fig) -> Description:
 
     view = _x_view(layout)
     shown: list[str] = []  # the series a legend would list
-    marks: list[str] = []
+    marks: list = []  # each a sentence, or a marked trace's (name, what it says of each point)
     curves: list[str] = []
     rows: list[tuple[str, str, str]] = []
+    said_rows: list[str | None] = []
+    metas: list = []  # each mark's trace's meta
     for t in spec.get("data") or ():
         if t.get("visible", True) not in (True, None):
             continue
@@ -143,17 +152,51 @@ def describe(fig) -> Description:
             words = _kept_words(kind, mode, t.get("name"), legend, _key(x), _key(y), view, x_word, y_word)
         else:
             words = _trace_words(kind, mode, t.get("name"), legend, values(x), values(y), view, x_word, y_word)
+        meta = t.get("meta") if isinstance(t.get("meta"), str) else None
+        said_rows += [f"{meta}:{i}" if meta and isinstance(words[1][0], tuple) else None
+                      for i in range(len(words[3]))] if words[1] else [None] * len(words[3])
+        metas += [meta] * len(words[1])
         for kept, more in zip((shown, marks, curves, rows), words, strict=True):
             kept += more
 
-    labels = [text for text in (plain(a.get("text")) for a in layout.get("annotations") or ()
-                                if a.get("visible", True) is not False) if text]
+    labels = [(i, text) for i, text in ((i, plain(a.get("text"))) for i, a in enumerate(layout.get("annotations") or ())
+                                        if a.get("visible", True) is not False) if text]
     about = chart_title or _("{y} against {x}").format(y=y_word, x=x_word)
     name = (_("Chart: {about}, showing {series}").format(about=about, series=", ".join(shown)) if shown
             else _("Chart: {about}").format(about=about))
-    labelled = [_("Labels on the chart: {labels}.").format(labels="; ".join(labels))] if labels else []
-    summary = " ".join(marks + labelled + curves)
-    return Description(name=name, summary=summary, columns=(_("Series"), x_word, y_word), rows=rows)
+    sentences = [_pieces(_("{name} {points}."), name=[(m[0], f"{meta}:name" if meta else None)],
+                         points=_joined([(said, f"{meta}:{i}" if meta else None) for i, said in enumerate(m[1])]))
+                 if isinstance(m, tuple) else [(m, None)] for m, meta in zip(marks, metas, strict=True)]
+    if labels:
+        sentences.append(_pieces(_("Labels on the chart: {labels}."),
+                                 labels=_joined([(text, f"label:{i}") for i, text in labels])))
+    sentences += [[(c, None)] for c in curves]
+    pieces = _joined(sentences, sep=" ") if sentences else []
+    return Description(name=name, summary="".join(text for text, _said in pieces),
+                       columns=(_("Series"), x_word, y_word), rows=rows, pieces=pieces, said_rows=said_rows)
+
+
+def _joined(groups: list, sep: str = "; ") -> list[tuple[str, str | None]]:
+    """Pieces (or lists of pieces) one after another with ``sep`` between them."""
+    out: list[tuple[str, str | None]] = []
+    for n, group in enumerate(groups):
+        if n:
+            out.append((sep, None))
+        out += group if isinstance(group, list) else [group]
+    return out
+
+
+def _pieces(template: str, **fields: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
+    """A translated sentence with fields as pieces: its own words (None), each field's pieces where it stands."""
+    import string
+
+    out: list[tuple[str, str | None]] = []
+    for literal, field_name, _spec, _conversion in string.Formatter().parse(template):
+        if literal:
+            out.append((literal, None))
+        if field_name is not None:
+            out += fields[field_name]
+    return out
 
 
 def _typed(v) -> bool:
@@ -222,11 +265,45 @@ def _trace_words(kind: str, mode: str, raw_name, legend: bool, x: np.ndarray, y:
                                  y_high=number(ys.max())))
         rows += [(name, number(x[i]), number(y[i])) for i in _sample(x.size)]
     else:  # marked points: a probe, a minimum, the largest error
-        said = [_("at {x} = {a} is {b}").format(x=x_word, a=number(a), b=number(b))
-                for a, b in zip(x, y, strict=True)]
-        marks.append(_("{name} {points}.").format(name=name, points="; ".join(said)))
+        said = [said_of(point_words(x_word), number(a), number(b)) for a, b in zip(x, y, strict=True)]
+        marks.append((name, said))  # "{name} {points}.", made by ``describe`` (its pieces: ``live_words``)
         rows += [(name, number(a), number(b)) for a, b in zip(x, y, strict=True)]
     return shown, marks, curves, rows
+
+
+def point_words(x_word: str) -> str:
+    """What the words say of a marked point, its two numbers still to fill ({a}, {b}: ``said_of``, or the live
+    layer's at rest)."""
+    return _("at {x} = {a} is {b}").replace("{x}", x_word)
+
+
+def said_of(template: str, a: str, b: str) -> str:
+    """``point_words``' template with the point's numbers, as the layer fills it (draw/live.js, ``settleWords``)."""
+    return template.replace("{a}", a).replace("{b}", b)
+
+
+def live_words(fig, chart: str, traces, labels=None) -> dict:
+    """What the live layer writes into a chart's words at rest (draw/live.js, ``settleWords``), at each step of its
+    control, from the columns of its live table: for each marked trace of ``traces`` (by its ``meta``: a one-point
+    probe, or a trace's point ``point``), its name where the table gives one, and its point's two numbers as the words
+    write them (filled into ``point_words``' template); for each label of ``labels`` (annotation index -> its text with
+    its markup at each step), its plain words.  ``fig``: the chart at any step (the x axis's word).  The page draws the
+    words at the control's value; these are the pieces ``describe`` marks in them (``pieces``, ``said_rows``)."""
+    from ui.theme import plain_spec
+
+    spec = fig if isinstance(fig, dict) else plain_spec(fig) or fig.to_plotly_json()
+    x_word = _title((spec.get("layout") or {}).get("xaxis")) or "x"
+    marks = {meta: {"point": int(t.get("point") or 0),
+                    "name": [plain(n) for n in t["name"]] if t.get("name") is not None else None,
+                    "x": [number(v) for v in t["x"]], "y": [number(v) for v in t["y"]]}
+             for meta, t in traces.items()}
+    return {"chart": ident(chart), "said": point_words(x_word), "marks": marks,
+            "labels": {i: [plain(text) for text in column] for i, column in (labels or {}).items()}}
+
+
+def ident(key: str) -> str:
+    """A chart's name as its words' ``data-chart`` and element ids hold it."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", key)
 
 
 def as_html(d: Description, key: str, *, announce: bool = True) -> str:
@@ -234,14 +311,18 @@ def as_html(d: Description, key: str, *, announce: bool = True) -> str:
     disclosure with the data as a table.  ``announce``: the page's polite live region reads a changed summary
     (off for a chart redrawn many times a second)."""
     e = html.escape
-    ident = re.sub(r"[^A-Za-z0-9_-]", "-", key)
+    chart = ident(key)
     head = "".join(f"<th scope='col'>{e(c)}</th>" for c in d.columns)
-    body = "".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in row) + "</tr>" for row in d.rows)
+    said_rows = d.said_rows or [None] * len(d.rows)
+    body = "".join((f"<tr data-said='{e(said)}'>" if said else "<tr>") + "".join(f"<td>{e(v)}</td>" for v in row)
+                   + "</tr>" for row, said in zip(d.rows, said_rows, strict=True))
+    summary = ("".join(f"<span data-said='{e(said)}'>{e(text)}</span>" if said else e(text) for text, said in d.pieces)
+               if d.pieces else e(d.summary))
     disclosure = e(_("Chart data as a table"))
     return (
-        f"<div class='gelu-chart-text' data-chart='{e(ident)}' data-name='{e(d.name)}'"
+        f"<div class='gelu-chart-text' data-chart='{e(chart)}' data-name='{e(d.name)}'"
         f" data-announce='{'true' if announce else 'false'}'>"
-        f"<p class='gelu-sr-only' id='gelu-chart-summary-{e(ident)}'>{e(d.summary)}</p>"
+        f"<p class='gelu-sr-only' id='gelu-chart-summary-{e(chart)}'>{summary}</p>"
         f"<details class='gelu-chart-data'><summary>{disclosure}</summary>"
         f"<div class='gelu-chart-table'><table><caption class='gelu-sr-only'>{e(d.name)}</caption>"
         f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></details></div>"

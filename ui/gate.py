@@ -251,7 +251,9 @@ def gate_live_table(form: str = "none") -> dict:
     gelu_gate, ``gate_label``).  The label keeps its corner until the rerun on release (either corner is clear of
     the gates and of the probe at any x).  The bell chart: its shaded area is the bell curve's own first points,
     up to the one at x (``bell_grid`` holds every step exactly: the table gives how many), its edge line rises
-    there to the curve's point, and its label is ``bell_label``'s."""
+    there to the curve's point, and its label is ``bell_label``'s.  The gate chart's words: what they say of the probe
+    and of its label (``ui.describe.live_words``)."""
+    from ui.describe import live_words
     from ui.live import annotation_pieces, chart_spec, grid, live_table
 
     o = CONTROLS["x"].options
@@ -270,8 +272,9 @@ def gate_live_table(form: str = "none") -> dict:
                                                                 "edge": 0, "name": list(map(area_name, xs))}},
                             annotations={0: list(zip(*map(annotation_pieces, bell_labels), strict=True))},
                             labels={0: bell_labels}, settle=True)
+    words = live_words(gate_figure(xs[0], points=2), "gate", traces, {0: gate_labels})
     return live_table({"key": CONTROLS["x"].key, **o}, texts=texts, chart_key="chart_gate", traces=traces,
-                      annotations={0: label}, labels={0: gate_labels}, settle=True, charts=[bell_chart])
+                      annotations={0: label}, labels={0: gate_labels}, settle=True, charts=[bell_chart], words=words)
 
 
 # ---------------------------------------------------------------- the code for this view

@@ -44,7 +44,8 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
                views: Mapping[str, Mapping[str, Sequence]] | None = None, pack: bool = False,
                spoken: Sequence[str] | None = None, number_input: bool = False,
                charts: Sequence[Mapping[str, Any]] = (), steady: Sequence[str] = (),
-               labels: Mapping[int, Sequence[str]] | None = None, settle: bool = False) -> dict:
+               labels: Mapping[int, Sequence[str]] | None = None, settle: bool = False,
+               words: Mapping[str, Any] | None = None) -> dict:
     """What the component needs for one slider (``control``: a ``Control``'s ``options`` plus its ``key``).
 
     ``texts``: (CSS selector, which match, one string per grid step[, which child node]) for each readout (the
@@ -69,7 +70,7 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
     ``y1``).  ``charts``: more charts the same control moves (``chart_spec``), besides ``chart_key``'s.
     ``steady``: keys of ``views``' charts whose view changes no tick label's width: while the layer sets their view it
     holds their margins where the page's draw put them (no auto-margin pass: a relayout costs less than half).
-    ``labels`` and ``settle``: ``chart_spec``'s, for ``chart_key``'s chart.
+    ``labels``, ``settle`` and ``words``: ``chart_spec``'s, for ``chart_key``'s chart.
     A table may also carry ``joint`` (Home's: ``ui.home.joint_table``): what depends on several controls at once,
     indexed by picks among them as they stand.
     """
@@ -81,7 +82,7 @@ def live_table(control: Mapping[str, Any], *, texts: Sequence[tuple],
         "count": len(grid(control["min_value"], control["max_value"], control["step"])),
         "texts": [[t[0], t[1], packed(t[2]), *t[3:]] for t in texts],
         "chart": chart_spec(chart_key, traces=traces, lines=lines, annotations=annotations, labels=labels,
-                            settle=settle, pack=pack),
+                            settle=settle, pack=pack, words=words),
         "charts": list(charts),
         "note": packed(note) if note is not None else None, "exact": exact, "thumbs": thumbs,
         "views": {k: {key: packed(c) for key, c in v.items()} for k, v in (views or {}).items()},
@@ -96,7 +97,8 @@ def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] 
                lines: Mapping[int, Sequence[float]] | None = None,
                annotations: Mapping[int, Sequence[Sequence[str]]] | None = None,
                fills: Mapping[str, Mapping[str, Any]] | None = None,
-               labels: Mapping[int, Sequence[str]] | None = None, settle: bool = False, pack: bool = False) -> dict:
+               labels: Mapping[int, Sequence[str]] | None = None, settle: bool = False, pack: bool = False,
+               words: Mapping[str, Any] | None = None) -> dict:
     """One chart the layer moves, by its Streamlit key: ``traces``, ``lines`` and ``annotations`` as ``live_table``
     says (a one-point trace may also give its ``name`` and its ``customdata`` at each step); ``fills``: for a trace
     filled to y = 0 (by its ``meta``), the trace whose points it shades (``of``, by its ``meta``) and how many of them,
@@ -109,7 +111,9 @@ def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] 
     at that value holds them: the one-point traces' ``x``, ``y``, ``name`` and ``customdata`` (what a hover label
     may quote), the filled areas' points and edge line, the lines' ``x``, and each label's text, ``labels``:
     annotation index -> its text with its markup at each step.  Plotly then draws them itself, and its hover labels
-    and PNG export show the value the view shows."""
+    and PNG export show the value the view shows.  ``words`` (``ui.describe.live_words``): the chart's words, drawn by
+    the page beside it, whose marked points and labels the layer writes at rest too, so that a move's rerun sends
+    none of them (the page's full run draws them at the control's value, with what no move changes)."""
     def packed(values: Sequence) -> list | dict:
         return _packed(_column(values)) if pack else _column(values)
 
@@ -119,6 +123,9 @@ def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] 
             "lines": {str(i): _column(v) for i, v in (lines or {}).items()},
             "annotations": {str(i): [packed(p) for p in v] for i, v in (annotations or {}).items()},
             **({"labels": {str(i): packed(v) for i, v in (labels or {}).items()}, "settle": True} if settle else {}),
+            **({"words": {**words, "labels": {str(i): packed(v) for i, v in words["labels"].items()},
+                          "marks": {m: {**w, **{a: packed(w[a]) for a in ("name", "x", "y") if w[a] is not None}}
+                                    for m, w in words["marks"].items()}}} if words else {}),
             "fills": {m: {"of": f["of"], "n": [int(n) for n in f["n"]],
                           **({"edge": int(f["edge"])} if f.get("edge") is not None else {}),
                           **({"name": packed(f["name"])} if f.get("name") is not None else {})}

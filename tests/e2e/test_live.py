@@ -421,10 +421,14 @@ def test_a_finger_drag_follows_without_the_server(opened, live):
 
 # A chart the page draws and the layer moves: its plots' traces as Plotly holds them (arrays decoded), its shapes and
 # labels as its layout holds them (what a redraw, the hover labels and the PNG export are made from), and what the
-# hover label says at each probe marker (Plotly's own Fx.hover on its point).
+# hover label says at each probe marker (Plotly's own Fx.hover on its point); and its words (ui/describe.py: the name,
+# the summary a screen reader hears, the data table's rows), which the layer writes at rest on Curves and the gate.
 PLOT_JS = """(key) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`), list = (v) => (v == null ? null : Array.from(v));
+  const words = document.querySelector(`.gelu-chart-text[data-chart="${key.replace(/^chart_/, "")}"]`);
   return {
+    words: words && [words.dataset.name, words.querySelector("p").textContent,
+                     [...words.querySelectorAll("tbody tr")].map((tr) => [...tr.cells].map((td) => td.textContent))],
     traces: [...gd.querySelectorAll(".scatterlayer .trace")].map((g) => g.__data__[0].trace)
       .map((t) => ({ meta: t.meta, name: t.name, x: list(t.x), y: list(t.y) })),
     shapes: (gd.layout.shapes || []).map((s) => [s.x0, s.x1, s.y0, s.y1]),
@@ -449,7 +453,8 @@ def same_plots(got: list, want: list) -> None:
     """Equal, numbers within 1e-12 relative (a shaded area's points are the bell curve's own, which the page computes
     over another array)."""
     for g, w in zip(got, want, strict=True):
-        assert {k: g[k] for k in ("shapes", "labels", "hover")} == {k: w[k] for k in ("shapes", "labels", "hover")}
+        assert {k: g[k] for k in ("shapes", "labels", "hover", "words")} == \
+            {k: w[k] for k in ("shapes", "labels", "hover", "words")}
         for gt, wt in zip(g["traces"], w["traces"], strict=True):
             assert (gt["meta"], gt["name"]) == (wt["meta"], wt["name"])
             assert gt["x"] == pytest.approx(wt["x"], rel=1e-12) and gt["y"] == pytest.approx(wt["y"], rel=1e-12), gt
@@ -457,16 +462,19 @@ def same_plots(got: list, want: list) -> None:
 
 @pytest.mark.parametrize("live", [live for live in LIVE if live.path in SETTLED], ids=lambda live: live.path)
 def test_after_a_release_the_chart_holds_the_value_it_shows_and_hovers_it(opened, browser, live):
-    """Curves', the gate's and Step by step's charts are the page's: a move's rerun sends only their words.  After the
-    release the layer writes the row into the plots' own data and layout, so that they hold what the page's figure at
-    that value holds: the probes' points and names (what their hover labels say), the shaded area, the lines and the
-    labels' text; the PNG export and any redraw are made from these.  Reference: the page's own charts at that value,
-    in a fresh session opened from the share link; again after a resize, where Streamlit draws its figure anew."""
+    """Curves', the gate's and Step by step's charts are the page's: a move's rerun sends at most their words.  After
+    the release the layer writes the row into the plots' own data and layout, so that they hold what the page's figure
+    at that value holds: the probes' points and names (what their hover labels say), the shaded area, the lines and
+    the labels' text; the PNG export and any redraw are made from these.  Curves' and the gate chart's words are the
+    page's too, and the layer writes what they say of the probe and the label.  Reference: the page's own charts and
+    words at that value, in a fresh session opened from the share link; again after a resize, where Streamlit draws
+    its figure anew."""
     page, _ = opened(live)
     x, y, left, right = hand.thumb_centre(page, live.control)
     page.mouse.move(x, y)
     page.mouse.down()
-    page.mouse.move(left + (right - left) * 0.8, y)  # on the same side of 0: no whole-page rerun (test_parts.py)
+    # on the same side of 0, and inside Curves' range: no whole-page rerun (test_parts.py)
+    page.mouse.move(left + (right - left) * (0.6 if live.path == "curves" else 0.8), y)
     before = driver.runs(page)
     driver.act(page, page.mouse.up)
     page.wait_for_function("n => window.__geluRuns > n", arg=before)

@@ -149,8 +149,8 @@ export default function (component) {
     }
   };
   // The chart's words (ui/describe.py), drawn by the page beside it: at rest, what they say of each marked point (its
-  // name where the table gives one, its two numbers, and the sentence they make) and each label's words, so a move's
-  // rerun sends none of them.  Written at rest only: the page's polite live region reads a changed summary once.
+  // name where the table gives one, its two numbers, and the sentence they make), each label's words, and a shaded
+  // area's sentence, rows and name (the chart's too), so a move's rerun sends none of them.  Written at rest only: the page's polite live region reads a changed summary once.
   const settleWords = (words, k) => {
     const box = document.querySelector(`.gelu-chart-text[data-chart="${words.chart}"]`);
     if (!box) return;
@@ -165,6 +165,19 @@ export default function (component) {
       if (cells && cells.length === 3) { put(cells[0], name); put(cells[1], a); put(cells[2], b); }
     }
     for (const [i, column] of Object.entries(words.labels || {})) put(spans.get(`label:${i}`), at(column, k));
+    if (words.names) {  // the chart's name, which names a shaded area: its words' and the plot's (a11y.js)
+      const name = at(words.names, k);
+      if (name != null && box.dataset.name !== name) box.dataset.name = name;
+      put(box.querySelector("caption"), name);
+    }
+    for (const [meta, area] of Object.entries(words.areas || {})) {  // a shaded area's sentence and rows
+      put(spans.get(`${meta}:curve`), at(area.curve, k));
+      const name = at(area.name, k);
+      (at(area.rows, k) || []).forEach(([a, b], j) => {
+        const cells = rows.get(`${meta}:row:${j}`)?.cells;
+        if (cells && cells.length === 3) { put(cells[0], name); put(cells[1], a); put(cells[2], b); }
+      });
+    }
   };
   const settleSoon = () => requestAnimationFrame(() => setTimeout(settle));
   const sameValues = (a, b) => a != null && b != null && a.length === b.length

@@ -3,15 +3,16 @@
 import streamlit as st
 
 import gelu_core
-from draw.frame import chart, chart_words, part, require_app_frame, whole_page_when_changed
+from draw.frame import chart, part, require_app_frame, whole_page_when_changed
 from draw.lesson import ask_first, lesson_form
 from draw.live import follow
 from ui.format import fixed, percent
 from ui.gate import CONTROLS as GATE
 from ui.gate import (
-    LABEL_CORNER,
+    DRAWN,
     READOUT,
     bell_figure,
+    bell_words_shape,
     bouncer_readouts,
     bouncer_words,
     gap_per_sigma,
@@ -51,33 +52,30 @@ slider_box = st.container()
 bell, curves = st.columns(2)
 bell.markdown(_("**Where the gate comes from**: the shaded area under the bell curve."))
 curves.markdown(_("**The gate itself**, exact and the two cheaper look-alikes."))
-bell_chart, bell_words, gate_chart = bell.container(), bell.container(), curves.container()
+bell_chart, gate_chart = bell.container(), curves.container()
 readout = st.container(key=READOUT).columns(3)
 layer = st.container()  # the live layer's (below)
 
 
 @part
 def probe():
-    """The slider and what it moves that the live layer cannot keep, each in its place: the bell chart's words (its
-    shaded area's sampled rows change with x) and the gate's readout, whose help holds its digits.  The charts, the
-    gate chart's words and the other two readouts are the page's, which the live layer moves and writes.  The gate's
-    label changes corner with x's sign: a move across 0 reruns the whole page."""
+    """The slider and what it moves that the live layer cannot keep, in its place: the gate's readout, whose help holds
+    its digits.  The charts, their words and the other two readouts are the page's, which the live layer moves and
+    writes.  The gate's label changes corner with x's sign, and the shaded area's words have fewer rows near the left
+    end: a move that changes either reruns the whole page."""
     with slider_box:
         x = st.slider(**GATE["x"].kwargs())
-    whole_page_when_changed(LABEL_CORNER, x <= 0)
-    bell_fig = bell_figure(x)
-    with bell_words:
-        chart_words(bell_fig, "gate-bell")
+    whole_page_when_changed(DRAWN, (x <= 0, bell_words_shape(x)))
     (gate_label, gate_text), _gelu, _relu = readout_texts(x, form)
     readout[0].metric(gate_label, gate_text, help=fixed(gelu_core.gelu_gate(x, approximate=form), 6))  # its help too
-    return x, bell_fig
+    return x
 
 
-def at_x(x: float, bell_fig) -> None:
-    """The two charts (the bell, the part's figure at x) and the gate chart's words, and GELU and ReLU beside the
-    gate: the page's, at the slider's value (a move moves and writes them in the browser)."""
+def at_x(x: float) -> None:
+    """The two charts and their words, and GELU and ReLU beside the gate: the page's, at the slider's value (a move
+    moves and writes them in the browser)."""
     with bell_chart:
-        chart(bell_fig, "gate-bell", words=False)
+        chart(bell_figure(x), "gate-bell")
     with gate_chart:
         chart(gate_figure(x), "gate")
     _gate, (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
@@ -85,7 +83,7 @@ def at_x(x: float, bell_fig) -> None:
     readout[2].metric(relu_label, relu_text, help=_("ReLU's gate is 1 for x > 0 and 0 otherwise."))
 
 
-at_x(*probe())
+at_x(probe())
 with layer:  # the metrics and the charts' probes, moved by the thumb as it goes: one table for every x, the page's
     follow(as_json(gate_live_table, form), "gate_x_live")
 st.latex(r"\begin{gathered} \Phi(x) \approx \tfrac12\left(1 + \tanh u\right), \\ "

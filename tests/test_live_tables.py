@@ -18,6 +18,7 @@ import pytest
 import gelu_core
 from ui import curves
 from ui.curves import CONTROLS as CURVES
+from ui.describe import describe
 from ui.format import fixed, readable
 from ui.live import grid
 
@@ -170,6 +171,66 @@ def test_the_gate_table_shades_the_bell_with_the_curves_own_points_up_to_x():
         assert (shape["x0"], shape["x1"], shape["y0"], shape["y1"]) == (x, x, 0, area_y[-1])
         first, of, eq, pct = (piece[i] for piece in bell["annotations"]["0"])  # three lines, the number bold
         assert fig["layout"]["annotations"][0]["text"] == f"{first}<br>{of}<br>{eq}<b>{pct}</b>"
+
+
+def written_words(words: dict, k: int) -> tuple[dict, dict, str | None]:
+    """What draw/live.js's ``settleWords`` writes at step k: the summary's named pieces, the named rows' cells, and the
+    chart's name (None: left as the page drew it)."""
+    pieces, rows = {}, {}
+    for meta, mark in words["marks"].items():
+        p, a, b = mark["point"], unpacked(mark["x"])[k], unpacked(mark["y"])[k]
+        name = unpacked(mark["name"])[k] if mark["name"] is not None else None
+        if name is not None:
+            pieces[f"{meta}:name"] = name
+        pieces[f"{meta}:{p}"] = words["said"].replace("{a}", a).replace("{b}", b)
+        rows[f"{meta}:{p}"] = (name, a, b)
+    for i, column in words["labels"].items():
+        pieces[f"label:{i}"] = unpacked(column)[k]
+    for meta, area in words.get("areas", {}).items():
+        pieces[f"{meta}:curve"] = unpacked(area["curve"])[k]
+        for j, (a, b) in enumerate(unpacked(area["rows"])[k]):
+            rows[f"{meta}:row:{j}"] = (unpacked(area["name"])[k], a, b)
+    return pieces, rows, unpacked(words["names"])[k] if "names" in words else None
+
+
+def _words_agree(words: dict, k: int, fig) -> None:
+    pieces, rows, name = written_words(words, k)
+    d = describe(fig)
+    said = {s: text for text, s in d.pieces if s}
+    assert {s: t for s, t in pieces.items() if s in said} == {s: said[s] for s in pieces if s in said}
+    assert set(said) <= set(pieces)  # every piece the page marks, the layer writes
+    table = {s: row for row, s in zip(d.rows, d.said_rows, strict=True) if s}
+    assert set(table) <= set(rows)
+    for s, row in table.items():
+        assert tuple(c if c is not None else row[0] for c in rows[s]) == row
+    assert name in (None, d.name)
+
+
+@pytest.mark.parametrize("form, lo, hi", [("tanh", -3.0, 3.0), ("none", -10.0, 10.0), ("sigmoid", 0.5, 1.0)])
+def test_every_curves_words_row_is_what_the_page_says_there(form, lo, hi):
+    """What the layer writes into the chart's words at each step (its marked probes' names and numbers) is what the
+    words of the page's figure at that x say (ui/describe.py), where the probe is in the view (elsewhere the page says
+    none: a move into or out of the view reruns the whole page, tests/test_parts.py).  Reference: ``describe`` of
+    curves_figure at every step, strings compared exactly."""
+    table = curves.probe_live_table(form, lo, hi)
+    for k, x in enumerate(table["grid"]):
+        if lo <= x <= hi:
+            _words_agree(table["chart"]["words"], k, curves.curves_figure(lo, hi, 10, form, x))
+
+
+def test_every_gate_words_row_is_what_the_page_says_there():
+    """The gate chart's words (its probe, its label) and the bell chart's (its shaded area's sentence and rows, its
+    label, the chart's name) as the layer writes them at each step are those of the page's figures at that x, where
+    the area's rows are as many as the page's (ui.gate.bell_words_shape; elsewhere the whole page reruns).  Reference:
+    ``describe`` of gate_figure and bell_figure at every step, strings compared exactly."""
+    from ui import gate
+
+    table = gate.gate_live_table("none")
+    bell = next(c for c in table["charts"] if c["key"] == "chart_gate-bell")
+    for k, x in enumerate(table["grid"]):
+        _words_agree(table["chart"]["words"], k, gate.gate_figure(x))
+        if gate.bell_words_shape(x) == gate.bell_words_shape(0.0):
+            _words_agree(bell["words"], k, gate.bell_figure(x))
 
 
 @pytest.mark.parametrize("show_all", [False, True])

@@ -80,8 +80,8 @@ MOVE_DRAWS = {
     "derivative": ["slider"],  # the sentence, the two gradients and the caption: the layer's
     "approximations": ["html"] * 3 + ["slider"],  # the three charts' words; their view and the captions: the layer's
     "curves": ["slider"],  # the chart, its words and the three readouts: the layer's
-    "gate": ["html", "metric", "slider"],  # the bell chart's words (its shaded area's rows), the gate's readout (its
-    # help holds six digits); the charts, the gate chart's words, GELU's and ReLU's readouts: the layer's
+    "gate": ["metric", "slider"],  # the gate's readout (its help holds six digits); the charts, their words, GELU's
+    # and ReLU's readouts: the layer's
     "steps": ["html", "metric", "metric", "number_input", "slider"],  # the number its pick follows, the chart's
     # words, the two forms' readouts (their help holds every digit); the chart, the difference, the step table and
     # its caption: the layer's (the pick is the page's first slider); the downloads: the page's (made at the click)
@@ -173,6 +173,30 @@ def test_a_curves_probe_move_into_or_out_of_the_view_reruns_the_whole_page_whose
     s, seen = run_sync(student())
     assert not s.troubles
     assert seen == [(False, []), (True, [(False, False)]), (False, []), (False, []), (True, [(True, True)])], seen
+
+
+def test_a_gate_move_that_changes_the_shaded_area_s_rows_reruns_the_whole_page(server):
+    """The bell chart's words table the shaded area by eleven of its points, fewer near the left end (ui.gate.bell_area:
+    the bell curve's points left of x, every 0.02; one point at -4, said as a marked one), and the live layer writes
+    them where their rows are the page's: a move that changes how many reruns the whole page, whose words are then at
+    its x.  Reference: the run's own messages, from x = -3.7 by steps of 0.1 (the area's words name it: "area =
+    Φ(-3.90)")."""
+    async def student():
+        async with Watched(server.base_url, "gate", "gate_x=-3.7", timeout_s=60) as s:
+            await s.run()
+            await s.show_me()  # past the page's question: the whole page drawn
+            seen = []
+            for direction in (-1, -1, -1, 1, 1, 1):  # -3.8, -3.9, -4.0, -3.9, -3.8, -3.7
+                await s.move(direction)
+                x = s.control().value[0]
+                words = [s.elements[p].text for p in s.drawn if p in s.elements and s.elements[p].kind == "html"
+                         and "area = Φ(" in (s.elements[p].text or "")]
+                seen.append((full_run(s), [f"area = Φ({x:.2f})" in w for w in words]))
+            return s, seen
+
+    s, seen = run_sync(student())
+    assert not s.troubles
+    assert seen == [(False, []), (True, [True]), (True, [True]), (True, [True]), (True, [True]), (False, [])], seen
 
 
 def test_while_the_code_is_open_a_move_reruns_the_whole_page(server):

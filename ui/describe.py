@@ -90,8 +90,9 @@ class Description:
 
     ``pieces``: the summary as (text, said) pieces, joined it is ``summary``; ``said`` names the piece that a live
     layer may write at rest (``live_words``): "<meta>:name" for a marked trace's name, "<meta>:<i>" for what it says of
-    its point i, "label:<i>" for the layout's annotation i; None for the rest.  ``said_rows``: the same name for each
-    row of ``rows`` (a marked trace's point i: "<meta>:<i>"), or None."""
+    its point i, "<meta>:curve" for a shaded area's sentence (a filled trace: the gate's bell), "label:<i>" for the
+    layout's annotation i; None for the rest.  ``said_rows``: the same name for each row of ``rows`` (a marked trace's
+    point i: "<meta>:<i>"; a shaded area's row j: "<meta>:row:<j>"), or None."""
 
     name: str
     summary: str
@@ -142,6 +143,7 @@ def describe(fig) -> Description:
     rows: list[tuple[str, str, str]] = []
     said_rows: list[str | None] = []
     metas: list = []  # each mark's trace's meta
+    curve_said: list[str | None] = []  # each curve sentence's name for the live layer (a shaded area's), or None
     for t in spec.get("data") or ():
         if t.get("visible", True) not in (True, None):
             continue
@@ -153,9 +155,13 @@ def describe(fig) -> Description:
         else:
             words = _trace_words(kind, mode, t.get("name"), legend, values(x), values(y), view, x_word, y_word)
         meta = t.get("meta") if isinstance(t.get("meta"), str) else None
-        said_rows += [f"{meta}:{i}" if meta and isinstance(words[1][0], tuple) else None
-                      for i in range(len(words[3]))] if words[1] else [None] * len(words[3])
+        area = meta if meta and t.get("fill") not in (None, "none") and words[2] else None  # a shaded area's curve
+        if words[1] and meta and isinstance(words[1][0], tuple):  # marked points: each row is one
+            said_rows += [f"{meta}:{i}" for i in range(len(words[3]))]
+        else:
+            said_rows += [f"{area}:row:{j}" if area else None for j in range(len(words[3]))]
         metas += [meta] * len(words[1])
+        curve_said += [f"{area}:curve" if area else None] * len(words[2])
         for kept, more in zip((shown, marks, curves, rows), words, strict=True):
             kept += more
 
@@ -170,7 +176,7 @@ def describe(fig) -> Description:
     if labels:
         sentences.append(_pieces(_("Labels on the chart: {labels}."),
                                  labels=_joined([(text, f"label:{i}") for i, text in labels])))
-    sentences += [[(c, None)] for c in curves]
+    sentences += [[(c, said)] for c, said in zip(curves, curve_said, strict=True)]
     pieces = _joined(sentences, sep=" ") if sentences else []
     return Description(name=name, summary="".join(text for text, _said in pieces),
                        columns=(_("Series"), x_word, y_word), rows=rows, pieces=pieces, said_rows=said_rows)
@@ -282,13 +288,15 @@ def said_of(template: str, a: str, b: str) -> str:
     return template.replace("{a}", a).replace("{b}", b)
 
 
-def live_words(fig, chart: str, traces, labels=None) -> dict:
+def live_words(fig, chart: str, traces, labels=None, steps=None) -> dict:
     """What the live layer writes into a chart's words at rest (draw/live.js, ``settleWords``), at each step of its
     control, from the columns of its live table: for each marked trace of ``traces`` (by its ``meta``: a one-point
     probe, or a trace's point ``point``), its name where the table gives one, and its point's two numbers as the words
     write them (filled into ``point_words``' template); for each label of ``labels`` (annotation index -> its text with
-    its markup at each step), its plain words.  ``fig``: the chart at any step (the x axis's word).  The page draws the
-    words at the control's value; these are the pieces ``describe`` marks in them (``pieces``, ``said_rows``)."""
+    its markup at each step), its plain words.  ``fig``: the chart at any step (the x axis's word).  ``steps``: for a
+    chart with a shaded area whose extent the control sets (the gate's bell), ``describe``'s words of the chart at each
+    step: the chart's name (it names the area) and each area's sentence and rows.  The page draws the words at the
+    control's value; these are the pieces ``describe`` marks in them (``pieces``, ``said_rows``)."""
     from ui.theme import plain_spec
 
     spec = fig if isinstance(fig, dict) else plain_spec(fig) or fig.to_plotly_json()
@@ -297,8 +305,22 @@ def live_words(fig, chart: str, traces, labels=None) -> dict:
                     "name": [plain(n) for n in t["name"]] if t.get("name") is not None else None,
                     "x": [number(v) for v in t["x"]], "y": [number(v) for v in t["y"]]}
              for meta, t in traces.items()}
-    return {"chart": ident(chart), "said": point_words(x_word), "marks": marks,
-            "labels": {i: [plain(text) for text in column] for i, column in (labels or {}).items()}}
+    words = {"chart": ident(chart), "said": point_words(x_word), "marks": marks,
+             "labels": {i: [plain(text) for text in column] for i, column in (labels or {}).items()}}
+    if steps is not None:
+        words["names"] = [d.name for d in steps]
+        areas: dict[str, dict[str, list]] = {}
+        for k, d in enumerate(steps):
+            for text, said in d.pieces:
+                if said and said.endswith(":curve"):
+                    meta = said.removesuffix(":curve")
+                    area = areas.setdefault(meta, {c: [None] * len(steps) for c in ("name", "curve", "rows")})
+                    rows = [row for row, r in zip(d.rows, d.said_rows, strict=True)
+                            if r and r.startswith(f"{meta}:row:")]
+                    area["curve"][k], area["rows"][k] = text, [list(row[1:]) for row in rows]
+                    area["name"][k] = rows[0][0] if rows else None
+        words["areas"] = areas
+    return words
 
 
 def ident(key: str) -> str:

@@ -4,6 +4,7 @@ bouncer's sentence, judged from his cards."""
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -14,10 +15,21 @@ from gelu_core.activations import ACTIVATIONS, GATES, _gaussian_gate
 from gelu_core.analysis import gaussian_gate, gelu_minimum
 from ui.code_export import Values, fill, number, settings, source
 from ui.controls import LESSON_FORM, Control, PageControls
+from ui.describe import TABLE_SAMPLES
 from ui.format import fixed, percent
 from ui.i18n import N_, _, form_name, memo
 from ui.lesson import Question
-from ui.theme import COLORS, NEUTRAL, base_layout, legend_name, line_trace, marker_trace, quick_figure, typed
+from ui.theme import (
+    COLORS,
+    NEUTRAL,
+    base_layout,
+    legend_name,
+    line_trace,
+    marker_trace,
+    plain_spec,
+    quick_figure,
+    typed,
+)
 
 # ---------------------------------------------------------------- the controls (each bound to the URL)
 
@@ -168,10 +180,39 @@ def _bell_curve(points: int) -> dict:
     return typed(line_trace(grid, normal_pdf(grid), name=_("bell curve φ(x)"), key="gelu", width=2.5))
 
 
+def bell_area(x: float, points: int = 401) -> np.ndarray:
+    """The shaded area's points: the bell curve's sample points left of x, and x."""
+    grid = bell_grid(points)
+    return np.append(grid[grid < x], x) if x > GATE_RANGE[0] else np.array([GATE_RANGE[0]])
+
+
+def bell_words_shape(x: float) -> int:
+    """How many rows the shaded area's words have at x (0 where it is a single point, said as a marked one): the live
+    layer writes the area's words at rest where this is the page's (``bell_words``); a move that changes it reruns the
+    whole page."""
+    n = len(bell_area(x))
+    return 0 if n == 1 else min(n, TABLE_SAMPLES)
+
+
+def bell_words(xs: Sequence[float]) -> list:
+    """``describe``'s words of ``bell_figure`` at each x, for the live layer: the figure at the first x, its area, its
+    name and its label made at each x as ``bell_figure`` makes them (the rest is the same at every x)."""
+    from ui.describe import describe
+
+    base = plain_spec(bell_figure(xs[0]))
+    area, curve = base["data"]
+    label = base["layout"]["annotations"][0]
+    words = []
+    for x in xs:
+        left = bell_area(x)
+        words.append(describe({"data": [{**area, "x": left, "y": normal_pdf(left), "name": area_name(x)}, curve],
+                               "layout": {**base["layout"], "annotations": [{**label, "text": bell_label(x)}]}}))
+    return words
+
+
 def bell_figure(x: float, *, points: int = 401) -> go.Figure:
     """The standard normal density with the area left of x shaded: that area is the gate Phi(x)."""
-    grid = bell_grid(points)
-    left = np.append(grid[grid < x], x) if x > GATE_RANGE[0] else np.array([GATE_RANGE[0]])
+    left = bell_area(x, points)
     blue = COLORS["gelu"]
     traces = [
         dict(type="scatter", x=left, y=normal_pdf(left), mode="lines", fill="tozeroy",
@@ -218,7 +259,8 @@ def generalised_figure(mu: float, sigma: float, *, lo: float = -3.0, hi: float =
 
 
 READOUT = "gate_readout"  # the container of the three metrics the x slider moves
-LABEL_CORNER = "gate_label_left"  # session state: the gate chart's label in its left corner (x <= 0, gate_figure)
+DRAWN = "gate_drawn"  # session state: what the page's last full run drew that a move can change (the gate chart's
+# label's corner, x <= 0: gate_figure; the shaded area's rows: bell_words_shape)
 
 
 def readout_labels(form: str) -> tuple[str, str]:
@@ -244,15 +286,15 @@ def readout_texts(x: float, form: str = "none") -> list[tuple[str, str]]:
             (f"ReLU({at})", fixed(gelu_core.relu(x)))]
 
 
-@memo(entry_bytes=256 * 1024)  # 77 KB measured
+@memo(entry_bytes=512 * 1024)  # 404 KB measured, the bell's words at every step included
 def gate_live_table(form: str = "none") -> dict:
     """The live layer's table for the x slider: the three metrics' labels and values and the gate chart's probe on
     Φ with its label's text at every step of the slider's grid, by the page's own calls (``readout_texts``,
     gelu_gate, ``gate_label``).  The label keeps its corner until the rerun on release (either corner is clear of
     the gates and of the probe at any x).  The bell chart: its shaded area is the bell curve's own first points,
     up to the one at x (``bell_grid`` holds every step exactly: the table gives how many), its edge line rises
-    there to the curve's point, and its label is ``bell_label``'s.  The gate chart's words: what they say of the probe
-    and of its label (``ui.describe.live_words``)."""
+    there to the curve's point, and its label is ``bell_label``'s.  The charts' words: what they say of the probe, of
+    the shaded area and of the labels (``ui.describe.live_words``)."""
     from ui.describe import live_words
     from ui.live import annotation_pieces, chart_spec, grid, live_table
 
@@ -271,7 +313,9 @@ def gate_live_table(form: str = "none") -> dict:
     bell_chart = chart_spec("chart_gate-bell", fills={"area": {"of": "gelu", "n": [bell.index(x) + 1 for x in xs],
                                                                 "edge": 0, "name": list(map(area_name, xs))}},
                             annotations={0: list(zip(*map(annotation_pieces, bell_labels), strict=True))},
-                            labels={0: bell_labels}, settle=True)
+                            labels={0: bell_labels}, settle=True,
+                            words=live_words(bell_figure(xs[0]), "gate-bell", {}, {0: bell_labels},
+                                             steps=bell_words(xs)))
     words = live_words(gate_figure(xs[0], points=2), "gate", traces, {0: gate_labels})
     return live_table({"key": CONTROLS["x"].key, **o}, texts=texts, chart_key="chart_gate", traces=traces,
                       annotations={0: label}, labels={0: gate_labels}, settle=True, charts=[bell_chart], words=words)

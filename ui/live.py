@@ -125,7 +125,11 @@ def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] 
             **({"labels": {str(i): packed(v) for i, v in (labels or {}).items()}, "settle": True} if settle else {}),
             **({"words": {**words, "labels": {str(i): packed(v) for i, v in words["labels"].items()},
                           "marks": {m: {**w, **{a: packed(w[a]) for a in ("name", "x", "y") if w[a] is not None}}
-                                    for m, w in words["marks"].items()}}} if words else {}),
+                                    for m, w in words["marks"].items()},
+                          **({"names": packed(words["names"]),
+                              "areas": {m: {a: packed(c) for a, c in area.items()}
+                                        for m, area in words["areas"].items()}} if "names" in words else {})}}
+               if words else {}),
             "fills": {m: {"of": f["of"], "n": [int(n) for n in f["n"]],
                           **({"edge": int(f["edge"])} if f.get("edge") is not None else {}),
                           **({"name": packed(f["name"])} if f.get("name") is not None else {})}

@@ -149,8 +149,9 @@ export default function (component) {
     }
   };
   // The chart's words (ui/describe.py), drawn by the page beside it: at rest, what they say of each marked point (its
-  // name where the table gives one, its two numbers, and the sentence they make), each label's words, and a shaded
-  // area's sentence, rows and name (the chart's too), so a move's rerun sends none of them.  Written at rest only: the page's polite live region reads a changed summary once.
+  // name where the table gives one, its two numbers, and the sentence they make), each label's words, and the
+  // sentence and rows of a shaded area or of a curve whose view a control sets (and the chart's name, which names the
+  // area), so a move's rerun sends none of them.  Written at rest only: the page's polite live region reads a changed summary once.
   const settleWords = (words, k) => {
     const box = document.querySelector(`.gelu-chart-text[data-chart="${words.chart}"]`);
     if (!box) return;
@@ -170,13 +171,14 @@ export default function (component) {
       if (name != null && box.dataset.name !== name) box.dataset.name = name;
       put(box.querySelector("caption"), name);
     }
-    for (const [meta, area] of Object.entries(words.areas || {})) {  // a shaded area's sentence and rows
-      put(spans.get(`${meta}:curve`), at(area.curve, k));
-      const name = at(area.name, k);
-      (at(area.rows, k) || []).forEach(([a, b], j) => {
-        const cells = rows.get(`${meta}:row:${j}`)?.cells;
-        if (cells && cells.length === 3) { put(cells[0], name); put(cells[1], a); put(cells[2], b); }
-      });
+    for (const [meta, curve] of Object.entries(words.curves || {})) {  // a shaded area's or viewed curve's words
+      put(spans.get(`${meta}:curve`), at(curve.curve, k));
+      const name = at(curve.name, k);
+      let tr = rows.get(`${meta}:rows`);  // its first row; the rest follow it
+      for (const [a, b] of at(curve.rows, k) || []) {
+        if (tr && tr.cells.length === 3) { put(tr.cells[0], name); put(tr.cells[1], a); put(tr.cells[2], b); }
+        tr = tr && tr.nextElementSibling;
+      }
     }
   };
   const settleSoon = () => requestAnimationFrame(() => setTimeout(settle));

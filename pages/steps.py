@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from draw.frame import chart, chart_words, csv_button, latest, part, require_app_frame, text_table, whole_page_while
+from draw.frame import chart, csv_button, latest, part, require_app_frame, text_table, whole_page_while
 from draw.lesson import ask_first
 from draw.live import follow
-from gelu_core import ACTIVATIONS, gelu, gelu_gate, tanh_steps
+from gelu_core import ACTIVATIONS, gelu, tanh_steps
 from ui.format import full
 from ui.i18n import _
 from ui.live import as_json
@@ -13,13 +13,11 @@ from ui.steps import (
     BOOK_X,
     READOUT,
     STEPS_PICK_LIMIT,
-    chart_range,
-    curve_grid,
     digits_table,
     metric_values,
     on_screen,
     step_table,
-    steps_figure,
+    steps_chart,
     steps_live_table,
 )
 from ui.steps import CONTROLS as STEPS
@@ -52,7 +50,7 @@ def _book_example():
 # either reruns ``number`` alone, which fills the places of what the live layer cannot keep; the page fills the rest
 # at the number's value (the layer writes them while the pick goes).
 pick_col, exact_col = st.columns([3, 1], vertical_alignment="bottom")
-chart_box, words_box = st.container(), st.container()
+chart_box = st.container()
 readout = st.container(key=READOUT)  # what the pick slider moves as it goes
 metrics = readout.columns(3)
 readout.button(_("x = {x}, the book's example").format(x=f"{BOOK_X:g}"), key="steps_book", on_click=_book_example,
@@ -66,19 +64,11 @@ with readout.container():
 layer = readout.container()  # the live layer's (below)
 
 
-def figure_at(x: float, steps):
-    """The chart at x, given x's steps (``tanh_steps``): the curves over every pick's view, seen over x's (a drag of
-    the pick sets the view, the data stay)."""
-    grid = curve_grid(x)
-    return steps_figure(x, grid, gelu(grid, "tanh"), gelu_gate(grid, "tanh"), gelu_at_x=steps[-1].value,
-                        gate_at_x=steps[-2].value, view=chart_range(x))
-
-
 @part
-def number(show_all: bool) -> tuple:
-    """The number, its coarse pick, and what they move that the live layer cannot keep: the chart's words and the two
-    forms' readouts (their help holds every digit).  A number typed off the pick's grid (or beyond its ends), which
-    the layer does not show, reruns the whole page."""
+def number(show_all: bool) -> float:
+    """The number, its coarse pick, and what they move that the live layer cannot keep: the two forms' readouts
+    (their help holds every digit).  A number typed off the pick's grid (or beyond its ends), which the layer does
+    not show, reruns the whole page."""
     with exact_col:
         x = st.number_input(**STEPS["x"].kwargs())
     coarse = min(max(round(x, 1), -STEPS_PICK_LIMIT), STEPS_PICK_LIMIT)
@@ -91,23 +81,20 @@ def number(show_all: bool) -> tuple:
     steps = tanh_steps(x)
     tanh_value = steps[-1].value
     exact_value = gelu(x)
-    fig = figure_at(x, steps)
-    with words_box:
-        chart_words(fig, "steps")
     c1, c2, _c3 = metrics
     tanh_text, exact_text, _difference = metric_values(x, steps)
     c1.metric(_("tanh form"), tanh_text, help=full(tanh_value))
     c2.metric(_("exact  x·Φ(x)"), exact_text, help=full(exact_value))
     now["x"] = x  # the page's downloads make their tables at the click from it
-    return x, fig
+    return x
 
 
-def steps_at(x: float, fig, show_all: bool) -> None:
-    """The chart (the part's figure at x), the difference between the forms and the steps at x, and every digit when
-    asked for, and their downloads (their tables made at the click, at the number the part last read): the page's."""
+def steps_at(x: float, show_all: bool) -> None:
+    """The chart and its words, the difference between the forms and the steps at x, and every digit when asked for,
+    and their downloads (their tables made at the click, at the number the part last read): the page's."""
     steps = tanh_steps(x)
     with chart_box:
-        chart(fig, "steps", words=False)
+        chart(steps_chart(x, steps), "steps")
     metrics[2].metric(_("difference (tanh − exact)"), metric_values(x, steps)[2],
                       help=_("What the approximation costs at this x, in float64."))
     with table_box:
@@ -125,6 +112,6 @@ def steps_at(x: float, fig, show_all: bool) -> None:
 
 
 now = latest("steps")  # the number as the part last read it
-steps_at(*number(show_all), show_all)
+steps_at(number(show_all), show_all)
 with layer:  # the readouts and the steps, moved by the pick as it goes: one table for every pick, the page's
     follow(as_json(steps_live_table, show_all), "steps_pick_live")

@@ -186,10 +186,9 @@ def written_words(words: dict, k: int) -> tuple[dict, dict, str | None]:
         rows[f"{meta}:{p}"] = (name, a, b)
     for i, column in words["labels"].items():
         pieces[f"label:{i}"] = unpacked(column)[k]
-    for meta, area in words.get("areas", {}).items():
-        pieces[f"{meta}:curve"] = unpacked(area["curve"])[k]
-        for j, (a, b) in enumerate(unpacked(area["rows"])[k]):
-            rows[f"{meta}:row:{j}"] = (unpacked(area["name"])[k], a, b)
+    for meta, curve in words.get("curves", {}).items():
+        pieces[f"{meta}:curve"] = unpacked(curve["curve"])[k]
+        rows[f"{meta}:rows"] = [(unpacked(curve["name"])[k], a, b) for a, b in unpacked(curve["rows"])[k]]
     return pieces, rows, unpacked(words["names"])[k] if "names" in words else None
 
 
@@ -199,10 +198,18 @@ def _words_agree(words: dict, k: int, fig) -> None:
     said = {s: text for text, s in d.pieces if s}
     assert {s: t for s, t in pieces.items() if s in said} == {s: said[s] for s in pieces if s in said}
     assert set(said) <= set(pieces)  # every piece the page marks, the layer writes
-    table = {s: row for row, s in zip(d.rows, d.said_rows, strict=True) if s}
+    table: dict = {}
+    for row, s in zip(d.rows, d.said_rows, strict=True):
+        if s and s.endswith(":rows"):
+            table.setdefault(s, []).append(row)
+        elif s:
+            table[s] = row
     assert set(table) <= set(rows)
     for s, row in table.items():
-        assert tuple(c if c is not None else row[0] for c in rows[s]) == row
+        if s.endswith(":rows"):
+            assert rows[s] == row
+        else:
+            assert tuple(c if c is not None else row[0] for c in rows[s]) == row
     assert name in (None, d.name)
 
 
@@ -231,6 +238,18 @@ def test_every_gate_words_row_is_what_the_page_says_there():
         _words_agree(table["chart"]["words"], k, gate.gate_figure(x))
         if gate.bell_words_shape(x) == gate.bell_words_shape(0.0):
             _words_agree(bell["words"], k, gate.bell_figure(x))
+
+
+@pytest.mark.parametrize("show_all", [False, True])
+def test_every_steps_words_row_is_what_the_page_says_there(show_all):
+    """Step by step's chart words as the layer writes them at each pick (the markers' names and numbers, and the curves'
+    sentences and rows in the view, which follows x beyond -3 ... 3) are those of the page's chart at that x.
+    Reference: ``describe`` of ui.steps.steps_chart at every pick, strings compared exactly."""
+    from ui import steps
+
+    table = steps.steps_live_table(show_all)
+    for k, x in enumerate(table["grid"]):
+        _words_agree(table["chart"]["words"], k, steps.steps_chart(x))
 
 
 @pytest.mark.parametrize("show_all", [False, True])

@@ -70,8 +70,9 @@ def test_a_move_reruns_its_part_alone(server, page):
 # keep at the thumb's value.  Everything else the move changes is drawn by the page's full run at the control's
 # value, outside the part, and written in the browser by the layer while the thumb goes (tests/e2e/test_live.py
 # holds the page after a release to a fresh session's page at that value).  A chart's words (what a screen reader
-# hears of the chart and its probe) and a metric whose help holds the value's digits are not in the layer's tables:
-# they are the part's.  A chart whose probe the layer moves and then writes into the plot's data at rest (Curves',
+# hears of the chart and its probe) are the page's where the layer's table holds them at every step (Curves', the
+# gate's, Step by step's), and the part's elsewhere (Home's, Approximations'); a metric whose help holds the value's
+# digits is the part's.  A chart whose probe the layer moves and then writes into the plot's data at rest (Curves',
 # the gate's, Step by step's, Home's: ``settle`` in ui/live.py) is the page's too.
 MOVE_DRAWS = {
     "home": ["html", "number_input", "number_input", "number_input", "number_input", "number_input"],  # the five
@@ -82,9 +83,9 @@ MOVE_DRAWS = {
     "curves": ["slider"],  # the chart, its words and the three readouts: the layer's
     "gate": ["metric", "slider"],  # the gate's readout (its help holds six digits); the charts, their words, GELU's
     # and ReLU's readouts: the layer's
-    "steps": ["html", "metric", "metric", "number_input", "slider"],  # the number its pick follows, the chart's
-    # words, the two forms' readouts (their help holds every digit); the chart, the difference, the step table and
-    # its caption: the layer's (the pick is the page's first slider); the downloads: the page's (made at the click)
+    "steps": ["metric", "metric", "number_input", "slider"],  # the number its pick follows, the two forms' readouts
+    # (their help holds every digit); the chart and its words, the difference, the step table and its caption: the
+    # layer's (the pick is the page's first slider); the downloads: the page's (made at the click)
 }
 
 

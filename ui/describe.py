@@ -90,9 +90,10 @@ class Description:
 
     ``pieces``: the summary as (text, said) pieces, joined it is ``summary``; ``said`` names the piece that a live
     layer may write at rest (``live_words``): "<meta>:name" for a marked trace's name, "<meta>:<i>" for what it says of
-    its point i, "<meta>:curve" for a shaded area's sentence (a filled trace: the gate's bell), "label:<i>" for the
-    layout's annotation i; None for the rest.  ``said_rows``: the same name for each row of ``rows`` (a marked trace's
-    point i: "<meta>:<i>"; a shaded area's row j: "<meta>:row:<j>"), or None."""
+    its point i, "<meta>:curve" for the sentence of a shaded area (the gate's bell) or of a curve that reaches beyond
+    the chart's view (Step by step's), "label:<i>" for the layout's annotation i; None for the rest.  ``said_rows``:
+    for each row of ``rows``, a marked trace's point i: "<meta>:<i>"; each of such a curve's rows: "<meta>:rows"; or
+    None."""
 
     name: str
     summary: str
@@ -127,8 +128,10 @@ def _x_view(layout) -> tuple[float, float] | None:
     return (lo, hi) if axis.get("type") in (None, "-", "linear") else None
 
 
-def describe(fig) -> Description:
-    """The name, summary and table of a Plotly figure (a go.Figure, or its dict)."""
+def describe(fig, *, keep: bool = True) -> Description:
+    """The name, summary and table of a Plotly figure (a go.Figure, or its dict).  ``keep``: a curve's words are
+    kept for the next call (``_kept_words``); off where many views of the same curves are described once (a live
+    table's every step), which would crowd out the pages' own."""
     from ui.theme import plain_spec
 
     spec = fig if isinstance(fig, dict) else plain_spec(fig) or fig.to_plotly_json()  # read only
@@ -143,23 +146,25 @@ def describe(fig) -> Description:
     rows: list[tuple[str, str, str]] = []
     said_rows: list[str | None] = []
     metas: list = []  # each mark's trace's meta
-    curve_said: list[str | None] = []  # each curve sentence's name for the live layer (a shaded area's), or None
+    curve_said: list[str | None] = []  # each curve sentence's name for the live layer, or None
     for t in spec.get("data") or ():
         if t.get("visible", True) not in (True, None):
             continue
         kind, mode = t.get("type", "scatter"), t.get("mode") or ("lines" if t.get("type", "scatter") == "scatter"
                                                               else "")
         x, y, legend = t.get("x"), t.get("y"), t.get("showlegend", True) is not False
-        if _typed(x) and _typed(y):  # a curve, as a page's memo made it: the same at every move, its words kept
+        if keep and _typed(x) and _typed(y):  # a curve as a page's memo made it, the same at every move: words kept
             words = _kept_words(kind, mode, t.get("name"), legend, _key(x), _key(y), view, x_word, y_word)
         else:
             words = _trace_words(kind, mode, t.get("name"), legend, values(x), values(y), view, x_word, y_word)
         meta = t.get("meta") if isinstance(t.get("meta"), str) else None
-        area = meta if meta and t.get("fill") not in (None, "none") and words[2] else None  # a shaded area's curve
+        # a curve whose words a control may change: a shaded area (its extent) or a curve that reaches beyond the
+        # chart's view (Step by step's view follows x)
+        area = meta if meta and words[2] and (t.get("fill") not in (None, "none") or _beyond(values(x), view)) else None
         if words[1] and meta and isinstance(words[1][0], tuple):  # marked points: each row is one
             said_rows += [f"{meta}:{i}" for i in range(len(words[3]))]
-        else:
-            said_rows += [f"{area}:row:{j}" if area else None for j in range(len(words[3]))]
+        else:  # such a curve's rows (the page names the first: ``as_html``)
+            said_rows += [f"{area}:rows" if area else None] * len(words[3])
         metas += [meta] * len(words[1])
         curve_said += [f"{area}:curve" if area else None] * len(words[2])
         for kept, more in zip((shown, marks, curves, rows), words, strict=True):
@@ -203,6 +208,13 @@ def _pieces(template: str, **fields: list[tuple[str, str | None]]) -> list[tuple
         if field_name is not None:
             out += fields[field_name]
     return out
+
+
+def _beyond(x: np.ndarray, view) -> bool:
+    """Whether a curve's x reaches beyond the chart's view (None: no fixed view)."""
+    if view is None or x.size == 0 or x.dtype == object:
+        return False
+    return bool(np.nanmin(x) < view[0] or np.nanmax(x) > view[1])
 
 
 def _typed(v) -> bool:
@@ -294,9 +306,10 @@ def live_words(fig, chart: str, traces, labels=None, steps=None) -> dict:
     probe, or a trace's point ``point``), its name where the table gives one, and its point's two numbers as the words
     write them (filled into ``point_words``' template); for each label of ``labels`` (annotation index -> its text with
     its markup at each step), its plain words.  ``fig``: the chart at any step (the x axis's word).  ``steps``: for a
-    chart with a shaded area whose extent the control sets (the gate's bell), ``describe``'s words of the chart at each
-    step: the chart's name (it names the area) and each area's sentence and rows.  The page draws the words at the
-    control's value; these are the pieces ``describe`` marks in them (``pieces``, ``said_rows``)."""
+    chart whose curves' words a control changes (the gate's shaded area, Step by step's view), ``describe``'s words of
+    the chart at each step: the chart's name (it names the area) and each such curve's sentence and rows.  The page
+    draws the words at the control's value; these are the pieces ``describe`` marks in them (``pieces``,
+    ``said_rows``)."""
     from ui.theme import plain_spec
 
     spec = fig if isinstance(fig, dict) else plain_spec(fig) or fig.to_plotly_json()
@@ -309,17 +322,18 @@ def live_words(fig, chart: str, traces, labels=None, steps=None) -> dict:
              "labels": {i: [plain(text) for text in column] for i, column in (labels or {}).items()}}
     if steps is not None:
         words["names"] = [d.name for d in steps]
-        areas: dict[str, dict[str, list]] = {}
+        curves: dict[str, dict[str, list]] = {}
+        one: dict = {}  # each distinct value once: a curve's words repeat from step to step (a table kept per language)
         for k, d in enumerate(steps):
             for text, said in d.pieces:
                 if said and said.endswith(":curve"):
                     meta = said.removesuffix(":curve")
-                    area = areas.setdefault(meta, {c: [None] * len(steps) for c in ("name", "curve", "rows")})
-                    rows = [row for row, r in zip(d.rows, d.said_rows, strict=True)
-                            if r and r.startswith(f"{meta}:row:")]
-                    area["curve"][k], area["rows"][k] = text, [list(row[1:]) for row in rows]
-                    area["name"][k] = rows[0][0] if rows else None
-        words["areas"] = areas
+                    area = curves.setdefault(meta, {c: [None] * len(steps) for c in ("name", "curve", "rows")})
+                    rows = tuple(row for row, r in zip(d.rows, d.said_rows, strict=True) if r == f"{meta}:rows")
+                    area["curve"][k] = one.setdefault(text, text)
+                    area["rows"][k] = one.setdefault(tuple(row[1:] for row in rows), [list(row[1:]) for row in rows])
+                    area["name"][k] = one.setdefault(rows[0][0], rows[0][0]) if rows else None
+        words["curves"] = curves
     return words
 
 
@@ -336,8 +350,9 @@ def as_html(d: Description, key: str, *, announce: bool = True) -> str:
     chart = ident(key)
     head = "".join(f"<th scope='col'>{e(c)}</th>" for c in d.columns)
     said_rows = d.said_rows or [None] * len(d.rows)
+    named = [said if said != before else None for said, before in zip(said_rows, [None, *said_rows], strict=False)]
     body = "".join((f"<tr data-said='{e(said)}'>" if said else "<tr>") + "".join(f"<td>{e(v)}</td>" for v in row)
-                   + "</tr>" for row, said in zip(d.rows, said_rows, strict=True))
+                   + "</tr>" for row, said in zip(d.rows, named, strict=True))  # a curve's rows: the first named
     summary = ("".join(f"<span data-said='{e(said)}'>{e(text)}</span>" if said else e(text) for text, said in d.pieces)
                if d.pieces else e(d.summary))
     disclosure = e(_("Chart data as a table"))

@@ -206,7 +206,8 @@ def bell_words(xs: Sequence[float]) -> list:
     for x in xs:
         left = bell_area(x)
         words.append(describe({"data": [{**area, "x": left, "y": normal_pdf(left), "name": area_name(x)}, curve],
-                               "layout": {**base["layout"], "annotations": [{**label, "text": bell_label(x)}]}}))
+                               "layout": {**base["layout"], "annotations": [{**label, "text": bell_label(x)}]}},
+                              keep=False))
     return words
 
 

@@ -127,8 +127,8 @@ def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] 
                           "marks": {m: {**w, **{a: packed(w[a]) for a in ("name", "x", "y") if w[a] is not None}}
                                     for m, w in words["marks"].items()},
                           **({"names": packed(words["names"]),
-                              "areas": {m: {a: packed(c) for a, c in area.items()}
-                                        for m, area in words["areas"].items()}} if "names" in words else {})}}
+                              "curves": {m: {a: packed(c) for a, c in curve.items()}
+                                         for m, curve in words["curves"].items()}} if "names" in words else {})}}
                if words else {}),
             "fills": {m: {"of": f["of"], "n": [int(n) for n in f["n"]],
                           **({"edge": int(f["edge"])} if f.get("edge") is not None else {}),

@@ -198,6 +198,15 @@ def steps_figure(
     return quick_figure(traces, layout)
 
 
+def steps_chart(x: float, steps: Sequence[StepLike] | None = None):
+    """The chart at x (``steps``: x's ``tanh_steps``, computed when not given): the curves over every pick's view,
+    seen over x's (a drag of the pick sets the view, the data stay)."""
+    steps = steps if steps is not None else tanh_steps(x)
+    grid = curve_grid(x)
+    return steps_figure(x, grid, gelu_core.gelu(grid, "tanh"), gelu_core.gelu_gate(grid, "tanh"),
+                        gelu_at_x=steps[-1].value, gate_at_x=steps[-2].value, view=chart_range(x))
+
+
 def chart_range(x: float, half_width: float = 4.0) -> tuple[float, float]:
     """The x range of the chart: [-4, 4], stretched to keep x one unit inside.
 
@@ -251,14 +260,16 @@ def _pick_chart() -> dict[str, tuple]:
             "yaxis.range": tuple(y_view(grid, gelu_values, gate_values, lo, hi) for lo, hi in views)}
 
 
-@memo(entry_bytes=128 * 1024)  # 41 KB measured
+@memo(entry_bytes=512 * 1024)  # 482 KB measured, the chart's words at every pick included
 def steps_live_table(show_all: bool) -> dict:
     """The live layer's table for the pick slider: the three metrics, the cells of the step table (and of the
     digits table when it is shown) at every step of the slider's grid (the exact input keeps its value until the
     rerun on release), and the chart: its two markers and dotted line at x, their legend entries (the chart's
     third and fourth), and its view, which follows x beyond -3 ... 3 (the axes' ranges, redrawn by Plotly; the
     curves are drawn over every pick's view).  While the exact input holds a value off the pick's grid (typed, or beyond
-    the slider's ends) the layer leaves the page as it is until the pick is moved."""
+    the slider's ends) the layer leaves the page as it is until the pick is moved.  The chart's words: what they say
+    of the markers, and of the curves in the view (``ui.describe.live_words``)."""
+    from ui.describe import describe, live_words
     from ui.live import live_table
 
     rows = _pick_rows()
@@ -277,9 +288,11 @@ def steps_live_table(show_all: bool) -> dict:
               "marker:gelu_tanh": {"x": c["x"], "y": c["gelu"], "name": c["gelu_name"],
                                    "customdata": [[readable(v)] for v in c["gelu"]]}}
     views = {CHART: {"xaxis.range": c["xaxis.range"], "yaxis.range": c["yaxis.range"]}}
+    words = live_words(steps_chart(c["x"][0]), "steps", traces,
+                       steps=[describe(steps_chart(x), keep=False) for x in c["x"]])
     return live_table({"key": CONTROLS["pick"].key, **CONTROLS["pick"].options}, texts=texts, chart_key=CHART,
                       traces=traces, lines={0: c["x"]}, views=views, pack=True, steady=[CHART], settle=True,
-                      exact=f".st-key-{CONTROLS['x'].key} input")
+                      exact=f".st-key-{CONTROLS['x'].key} input", words=words)
 
 
 # ---------------------------------------------------------------- the code for this view

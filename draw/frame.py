@@ -252,9 +252,10 @@ def chart_config(name: str) -> dict:
     }
 
 
-def chart(fig, name: str, *, frame: int | None = None, words: bool = True, **kwargs) -> None:
+def chart(fig, name: str, *, frame: int | None = None, words: bool = True, said: bool = False, **kwargs) -> None:
     """Draw a Plotly figure in the app's way: Streamlit's theme, a PNG button, ``name`` as its key, and its words
-    under it (``chart_words``; ``words=False``: the caller draws them, in the place after it).
+    under it (``chart_words``; ``words=False``: the caller draws them, in the place after it; ``said``: the live
+    layer writes what a move changes in them at rest).
 
     ``frame``: the drawing's number when one chart is redrawn several times in one run (training progress).
     Each drawing gets its own key: without one, Streamlit's id is a hash of the figure, and two drawings that
@@ -270,14 +271,15 @@ def chart(fig, name: str, *, frame: int | None = None, words: bool = True, **kwa
         st.plotly_chart(fig if spec is None else spec, theme="streamlit", key=key, config=chart_config(name),
                         **kwargs)
     if words:
-        chart_words(spec or fig, name, announce=frame is None)
+        chart_words(spec or fig, name, announce=frame is None, said=said)
 
 
-def chart_words(fig, name: str, *, announce: bool = True) -> None:
+def chart_words(fig, name: str, *, announce: bool = True, said: bool = False) -> None:
     """What a screen reader hears of a chart: a name, a summary the chart is described by, the data as a table
     (ui/describe.py; a11y.js ties them to the plot by ``name``).  ``announce``: off for a chart redrawn many times a
-    run (training progress), whose summary is not read out at each drawing."""
-    st.html(describe.as_html(describe.describe(fig), name, announce=announce))
+    run (training progress), whose summary is not read out at each drawing.  ``said``: the pieces a move changes
+    named for the live layer, which writes them at rest (a chart whose table holds its words: ``live_words``)."""
+    st.html(describe.as_html(describe.describe(fig), name, announce=announce, said=said))
 
 
 def text_table(columns: Mapping[str, list[str]], **kwargs) -> None:

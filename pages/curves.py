@@ -77,7 +77,7 @@ def at_x(x: float, approximate: str) -> None:
     """The chart and its words, and ReLU, GELU and the gate at x: the page's, at the probe's value (a move moves and
     writes them in the browser)."""
     with chart_box:
-        chart(figure_at(x), "curves")
+        chart(figure_at(x), "curves", said=True)
     t = readout_texts(x, approximate)
     c1, c2, c3 = st.container(key=READOUT).columns(3)
     c1.metric(t["relu_label"], t["relu"])

@@ -75,9 +75,9 @@ def at_x(x: float) -> None:
     """The two charts and their words, and GELU and ReLU beside the gate: the page's, at the slider's value (a move
     moves and writes them in the browser)."""
     with bell_chart:
-        chart(bell_figure(x), "gate-bell")
+        chart(bell_figure(x), "gate-bell", said=True)
     with gate_chart:
-        chart(gate_figure(x), "gate")
+        chart(gate_figure(x), "gate", said=True)
     _gate, (gelu_label, gelu_text), (relu_label, relu_text) = readout_texts(x, form)
     readout[1].metric(gelu_label, gelu_text)
     readout[2].metric(relu_label, relu_text, help=_("ReLU's gate is 1 for x > 0 and 0 otherwise."))

@@ -94,7 +94,7 @@ def steps_at(x: float, show_all: bool) -> None:
     and their downloads (their tables made at the click, at the number the part last read): the page's."""
     steps = tanh_steps(x)
     with chart_box:
-        chart(steps_chart(x, steps), "steps")
+        chart(steps_chart(x, steps), "steps", said=True)
     metrics[2].metric(_("difference (tanh − exact)"), metric_values(x, steps)[2],
                       help=_("What the approximation costs at this x, in float64."))
     with table_box:

@@ -80,9 +80,10 @@ def test_what_a_move_changes_is_marked_for_the_live_layer_and_reads_as_the_summa
                     "label:0": plain(fig.layout.annotations[0].text)}
     marked = [row for row, s in zip(d.rows, d.said_rows, strict=True) if s == "marker:gelu:0"]
     assert marked == [("Φ(1.00)", "1", number(gelu_core.gelu_gate(1.0)))]
-    out = as_html(d, "gate")
+    out = as_html(d, "gate", said=True)
     assert "<span data-said='marker:gelu:0'>at x = 1 is 0.8413</span>" in out
     assert out.count("<tr data-said='marker:gelu:0'>") == 1
+    assert "data-said" not in as_html(d, "gate")  # a chart whose words no layer writes: none named
 
 
 def test_a_chart_viewing_part_of_its_curves_says_the_part_it_shows():

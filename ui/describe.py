@@ -342,19 +342,21 @@ def ident(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "-", key)
 
 
-def as_html(d: Description, key: str, *, announce: bool = True) -> str:
+def as_html(d: Description, key: str, *, announce: bool = True, said: bool = False) -> str:
     """The description as the page carries it: a visually hidden summary the chart is described by, and a
     disclosure with the data as a table.  ``announce``: the page's polite live region reads a changed summary
-    (off for a chart redrawn many times a second)."""
+    (off for a chart redrawn many times a second).  ``said``: the pieces a live layer writes at rest named in it
+    (``Description.pieces``, ``said_rows``: ``data-said`` on a span of the summary, on a row), for a chart whose
+    layer's table holds its words (``live_words``)."""
     e = html.escape
     chart = ident(key)
     head = "".join(f"<th scope='col'>{e(c)}</th>" for c in d.columns)
-    said_rows = d.said_rows or [None] * len(d.rows)
+    said_rows = (d.said_rows if said else None) or [None] * len(d.rows)
     named = [said if said != before else None for said, before in zip(said_rows, [None, *said_rows], strict=False)]
     body = "".join((f"<tr data-said='{e(said)}'>" if said else "<tr>") + "".join(f"<td>{e(v)}</td>" for v in row)
                    + "</tr>" for row, said in zip(d.rows, named, strict=True))  # a curve's rows: the first named
-    summary = ("".join(f"<span data-said='{e(said)}'>{e(text)}</span>" if said else e(text) for text, said in d.pieces)
-               if d.pieces else e(d.summary))
+    summary = ("".join(f"<span data-said='{e(name)}'>{e(text)}</span>" if name else e(text) for text, name in d.pieces)
+               if said and d.pieces else e(d.summary))
     disclosure = e(_("Chart data as a table"))
     return (
         f"<div class='gelu-chart-text' data-chart='{e(chart)}' data-name='{e(d.name)}'"

@@ -151,7 +151,8 @@ export default function (component) {
   // The chart's words (ui/describe.py), drawn by the page beside it: at rest, what they say of each marked point (its
   // name where the table gives one, its two numbers, and the sentence they make), each label's words, and the
   // sentence and rows of a shaded area or of a curve whose view a control sets (and the chart's name, which names the
-  // area), so a move's rerun sends none of them.  Written at rest only: the page's polite live region reads a changed summary once.
+  // area), so a move's rerun sends none of them.  Written at rest only: the page's polite live region reads a changed
+  // summary once.
   const settleWords = (words, k) => {
     const box = document.querySelector(`.gelu-chart-text[data-chart="${words.chart}"]`);
     if (!box) return;

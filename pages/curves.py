@@ -59,7 +59,7 @@ PROBE_IN_VIEW = "curves_probe_in_view"  # session state: the page's last full ru
 
 def figure_at(x: float):
     """The chart with its probe at x, over the range, points and overlays chosen."""
-    return curves_figure(*ordered_range(lo, hi), n, approximate, x, overlays, params)
+    return curves_figure(*lo_hi, n, approximate, x, overlays, params)
 
 
 @part
@@ -88,7 +88,7 @@ def at_x(x: float, approximate: str) -> None:
 x = probe()
 with chart_col:  # the above, moved by the thumb as it goes: one table for every x at this range, the page's
     at_x(x, approximate)
-    follow(as_json(probe_live_table, approximate, *ordered_range(lo, hi)), "curves_x_live")
+    follow(as_json(probe_live_table, approximate, *lo_hi), "curves_x_live")
 
 f1, f2 = st.columns(2)
 f1.latex(gelu_core.get_activation("relu").latex)

@@ -145,6 +145,7 @@ CALLS = {
     "ui.gate._gate_curves": lambda f: f(401),
     "ui.gate._bell_curve": lambda f: f(401),
     "ui.steps._pick_rows": lambda f: f(),
+    "ui.steps._pick_words": lambda f: f(),
     "ui.steps.steps_live_table": lambda f: f(True),
     "ui.curves._probe_columns": lambda f: f("none"),
     "ui.approximations.worst_points": lambda f: f(),

@@ -132,9 +132,7 @@ def describe(fig, *, keep: bool = True) -> Description:
     """The name, summary and table of a Plotly figure (a go.Figure, or its dict).  ``keep``: a curve's words are
     kept for the next call (``_kept_words``); off where many views of the same curves are described once (a live
     table's every step), which would crowd out the pages' own."""
-    from ui.theme import plain_spec
-
-    spec = fig if isinstance(fig, dict) else plain_spec(fig) or fig.to_plotly_json()  # read only
+    spec = _spec(fig)  # read only
     layout = spec.get("layout") or {}
     x_word, y_word = _title(layout.get("xaxis")) or "x", _title(layout.get("yaxis")) or _("value")
     chart_title = _title(layout)
@@ -185,6 +183,13 @@ def describe(fig, *, keep: bool = True) -> Description:
     pieces = _joined(sentences, sep=" ") if sentences else []
     return Description(name=name, summary="".join(text for text, _said in pieces),
                        columns=(_("Series"), x_word, y_word), rows=rows, pieces=pieces, said_rows=said_rows)
+
+
+def _spec(fig) -> dict:
+    """A figure as its dict: a go.Figure's, a page's quick figure's own, or the dict itself."""
+    from ui.theme import plain_spec
+
+    return fig if isinstance(fig, dict) else plain_spec(fig) or fig.to_plotly_json()
 
 
 def _joined(groups: list, sep: str = "; ") -> list[tuple[str, str | None]]:
@@ -310,10 +315,7 @@ def live_words(fig, chart: str, traces, labels=None, steps=None) -> dict:
     the chart at each step: the chart's name (it names the area) and each such curve's sentence and rows.  The page
     draws the words at the control's value; these are the pieces ``describe`` marks in them (``pieces``,
     ``said_rows``)."""
-    from ui.theme import plain_spec
-
-    spec = fig if isinstance(fig, dict) else plain_spec(fig) or fig.to_plotly_json()
-    x_word = _title((spec.get("layout") or {}).get("xaxis")) or "x"
+    x_word = _title((_spec(fig).get("layout") or {}).get("xaxis")) or "x"
     marks = {meta: {"point": int(t.get("point") or 0),
                     "name": [plain(n) for n in t["name"]] if t.get("name") is not None else None,
                     "x": [number(v) for v in t["x"]], "y": [number(v) for v in t["y"]]}

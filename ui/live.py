@@ -123,17 +123,22 @@ def chart_spec(key: str | None, *, traces: Mapping[str, Mapping[str, Sequence]] 
             "lines": {str(i): _column(v) for i, v in (lines or {}).items()},
             "annotations": {str(i): [packed(p) for p in v] for i, v in (annotations or {}).items()},
             **({"labels": {str(i): packed(v) for i, v in (labels or {}).items()}, "settle": True} if settle else {}),
-            **({"words": {**words, "labels": {str(i): packed(v) for i, v in words["labels"].items()},
-                          "marks": {m: {**w, **{a: packed(w[a]) for a in ("name", "x", "y") if w[a] is not None}}
-                                    for m, w in words["marks"].items()},
-                          **({"names": packed(words["names"]),
-                              "curves": {m: {a: packed(c) for a, c in curve.items()}
-                                         for m, curve in words["curves"].items()}} if "names" in words else {})}}
-               if words else {}),
+            **({"words": _packed_words(words, packed)} if words else {}),
             "fills": {m: {"of": f["of"], "n": [int(n) for n in f["n"]],
                           **({"edge": int(f["edge"])} if f.get("edge") is not None else {}),
                           **({"name": packed(f["name"])} if f.get("name") is not None else {})}
                       for m, f in (fills or {}).items()}}
+
+
+def _packed_words(words: Mapping[str, Any], packed: Callable[[Sequence], list | dict]) -> dict:
+    """``ui.describe.live_words``' columns as the layer reads them (``packed``)."""
+    marks = {m: {**w, **{a: packed(w[a]) for a in ("name", "x", "y") if w[a] is not None}}
+             for m, w in words["marks"].items()}
+    out = {**words, "marks": marks, "labels": {str(i): packed(v) for i, v in words["labels"].items()}}
+    if "names" in words:
+        out["names"] = packed(words["names"])
+        out["curves"] = {m: {a: packed(c) for a, c in curve.items()} for m, curve in words["curves"].items()}
+    return out
 
 
 def _column(values: Sequence) -> list:

@@ -260,7 +260,27 @@ def _pick_chart() -> dict[str, tuple]:
             "yaxis.range": tuple(y_view(grid, gelu_values, gate_values, lo, hi) for lo, hi in views)}
 
 
-@memo(entry_bytes=512 * 1024)  # 482 KB measured, the chart's words at every pick included
+def _marker_traces() -> dict:
+    """The chart's two markers at every position of the pick slider, as the live layer moves and settles them."""
+    c = _pick_chart()
+    return {"marker:gate": {"x": c["x"], "y": c["gate"], "name": c["gate_name"],
+                            "customdata": [[readable(v)] for v in c["gate"]]},
+            "marker:gelu_tanh": {"x": c["x"], "y": c["gelu"], "name": c["gelu_name"],
+                                 "customdata": [[readable(v)] for v in c["gelu"]]}}
+
+
+@memo(entry_bytes=512 * 1024)  # 376 KB measured
+def _pick_words() -> dict:
+    """The chart's words as the live layer writes them at every position of the pick slider (``ui.describe.live_words``:
+    what they say of the markers, and of the curves in the view), the same with the digits table shown or not."""
+    from ui.describe import describe, live_words
+
+    xs = _pick_chart()["x"]
+    return live_words(steps_chart(xs[0]), "steps", _marker_traces(),
+                      steps=[describe(steps_chart(x), keep=False) for x in xs])
+
+
+@memo(entry_bytes=256 * 1024)  # 160 KB measured (the chart's words packed; made once: ``_pick_words``)
 def steps_live_table(show_all: bool) -> dict:
     """The live layer's table for the pick slider: the three metrics, the cells of the step table (and of the
     digits table when it is shown) at every step of the slider's grid (the exact input keeps its value until the
@@ -269,7 +289,6 @@ def steps_live_table(show_all: bool) -> dict:
     curves are drawn over every pick's view).  While the exact input holds a value off the pick's grid (typed, or beyond
     the slider's ends) the layer leaves the page as it is until the pick is moved.  The chart's words: what they say
     of the markers, and of the curves in the view (``ui.describe.live_words``)."""
-    from ui.describe import describe, live_words
     from ui.live import live_table
 
     rows = _pick_rows()
@@ -283,16 +302,10 @@ def steps_live_table(show_all: bool) -> dict:
     if show_all:
         texts += [(cell.format(2), 7 + i, [r[4][i] for r in rows]) for i in range(7)]
     texts += [(LEGEND, 2, c["gate_name"]), (LEGEND, 3, c["gelu_name"])]
-    traces = {"marker:gate": {"x": c["x"], "y": c["gate"], "name": c["gate_name"],
-                              "customdata": [[readable(v)] for v in c["gate"]]},
-              "marker:gelu_tanh": {"x": c["x"], "y": c["gelu"], "name": c["gelu_name"],
-                                   "customdata": [[readable(v)] for v in c["gelu"]]}}
     views = {CHART: {"xaxis.range": c["xaxis.range"], "yaxis.range": c["yaxis.range"]}}
-    words = live_words(steps_chart(c["x"][0]), "steps", traces,
-                       steps=[describe(steps_chart(x), keep=False) for x in c["x"]])
     return live_table({"key": CONTROLS["pick"].key, **CONTROLS["pick"].options}, texts=texts, chart_key=CHART,
-                      traces=traces, lines={0: c["x"]}, views=views, pack=True, steady=[CHART], settle=True,
-                      exact=f".st-key-{CONTROLS['x'].key} input", words=words)
+                      traces=_marker_traces(), lines={0: c["x"]}, views=views, pack=True, steady=[CHART],
+                      settle=True, exact=f".st-key-{CONTROLS['x'].key} input", words=_pick_words())
 
 
 # ---------------------------------------------------------------- the code for this view

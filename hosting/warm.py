@@ -12,6 +12,9 @@ sessions arriving together and importing lazily in their own threads could meet 
   with the first page.  A page that needs a group earlier imports it itself (Python's module lock makes it
   wait for an import under way), and the group is completed here at that run's end.  ``ready()`` is True
   once every group is done (``/readyz``).
+* ``TABLES``: right after ``PAGES``, every page's live tables at its controls' defaults, the largest cost of a
+  page's first visit on a fresh server (``ui.pages.make_live_tables``); a class arriving at ``/readyz`` finds
+  them made.
 
 Before torch is imported its threads are set for the process: one per CPU it may really use (its affinity
 set, lowered by a cgroup CPU quota), not one per core it sees, waiting for work asleep, not spinning.
@@ -64,6 +67,10 @@ LATER = (  # groups, each imported (and frozen) at once
         "hosting.races",
     ),
 )
+
+# Then the pages' live tables at their defaults (``ui.pages.make_live_tables``, by name: hosting imports no ui): a
+# class's first visits would otherwise each make theirs, up to 300 ms of the one core the whole class shares.
+TABLES = ("ui.pages", "make_live_tables")
 
 QUIET_S = 2.0  # seconds with no script run before a LATER group is imported in the background (a first page's drawing)
 
@@ -163,10 +170,25 @@ def _wanted(groups) -> tuple[str, ...] | None:
     return None
 
 
+def make_tables() -> None:
+    """``TABLES``: the pages' live tables at their defaults, made and kept in the process's cache.  A failure is
+    logged and not kept: the first visit of that page makes its table itself, and shows what went wrong there."""
+    start = time.perf_counter()
+    module, function = TABLES
+    try:
+        getattr(importlib.import_module(module), function)()
+    except Exception as err:  # noqa: BLE001  the server still starts; each page makes what it needs on its visit
+        print(f"GELU Explorer: the pages' tables were not made ahead ({type(err).__name__}: {err})", file=sys.stderr,
+              flush=True)
+        return
+    seconds["live tables"] = time.perf_counter() - start
+
+
 def warm_all() -> None:
-    """``warm()``, then each group of ``LATER`` when the server is quiet, or at once when a page has imported it
-    itself (so that its objects are frozen too); then say so in the log."""
+    """``warm()`` and the pages' tables (``make_tables``), then each group of ``LATER`` when the server is quiet, or
+    at once when a page has imported it itself (so that its objects are frozen too); then say so in the log."""
     warm()
+    make_tables()
     pending = list(LATER)
     while pending:
         with _runs:
@@ -181,7 +203,7 @@ def warm_all() -> None:
 
 
 def ready() -> bool:
-    """Whether every heavy import is complete (no first run anywhere would wait)."""
+    """Whether every heavy import is complete and the pages' tables are made (no first run anywhere would wait)."""
     return _done.is_set()
 
 

@@ -265,3 +265,31 @@ def test_a_class_across_the_lesson_keeps_every_live_table(monkeypatch):
     assert len(keys) >= 2 * (2 * 8 + 2)
     dropped = [key for key in keys if as_json.runs.peek(key) is None]
     assert not dropped, f"{len(dropped)} of {len(keys)} live tables dropped (at most {as_json.runs.max_entries} kept)"
+
+
+def test_a_first_visit_at_the_defaults_finds_its_live_tables_made_at_start_up(monkeypatch):
+    """hosting.warm makes every page's live tables at its defaults before the server says it is ready
+    (``ui.pages.make_live_tables``, from each page module's ``live_tables``).  Reference: the keys ui.live.as_json
+    is asked for over AppTest first visits to each explorer page at its defaults, past its question, in the
+    default form and language, on a cache that make_live_tables alone filled: each is found kept when asked
+    (``peek``), so no first visit makes one.  With Curves' declared range not ordered as the page orders it, or
+    Step by step's toggle on, that page's visit made its own."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui.live import as_json
+    from ui.pages import make_live_tables
+
+    as_json.runs.clear()
+    made = make_live_tables()
+    missing = []
+    real_get = as_json.runs.get
+
+    def get(key, *a, **k):
+        if as_json.runs.peek(key) is None:
+            missing.append(key)
+        return real_get(key, *a, **k)
+
+    monkeypatch.setattr(as_json.runs, "get", get)
+    for page in ("home", "gate", "curves", "derivative", "steps", "approximations"):
+        open_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60), f"pages/{page}.py")
+    assert made == 10 and not missing, missing  # Home's five inputs, and one table each for the five other pages

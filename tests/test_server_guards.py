@@ -250,6 +250,9 @@ def later(monkeypatch, tmp_path):
     monkeypatch.setattr(warm, "_running", 0)
     monkeypatch.setattr(warm, "_quiet_since", 0.0)
     monkeypatch.setattr(warm, "LATER", (("gelu_later_a",), ("gelu_later_b",)))
+    (tmp_path / "gelu_tables.py").write_text("MADE = []\n\ndef make():\n    MADE.append(1)\n")
+    monkeypatch.delitem(sys.modules, "gelu_tables", raising=False)
+    monkeypatch.setattr(warm, "TABLES", ("gelu_tables", "make"))
     monkeypatch.setattr(warm, "QUIET_S", 0.3)
     monkeypatch.setattr(warm, "seconds", {})
     yield SimpleNamespace(warm=warm, freezes=freezes, start=lambda: threading.Thread(target=warm.warm_all,
@@ -289,6 +292,24 @@ def test_a_group_a_page_imported_itself_is_completed_and_frozen_at_that_runs_end
         assert later.freezes == [["gelu_later_b"]] and "gelu_later_b" in later.warm.seconds
         assert "gelu_later_a" not in sys.modules and not later.warm.ready()
     assert later.warm._done.wait(5) and "gelu_later_a" in sys.modules
+
+
+def test_the_pages_tables_are_made_before_the_server_says_it_is_ready(later):
+    """Reference: a made-up table maker (a module written here) counting its calls, read once ``ready()``: made
+    once, first, before any LATER group waits for quiet; a maker that fails leaves the server ready all the same."""
+    import sys
+
+    later.start()
+    assert later.warm._done.wait(5)
+    assert sys.modules["gelu_tables"].MADE == [1] and list(later.warm.seconds)[0] == "live tables"
+
+
+def test_a_table_maker_that_fails_is_logged_and_the_server_is_ready_all_the_same(later, capsys):
+    later.warm.TABLES = ("gelu_tables", "no_such_function")  # put back by the fixture's monkeypatch
+    later.start()
+    assert later.warm._done.wait(5)
+    assert "tables were not made ahead (AttributeError" in capsys.readouterr().err
+    assert "live tables" not in later.warm.seconds
 
 
 # ---------------------------------------------------------------- hosting.compress

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -616,6 +616,13 @@ for row in zip(*table.values(), strict=True):
     cells = [f"{row[0]:.1f}"] + [f"{value:.4e}" for value in row[1:]]
     print("  ".join(f"{cell:>{max(11, len(name))}}" for name, cell in zip(table, cells, strict=True)))
 '''
+
+
+def live_tables(form: str) -> list[tuple[Callable, tuple]]:
+    """The live tables a first visit at the controls' defaults draws, in the lesson's ``form``: (table, its
+    arguments), each as the page hands it to ``ui.live.as_json`` (``ui.pages.make_live_tables``)."""
+    del form  # the range's table holds every form
+    return [(range_live_table, ())]
 
 
 def code(values: Values) -> str:

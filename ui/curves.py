@@ -3,7 +3,7 @@ chosen points as tables a phone can show, and the opening sentence with the chos
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import gelu_core
 from gelu_core.activations import ACTIVATIONS, GATES
 from ui.code_export import Values, fill, number, settings, source
-from ui.controls import LESSON_FORM, Control, PageControls, param_range, parse_points, short_label
+from ui.controls import LESSON_FORM, Control, PageControls, ordered_range, param_range, parse_points, short_label
 from ui.format import fixed, percent
 from ui.i18n import N_, _, form_name, memo
 from ui.lesson import Question
@@ -301,6 +301,12 @@ for row in zip(*table.values(), strict=True):
 
 def _name(formula) -> str:
     return formula.__name__.lstrip("_")  # as ``source`` prints it
+
+
+def live_tables(form: str) -> list[tuple[Callable, tuple]]:
+    """The live tables a first visit at the controls' defaults draws, in the lesson's ``form``: (table, its
+    arguments), each as the page hands it to ``ui.live.as_json`` (``ui.pages.make_live_tables``)."""
+    return [(probe_live_table, (form, *ordered_range(*CONTROLS["range"].default)))]
 
 
 def code(values: Values) -> str:

@@ -3,6 +3,7 @@ the sentences that quote them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -323,6 +324,12 @@ highest = minimize_scalar(lambda t: -gelu_slope(t), bounds=$high_bounds, method=
 print(f"Lowest slope, GELU′: {fixed(gelu_slope(lowest))} at x = {fixed(lowest)}$left_root")
 print(f"Highest slope, GELU′: {fixed(gelu_slope(highest))} at x = {fixed(highest)}$right_root")
 '''
+
+
+def live_tables(form: str) -> list[tuple[Callable, tuple]]:
+    """The live tables a first visit at the controls' defaults draws, in the lesson's ``form``: (table, its
+    arguments), each as the page hands it to ``ui.live.as_json`` (``ui.pages.make_live_tables``)."""
+    return [(gradient_live_table, (form,))]
 
 
 def code(values: Values) -> str:

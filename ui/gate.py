@@ -4,7 +4,7 @@ bouncer's sentence, judged from his cards."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -350,6 +350,12 @@ grid = torch.linspace($lo, $hi, $points, dtype=torch.float64)  # ($points,), as 
 gap = torch.max(torch.abs(grid * soft_gate(grid, mu, sigma) - relu(grid)))
 print(f"Largest gap between x · gate and ReLU on $lo_text … $hi_text: {fixed(gap)}")
 '''
+
+
+def live_tables(form: str) -> list[tuple[Callable, tuple]]:
+    """The live tables a first visit at the controls' defaults draws, in the lesson's ``form``: (table, its
+    arguments), each as the page hands it to ``ui.live.as_json`` (``ui.pages.make_live_tables``)."""
+    return [(gate_live_table, (form,))]
 
 
 def code(values: Values) -> str:

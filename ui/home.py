@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -445,6 +445,12 @@ print("  ".join(f"{name:>10}" for name in table))
 for row in zip(*table.values(), strict=True):
     print("  ".join(f"{fixed(value):>10}" for value in row))
 '''
+
+
+def live_tables(form: str) -> list[tuple[Callable, tuple]]:
+    """The live tables a first visit at the controls' defaults draws, in the lesson's ``form``: (table, its
+    arguments), each as the page hands it to ``ui.live.as_json`` (``ui.pages.make_live_tables``)."""
+    return [(input_live_table, (i, form)) for i in range(len(INPUTS))]
 
 
 def code(values: Values) -> str:

@@ -6,7 +6,7 @@ Streamlit-free.  ``step_table`` writes each step the way the source text does
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -341,6 +341,12 @@ print(f"difference (tanh − exact): {sci(difference)}")
 '''
 
 NAMES = ("cube", "inner", "constant", "u", "t", "gate", "gelu")  # the script's name for each value unfold returns
+
+
+def live_tables(form: str) -> list[tuple[Callable, tuple]]:
+    """The live tables a first visit at the controls' defaults draws, in the lesson's ``form``: (table, its
+    arguments), each as the page hands it to ``ui.live.as_json`` (``ui.pages.make_live_tables``)."""
+    return [(steps_live_table, (CONTROLS["full"].default,))]
 
 
 def code(values: Values) -> str:

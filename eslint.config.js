@@ -14,7 +14,7 @@ export default [
     languageOptions: { ecmaVersion: 2022, sourceType: "script", globals: { ...globals.browser } },
   },
   {  // the components' modules (st.components.v2 imports each as an ES module)
-    files: ["draw/live.js", "draw/race_player.js"],
+    files: ["draw/live.js", "draw/race_player.js", "draw/loader.js"],
     languageOptions: { sourceType: "module", globals: { ...globals.browser, ...plotlyPrivate } },
   },
   {  // defines what the components use: each name is used in the file joined after it

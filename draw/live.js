@@ -2,12 +2,12 @@
 // server round-trip.  It reads the table ui/live.py built for the control (the page's numbers at every step of the
 // slider's grid, already formatted: the browser picks a row, it neither computes nor formats), watches the slider's
 // thumb, writes the row's strings into the readouts the page drew, and moves the chart's probe traces and views in
-// the SVG Plotly drew.  Mounted by draw/live.py after plotly_private.js (the plotly* names).
-export default function (component) {
+// the SVG Plotly drew.  Mounted by draw/live.py after plotly_private.js (the plotly* names), started by loader.js.
+export default function (component, given) {
   const { parentElement } = component;
-  // the table as its JSON's UTF-8 bytes (ui/live.as_json), else as an object
-  const data = ArrayBuffer.isView(component.data) ? JSON.parse(new TextDecoder().decode(component.data))
-                                                  : component.data;
+  // the table, fetched by loader.js (ui/live.as_json's JSON, published), or as the element holds it: as its JSON's
+  // UTF-8 bytes, else as an object
+  const data = ArrayBuffer.isView(given) ? JSON.parse(new TextDecoder().decode(given)) : given;
   const note = parentElement.querySelector(".gelu-live-note");
   let input = null, inputs = [], shown = -1, stopped = false;
   // a column is a list, or its distinct values and an index ({u, i}: ui/live._packed); null: write nothing there

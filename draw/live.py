@@ -10,6 +10,7 @@ Plotly drew, as Plotly places them.
 from __future__ import annotations
 
 from draw.assets import component
+from hosting import published
 
 _mount = component("gelu_live", html='<p class="gelu-live-note"></p>', css="live.css",
                    js=("plotly_private.js", "live.js"))
@@ -17,5 +18,7 @@ _mount = component("gelu_live", html='<p class="gelu-live-note"></p>', css="live
 
 def follow(table: bytes | dict, key: str | None = None) -> None:
     """Mount the live layer for one slider (once per page run, after the readouts and chart it writes into), given
-    its table's JSON (``ui.live.as_json``) or the table itself; ``key``: the element's (a class ``st-key-<key>``)."""
-    _mount(key=key, data=table, height="content")
+    its table's JSON (``ui.live.as_json``: published, and fetched by the browser once, ``hosting.published``) or the
+    table itself (sent in the element); ``key``: the element's (a class ``st-key-<key>``)."""
+    data = {"published": published.publish(table, ".json")} if isinstance(table, bytes) else table
+    _mount(key=key, data=data, height="content")

@@ -1,8 +1,8 @@
 // The race player: plays a finished race's film over the two charts the page drew (decision regions and borders,
 // loss curves, each run's accuracy), at data.fps frames a second, from the table ui/race_player.py built.  Mounted
-// by draw/race_player.py after plotly_private.js (the plotly* names).
-export default function (component) {
-  const { data, parentElement } = component;
+// by draw/race_player.py after plotly_private.js (the plotly* names), started by loader.js with the element's table.
+export default function (component, data) {
+  const { parentElement } = component;
   const button = parentElement.querySelector("button");
   if (button && data.replay && button.textContent !== data.replay) button.textContent = data.replay;
   const label = parentElement.querySelector(".gelu-race-step");

@@ -310,11 +310,15 @@ def wait_idle(page, after: int | None = None, timeout_ms: int = TIMEOUT_MS) -> N
     wait_drawn(page, timeout_ms)
 
 
+DRAWN = """() => !document.querySelector("[data-testid='stSkeleton'], [data-stale='true']")
+  && [...document.querySelectorAll("[data-testid='stBidiComponentIsolated']")].every(
+    (el) => el.dataset.geluMount && el.dataset.geluStarted === el.dataset.geluMount)"""
+
+
 def wait_drawn(page, timeout_ms: int = TIMEOUT_MS) -> None:
-    """Wait until no element is a loading skeleton (lazy charts, sliders) or stale (left from the last run)."""
-    page.wait_for_function(
-        "() => !document.querySelector(\"[data-testid='stSkeleton'], [data-stale='true']\")", timeout=timeout_ms
-    )
+    """Wait until no element is a loading skeleton (lazy charts, sliders) or stale (left from the last run), and every
+    component has started what it was last given (its script and table fetched: draw/loader.js)."""
+    page.wait_for_function(DRAWN, timeout=timeout_ms)
 
 
 SHOW_ME = "[data-testid='stMain'] [class*='st-key-show_'] button"  # a page's "Show me without predicting"

@@ -58,6 +58,9 @@ class SessionError(RuntimeError):
     """The server closed the session, or a run did not finish in time."""
 
 
+PUBLISHED = re.compile(r"[0-9a-f]{64}\.(?:js|json)\b")  # a name hosting.published serves (scripts, data)
+
+
 def run_sync(coroutine):
     """`asyncio.run(coroutine)` on a thread of its own, so sync code may call it even where an event loop is already
     running in this thread (Playwright's sync API, held open by the browser tests' session fixture, keeps one)."""
@@ -320,6 +323,9 @@ class Session:
         self.page_script_hash = ""
         self.elements: dict[tuple[int, ...], Seen] = {}  # the page as the current run draws it
         self.cache: dict[str, Seen] = {}  # the frontend's message cache: hash -> what it held
+        self.published: set[str] = set()  # what the components drawn so far fetch (hosting.published's names)
+        self.fetched: set[str] = set()  # ... and what this tab has fetched of them
+        self.fetched_bytes = 0
         self.moved: dict[str, WidgetState] = {}  # widget id -> the state this tab last sent
         self.troubles: list[str] = []  # every exception and error box that reached this tab
         self.exceptions = self.error_boxes = 0  # the same, counted by kind
@@ -453,7 +459,19 @@ class Session:
             raise SessionError(f"no run finished within {self.timeout_s:.0f} s") from None
         if run.finished_at is None:
             raise SessionError(f"websocket closed during the run: {self.closed_reason}")
+        await self.fetch_published()
         return run
+
+    async def fetch_published(self) -> None:
+        """GET what the run's components name (their scripts and tables, hosting.published) and this tab has not
+        fetched yet, as a browser's loader.js does once the run is drawn (gzip accepted); counted in ``fetched``."""
+        for name in sorted(self.published - self.fetched):
+            self.fetched.add(name)
+            response = await http_request(self.base_url, "GET", f"/_gelu/{name}",
+                                          {"Accept-Encoding": "gzip", **({"Cookie": cookie_header(self.cookies)}
+                                                                         if self.cookies else {})},
+                                          timeout_s=self.timeout_s, local_address=self.local_address)
+            self.fetched_bytes += len(response.body)
 
     def control(self) -> Control | None:
         """The page's first slider (else number input), with the value this tab gave it last."""
@@ -573,6 +591,9 @@ class Session:
         elif kind == "page_info_changed":
             self.query_string = msg.page_info_changed.query_string
         elif kind in ("delta", "ref_hash"):
+            if kind == "delta" and msg.delta.new_element.WhichOneof("type") == "bidi_component":
+                part = msg.delta.new_element.bidi_component
+                self.published.update(PUBLISHED.findall(part.js_content + part.json))
             seen = self.cache.get(msg.ref_hash) if kind == "ref_hash" else summarize(msg)
             if seen is None:
                 return

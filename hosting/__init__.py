@@ -7,9 +7,9 @@ app.py holds an ``st.App`` (Streamlit's ASGI application) built from the two thi
   runs through app.py, the janitor starts giving back what departed sessions held and the collector the runs'
   garbage, once a second (``hosting.janitor``), and every connection the server accepts sends small writes at
   once (``hosting.internals.install_nodelay``);
-* ``MIDDLEWARE``: the frontend's files gzipped, each once (``hosting.compress``), guards in front of
-  Streamlit's own routes (``hosting.guard``), and the browser's voter cookie for the class poll
-  (``hosting.classpoll.VoterCookie``).
+* ``MIDDLEWARE``: what the app's browser code fetches, named by content (``hosting.published``), the frontend's
+  files gzipped, each once (``hosting.compress``), guards in front of Streamlit's own routes (``hosting.guard``),
+  and the browser's voter cookie for the class poll (``hosting.classpoll.VoterCookie``).
 
 Nothing here runs inside a student's script run except ``hosting.warm.script_run()``, around it.
 """
@@ -26,8 +26,9 @@ from hosting.classpoll import VoterCookie
 from hosting.compress import Compress
 from hosting.guard import Guard
 from hosting.janitor import Collector, Janitor, tune_allocator
+from hosting.published import Published
 
-MIDDLEWARE = [Middleware(Compress), Middleware(Guard), Middleware(VoterCookie)]
+MIDDLEWARE = [Middleware(Published), Middleware(Compress), Middleware(Guard), Middleware(VoterCookie)]
 
 
 @contextlib.asynccontextmanager

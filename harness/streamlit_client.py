@@ -343,8 +343,8 @@ class Session:
     def ws_url(self) -> str:
         return "ws" + self.base_url[len("http") :] + "/_stcore/stream"
 
-    async def get(self, path: str) -> HttpResponse:
-        headers = {"Cookie": cookie_header(self.cookies)} if self.cookies else {}
+    async def get(self, path: str, headers: dict[str, str] | None = None) -> HttpResponse:
+        headers = {**(headers or {}), **({"Cookie": cookie_header(self.cookies)} if self.cookies else {})}
         response = await http_request(self.base_url, "GET", path, headers, timeout_s=self.timeout_s,
                                       local_address=self.local_address)
         self.cookies.update(response.set_cookies())
@@ -467,11 +467,7 @@ class Session:
         fetched yet, as a browser's loader.js does once the run is drawn (gzip accepted); counted in ``fetched``."""
         for name in sorted(self.published - self.fetched):
             self.fetched.add(name)
-            response = await http_request(self.base_url, "GET", f"/_gelu/{name}",
-                                          {"Accept-Encoding": "gzip", **({"Cookie": cookie_header(self.cookies)}
-                                                                         if self.cookies else {})},
-                                          timeout_s=self.timeout_s, local_address=self.local_address)
-            self.fetched_bytes += len(response.body)
+            self.fetched_bytes += len((await self.get(f"/_gelu/{name}", {"Accept-Encoding": "gzip"})).body)
 
     def control(self) -> Control | None:
         """The page's first slider (else number input), with the value this tab gave it last."""

@@ -12,9 +12,9 @@ import hashlib
 
 import pytest
 
-from harness.streamlit_client import run_sync
 from hosting import published
 from hosting.published import Published, publish
+from tests.test_server_guards import fetch
 
 
 class Inner:
@@ -30,20 +30,9 @@ class Inner:
 
 
 def get(path: str, method: str = "GET", gzip_ok: bool = True, inner: Inner | None = None):
-    """(status, headers as a dict, body) of one request through ``Published``."""
-    sent = []
+    """(status, headers as a dict, body) of one request through ``Published`` (tests/test_server_guards.py's fetch)."""
     headers = [(b"accept-encoding", b"gzip, deflate, br")] if gzip_ok else []
-    scope = {"type": "http", "method": method, "path": path, "headers": headers, "query_string": b""}
-
-    async def receive():
-        return {"type": "http.request", "body": b""}
-
-    async def send(message):
-        sent.append(message)
-
-    run_sync(Published(inner or Inner())(scope, receive, send))
-    start = sent[0]
-    return start["status"], dict(start["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
+    return fetch(Published(inner or Inner()), path, method, headers)
 
 
 @pytest.fixture(autouse=True)

@@ -5,8 +5,9 @@ app.py holds an ``st.App`` (Streamlit's ASGI application) built from the two thi
 * ``lifespan``: at start-up, the heavy imports begin in the background (``hosting.warm``), Streamlit's
   old ``pages/``-folder mode is switched off for the process, so even the first deep link on a fresh server
   runs through app.py, the janitor starts giving back what departed sessions held and the collector the runs'
-  garbage, once a second (``hosting.janitor``), and every connection the server accepts sends small writes at
-  once (``hosting.internals.install_nodelay``);
+  garbage, once a second (``hosting.janitor``), every connection the server accepts sends small writes at
+  once (``hosting.internals.install_nodelay``), and a script run's messages reach the event loop a burst at a
+  time, not one wakeup each (``hosting.internals.install_batched_events``);
 * ``MIDDLEWARE``: what the app's browser code fetches, named by content (``hosting.published``), the frontend's
   files gzipped, each once (``hosting.compress``), guards in front of Streamlit's own routes (``hosting.guard``),
   and the browser's voter cookie for the class poll (``hosting.classpoll.VoterCookie``).
@@ -38,6 +39,7 @@ async def lifespan(app):
     # has called st.navigation (see draw/frame.py); app.py always calls it, so say so from the start.
     internals.leave_pages_directory_mode()
     internals.install_nodelay()
+    internals.install_batched_events()
     tune_allocator()
     warm.start()
     loop = asyncio.get_running_loop()

@@ -10,8 +10,10 @@ counterpart is draw/plotly_private.js.
   session a run belongs to (``session_id``); the legacy ``pages/``-folder mode that a folder named ``pages`` beside
   app.py switches on (``leave_pages_directory_mode``); the sessions still connected and closing a departed one
   (``Runtime._session_mgr``), and the uploads each session holds (``uploaded_file_mgr.file_storage``); whether
-  this run reruns a fragment alone (``in_fragment_rerun``); and a Plotly chart's element sent from its plain spec
-  the way ``st.plotly_chart`` sends it, without writing the figure through plotly's encoder twice
+  this run reruns a fragment alone (``in_fragment_rerun``); a script run's messages handed to the event loop a
+  burst at a time (``install_batched_events``: ``AppSession._on_scriptrunner_event``); and a Plotly chart's element
+  sent from its plain spec the way ``st.plotly_chart`` sends it, without writing the figure through plotly's encoder
+  twice
   (``plotly_chart_of_spec``: Streamlit's element helpers and ``DeltaGenerator._enqueue``).
 * asyncio: TCP_NODELAY on accepted connections (``base_events._set_nodelay``, ``install_nodelay``).
 * glibc: the allocator's mmap threshold and giving freed heap pages back (``mallopt``, ``malloc_trim``).
@@ -22,7 +24,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import logging
 import socket
+import threading
 from collections.abc import Iterable, Mapping
 
 CHECKED = {"streamlit": "1.67.0", "python": "3.11", "glibc": "2.36"}  # the versions each use below was read in
@@ -175,6 +179,54 @@ def install_nodelay() -> None:
     from asyncio import base_events
 
     base_events._set_nodelay = _set_nodelay
+
+
+# ------------------------------------------------------------------ Streamlit: a run's messages to the event loop
+
+class _Events:
+    """A session's script-run events waiting for the event loop, in order."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.waiting: list[tuple] = []
+
+    def put(self, event: tuple) -> bool:
+        """Add ``event``; True where none was waiting, so the loop must be woken to take them."""
+        with self.lock:
+            self.waiting.append(event)
+            return len(self.waiting) == 1
+
+    def take(self) -> list[tuple]:
+        with self.lock:
+            taken, self.waiting = self.waiting, []
+            return taken
+
+
+def install_batched_events() -> None:
+    """Every session hands its script runs' events to the event loop a burst at a time.
+
+    Streamlit hands each event (every element a run draws is one) to the event loop by itself, with
+    ``call_soon_threadsafe``: one write to the loop's self-pipe and one wakeup of the loop a message, each a hand-over
+    of the GIL between the run's thread and the loop's.  Here a run's thread puts its events in the session's queue
+    and wakes the loop only when the queue was empty; the loop then takes every event queued meanwhile, in order,
+    and handles each as Streamlit does (``_handle_scriptrunner_event_on_event_loop``).  What the loop does with an
+    event, and the order of everything it is handed, stay as they were.  Runs at start-up, before any session."""
+    from streamlit.runtime.app_session import AppSession
+
+    def on_event(self, sender, event, **fields) -> None:
+        events = self.__dict__.setdefault("_gelu_events", _Events())
+        if events.put((sender, event, fields)):
+            self._call_soon_on_event_loop(lambda: _handle_all(self, events.take()))
+
+    AppSession._on_scriptrunner_event = on_event
+
+
+def _handle_all(session, events: list[tuple]) -> None:
+    for sender, event, fields in events:
+        try:
+            session._handle_scriptrunner_event_on_event_loop(sender, event, **fields)
+        except Exception:  # one event's failure, as asyncio reports a failed callback: the others still go
+            logging.getLogger(__name__).exception("Streamlit's handling of a script-run event failed")
 
 
 # ------------------------------------------------------------------ glibc: the allocator

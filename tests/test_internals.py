@@ -63,6 +63,13 @@ def test_streamlits_private_names_are_still_there():
     assert callable(getattr(DeltaGenerator, "_enqueue", None)), "DeltaGenerator._enqueue"
     assert "fragment_ids_this_run" in ScriptRunContext.__dataclass_fields__, "ScriptRunContext.fragment_ids_this_run"
     assert hasattr(streamlit, "_main"), "st._main"
+    from streamlit.runtime.app_session import AppSession
+
+    handler = inspect.signature(AppSession._handle_scriptrunner_event_on_event_loop)
+    assert inspect.signature(AppSession._on_scriptrunner_event) == handler, "AppSession._on_scriptrunner_event"
+    assert "self._scriptrunner.on_event.connect(self._on_scriptrunner_event)" in inspect.getsource(AppSession), \
+        "AppSession connects _on_scriptrunner_event"
+    assert callable(getattr(AppSession, "_call_soon_on_event_loop", None)), "AppSession._call_soon_on_event_loop"
 
 
 def test_asyncios_and_glibcs_are_still_there():
@@ -94,6 +101,55 @@ def test_a_dropped_url_value_no_longer_seeds_its_widget():
             at.query_params[key] = value
         at.run()
         assert not at.exception and at.slider(key="x").value == shown, (query, at.slider(key="x").value)
+
+
+class _Session:
+    """What ``install_batched_events`` uses of an AppSession: the loop's callbacks queued (run by the test, as the
+    event loop would) and the events handled."""
+
+    def __init__(self, fail_on=None):
+        self.scheduled, self.handled, self.fail_on = [], [], fail_on
+
+    def _call_soon_on_event_loop(self, callback):
+        self.scheduled.append(callback)
+
+    def _handle_scriptrunner_event_on_event_loop(self, sender, event, **fields):
+        if event == self.fail_on:
+            raise RuntimeError("this one fails")
+        self.handled.append((sender, event, fields))
+
+
+def test_a_burst_of_run_events_wakes_the_loop_once_and_each_is_handled_in_order(monkeypatch):
+    """Reference: the events as a run's thread sends them, one by one (Streamlit's own hand-over schedules one
+    loop callback for each: five here, where the burst schedules one)."""
+    from streamlit.runtime.app_session import AppSession
+
+    monkeypatch.setattr(AppSession, "_on_scriptrunner_event", AppSession._on_scriptrunner_event)  # put back after
+    internals.install_batched_events()
+    session = _Session()
+    sent = [("runner", f"event {i}", {"forward_msg": f"message {i}"} if i % 2 else {}) for i in range(5)]
+    for sender, event, fields in sent:
+        AppSession._on_scriptrunner_event(session, sender, event, **fields)
+    assert len(session.scheduled) == 1 and session.handled == []
+    session.scheduled.pop()()  # the loop runs its callback
+    assert session.handled == sent
+    AppSession._on_scriptrunner_event(session, "runner", "later")  # the queue was emptied: the loop is woken again
+    assert len(session.scheduled) == 1
+    session.scheduled.pop()()
+    assert session.handled[-1] == ("runner", "later", {})
+
+
+def test_an_event_whose_handling_fails_leaves_the_others_of_its_burst_handled(monkeypatch, caplog):
+    from streamlit.runtime.app_session import AppSession
+
+    monkeypatch.setattr(AppSession, "_on_scriptrunner_event", AppSession._on_scriptrunner_event)
+    internals.install_batched_events()
+    session = _Session(fail_on="bad")
+    for event in ("first", "bad", "last"):
+        AppSession._on_scriptrunner_event(session, "runner", event)
+    session.scheduled.pop()()
+    assert [event for _, event, _ in session.handled] == ["first", "last"]
+    assert "script-run event failed" in caplog.text
 
 
 def _private_reaches(source: str) -> list[str]:

@@ -77,12 +77,7 @@ def main() -> None:
     frame.check_link(controls)
     lesson.lesson_top(name, tuple(pages))
     class_poll.console(name, PAGES[name].question, lesson.lesson_form())  # the teacher's, above the page
-    try:
-        page.run()
-    except lesson.NotYet:  # the page asked its question first: the rest of it waits for the student's answer
-        pass
-    if lesson.committed(name) or PAGES[name].question is None:
-        frame.code_for_view(name, controls)  # it prints the view's numbers: they answer the question too
+    lesson.page_body(page, name)  # the page and, once answered, the code for its view: its own widgets rerun it alone
     lesson.lesson_footer(name, pages)
 
 

@@ -67,7 +67,8 @@ def session_owner() -> str | None:
 
 def part(function: Callable) -> Callable:
     """``st.fragment`` for a page's control and everything it moves: a move reruns the part alone, not the page and
-    the frame around it, so the server's work for a move is the part's.
+    the frame around it, so the server's work for a move is the part's.  The page around it is a fragment too
+    (draw.lesson.page_body): a run of the page draws its parts as a full run does (``rerun_alone`` is false in them).
 
     Everything the part's controls change must be drawn by it, in its own place or in places the page made before
     calling it (its arguments are what the page's last full run gave it: values of controls outside the part, which
@@ -82,7 +83,7 @@ def part(function: Callable) -> Callable:
         from draw.i18n import use_chosen
 
         use_chosen()  # a part's rerun starts here, not in app.py: the session's language first
-        if internals.in_fragment_rerun() and (st.session_state.get(CODE_OPEN) or st.session_state.get(LINK_NOTE)):
+        if internals.rerun_alone() and (st.session_state.get(CODE_OPEN) or st.session_state.get(LINK_NOTE)):
             st.rerun()
         return function(*args, **kwargs)
 
@@ -100,7 +101,7 @@ def whole_page_when_changed(key: str, value) -> None:
     """For a part whose move can change what the page draws outside it (Approximations' charts appear or go with a
     range too narrow to show): the page's full run notes ``value`` under ``key`` in the session; a part's own rerun
     that finds another value reruns the whole page, which draws it."""
-    if not internals.in_fragment_rerun():
+    if not internals.rerun_alone():
         st.session_state[key] = value
     elif st.session_state.get(key) != value:
         st.rerun()
@@ -109,7 +110,7 @@ def whole_page_when_changed(key: str, value) -> None:
 def whole_page_while(needed: bool) -> None:
     """For a part whose move can leave the page's own drawing behind (Step by step's number typed off its pick's grid,
     which the live layer does not show): its rerun reruns the whole page while ``needed``."""
-    if needed and internals.in_fragment_rerun():
+    if needed and internals.rerun_alone():
         st.rerun()
 
 

@@ -3,9 +3,10 @@ question asked before what answers it, and Previous / Next below it.
 
 Predict, then check.  A page calls ``ask_first(page)`` right after what a student needs to understand its question
 (never after a number that answers it).  Until the student commits, by choosing an answer (their prediction) or
-"Show me" (no prediction), the rest of the page waits: ``ask_first`` raises ``NotYet``, which app.py catches around
-the page, so nothing after the call is drawn.  Then the page unfolds, and the question shows right or wrong with
-the computed reason.  The first answer is kept as the prediction; an answer changed after the reveal says so.
+"Show me" (no prediction), the rest of the page waits: ``ask_first`` raises ``NotYet``, which ``page_body`` catches
+around the page, so nothing after the call is drawn.  Then the page unfolds (a rerun of the page alone, not of the
+frame around it), and the question shows right or wrong with the computed reason.  The first answer is kept as the
+prediction; an answer changed after the reveal says so.
 
 A visitor who opens a shared link to a view (the URL holds any of the page's settings) sees it whole at once: a
 teacher's deep link brings back the exact view.  The presenter view always asks first: the presenter decides when
@@ -23,7 +24,8 @@ from collections.abc import Mapping
 import streamlit as st
 
 from draw import class_poll
-from draw.frame import CLASS, PRESENT, carried, page_link, presenting
+from draw.frame import CLASS, LINK_NOTE, PRESENT, carried, code_for_view, page_link, presenting
+from hosting import internals
 from ui import pages as table
 from ui.controls import LESSON_FORM
 from ui.i18n import _
@@ -61,6 +63,39 @@ def lesson_top(page: str, available: tuple[str, ...]) -> None:
     elif form:
         with st.container(key="lesson_form"):
             st.segmented_control(**LESSON_FORM.kwargs())
+
+
+# ------------------------------------------------------------------ the page
+
+def page_body(page: st.Page, name: str) -> None:
+    """The page the student asked for, then, once it is answered, the code for its view; as an ``st.fragment``, so
+    that what the page's own widgets change (the question's answer and "Show me", a control outside any part)
+    reruns the page alone, not the frame around it (the sidebar, the navigation, the lesson's top and foot), which
+    they do not change: the first visit's "Show me" sends the page, not the frame's 35 elements again.
+
+    A page whose run waits on long work that its own button stops (the training race, ``Page.waits``) runs in the
+    app's run instead: Streamlit lets a click in a fragment wait until the run in progress ends, where the app's
+    rerun interrupts it."""
+    (_page if table.PAGES[name].waits else _page_alone)(page, name)
+
+
+def _page(page: st.Page, name: str) -> None:
+    from draw.i18n import use_chosen
+
+    use_chosen()  # a fragment's rerun starts here, not in app.py: the session's language first
+    alone = internals.rerun_alone()
+    if alone and st.session_state.get(LINK_NOTE):  # a bad link's note (the frame's) goes with a full run
+        st.rerun()
+    try:
+        internals.run_page(page, again=alone)
+    except NotYet:  # the page asked its question first: the rest of it waits for the student's answer
+        pass
+    row = table.PAGES[name]
+    if committed(name) or row.question is None:
+        code_for_view(name, row.controls)  # it prints the view's numbers: they answer the question too
+
+
+_page_alone = st.fragment(_page)
 
 
 # ------------------------------------------------------------------ the question, first

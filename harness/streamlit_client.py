@@ -215,6 +215,7 @@ class Seen:
     widget_id: str = ""  # a radio's id and options (the class poll's question: Session.answer); a button's or a
     # rerunning expander's id (Session.click, Session.expand)
     options: tuple[str, ...] = ()
+    fragment_id: str = ""  # the st.fragment drawing it (Delta.fragment_id): a widget's click reruns that fragment alone
 
 
 def summarize(msg: ForwardMsg) -> Seen | None:
@@ -332,6 +333,8 @@ class Session:
         self.runs: list[Run] = []
         self.fragments: dict[str, float] = {}  # fragment id -> seconds between its runs (st.fragment(run_every=...))
         self._fragment_run = False  # the run asked for is a fragment's: the page around it stays
+        self._run_fragments: tuple[str, ...] = ()  # the fragments the current run reruns alone (its new_session)
+        self._drawn: set[tuple[int, ...]] = set()  # the paths the current run has drawn
         self.closed_reason: str | None = None  # set when the server closed the websocket
         self._pending: Run | None = None
         self._finished = asyncio.Event()
@@ -503,7 +506,7 @@ class Session:
         state = WidgetState(id=radios[-1].widget_id)
         state.string_value = radios[-1].options[index]  # a radio's value goes as its option's text
         self.moved[state.id] = state
-        return await self.run(list(self.moved.values()))
+        return await self.run(list(self.moved.values()), radios[-1].fragment_id)
 
     def enter(self, label: str, value: float) -> None:
         """Type ``value`` into the number input labelled ``label`` (anywhere on the page, the sidebar too); it is
@@ -523,7 +526,7 @@ class Session:
             return None
         trigger = WidgetState(id=found[0].widget_id)
         trigger.trigger_value = True
-        return await self.run([*self.moved.values(), trigger])
+        return await self.run([*self.moved.values(), trigger], found[0].fragment_id)
 
     async def expand(self, label: str, open_: bool = True) -> Run:
         """Open (or close) the expander labelled ``label`` whose state reruns the page (a key and on_change), as a
@@ -535,7 +538,7 @@ class Session:
         state = WidgetState(id=found[0].widget_id)
         state.bool_value = open_
         self.moved[state.id] = state
-        return await self.run(list(self.moved.values()))
+        return await self.run(list(self.moved.values()), found[0].fragment_id)
 
     async def click(self, label: str) -> Run:
         """Press the button labelled `label` (anywhere on the page, the sidebar too), as a click sends it: a
@@ -545,7 +548,18 @@ class Session:
             raise SessionError(f"no button {label!r} on /{self.path}")
         trigger = WidgetState(id=found[0].widget_id)
         trigger.trigger_value = True
-        return await self.run([*self.moved.values(), trigger])
+        return await self.run([*self.moved.values(), trigger], found[0].fragment_id)
+
+    def _clear_stale(self) -> None:
+        """After a fragment's run, what it drew before and did not draw again is gone, as the frontend removes it:
+        everything inside the fragment's own container (the shortest path drawn with its id) that this run left."""
+        for fragment_id in self._run_fragments:
+            roots = [path for path, seen in self.elements.items() if seen.fragment_id == fragment_id]
+            if not roots:
+                continue
+            root = min(roots, key=len)
+            for path in [p for p in self.elements if p[:len(root)] == root and p not in self._drawn]:
+                del self.elements[path]
 
     # -- listening --
 
@@ -570,6 +584,7 @@ class Session:
         """Take one ForwardMsg in, as the frontend would."""
         kind = msg.WhichOneof("type")
         if kind == "new_session":
+            self._run_fragments, self._drawn = tuple(msg.metadata.run.fragment_ids), set()
             if not msg.metadata.run.fragment_ids and not self._fragment_run:
                 # a new run redraws the page, and its fragments ask for their timers again; a fragment's run
                 # redraws the fragment in place
@@ -593,12 +608,13 @@ class Session:
             seen = self.cache.get(msg.ref_hash) if kind == "ref_hash" else summarize(msg)
             if seen is None:
                 return
-            if kind == "delta" and seen.control is not None and msg.delta.fragment_id:
-                seen = dataclasses.replace(seen, control=dataclasses.replace(seen.control,
-                                                                             fragment_id=msg.delta.fragment_id))
+            if kind == "delta" and msg.delta.fragment_id:
+                control = seen.control and dataclasses.replace(seen.control, fragment_id=msg.delta.fragment_id)
+                seen = dataclasses.replace(seen, control=control, fragment_id=msg.delta.fragment_id)
             if kind == "delta" and msg.metadata.cacheable and msg.hash:
                 self.cache[msg.hash] = seen
             self.elements[tuple(msg.metadata.delta_path)] = seen
+            self._drawn.add(tuple(msg.metadata.delta_path))
             if seen.trouble:
                 self.troubles.append(seen.trouble)
                 if seen.kind == "exception":
@@ -610,6 +626,7 @@ class Session:
         elif kind == "script_finished":
             if msg.script_finished == FINISHED_EARLY_FOR_RERUN or self._pending is None:
                 return
+            self._clear_stale()
             run, self._pending = self._pending, None
             run.finished_at, run.status = time.perf_counter(), msg.script_finished
             self._finished.set()

@@ -10,10 +10,11 @@ counterpart is draw/plotly_private.js.
   session a run belongs to (``session_id``); the legacy ``pages/``-folder mode that a folder named ``pages`` beside
   app.py switches on (``leave_pages_directory_mode``); the sessions still connected and closing a departed one
   (``Runtime._session_mgr``), and the uploads each session holds (``uploaded_file_mgr.file_storage``); whether
-  this run reruns a fragment alone (``in_fragment_rerun``); a script run's messages handed to the event loop a
-  burst at a time (``install_batched_events``: ``AppSession._on_scriptrunner_event``); and a Plotly chart's element
-  sent from its plain spec the way ``st.plotly_chart`` sends it, without writing the figure through plotly's encoder
-  twice
+  the fragment running now reruns alone (``rerun_alone``: the run's fragments and the current one); the page
+  ``st.navigation`` returned, run again by a fragment's rerun (``run_page``: ``Page._can_be_called``); a script
+  run's messages handed to the event loop a burst at a time (``install_batched_events``:
+  ``AppSession._on_scriptrunner_event``); and a Plotly chart's element sent from its plain spec the way
+  ``st.plotly_chart`` sends it, without writing the figure through plotly's encoder twice
   (``plotly_chart_of_spec``: Streamlit's element helpers and ``DeltaGenerator._enqueue``).
 * asyncio: TCP_NODELAY on accepted connections (``base_events._set_nodelay``, ``install_nodelay``).
 * glibc: the allocator's mmap threshold and giving freed heap pages back (``mallopt``, ``malloc_trim``).
@@ -79,12 +80,24 @@ def session_id() -> str | None:
     return ctx.session_id if ctx else None
 
 
-def in_fragment_rerun() -> bool:
-    """True while this script run reruns one or more fragments alone (not the whole page)."""
+def rerun_alone() -> bool:
+    """True while the fragment running now reruns alone: it was asked for itself (a widget of its own, its timer),
+    so nothing around it is drawn in this run.  False in a full run, and in a fragment that the rerun of a fragment
+    around it draws (a page's part while the page reruns: draw/lesson.py's ``page_body``)."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
     ctx = get_script_run_ctx()
-    return bool(ctx is not None and ctx.fragment_ids_this_run)
+    return bool(ctx is not None and ctx.fragment_ids_this_run
+                and ThreadState.get().fragment_id in ctx.fragment_ids_this_run)
+
+
+def run_page(page, again: bool) -> None:
+    """Run the page ``st.navigation`` returned (``page.run()``); ``again`` in a fragment's rerun of the run that
+    returned it, where Streamlit's once-a-run guard (``Page._can_be_called``) would refuse it."""
+    if again:
+        page._can_be_called = True
+    page.run()
 
 
 # ------------------------------------------------------------------ Streamlit: a chart's element from its spec

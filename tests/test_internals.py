@@ -63,8 +63,13 @@ def test_streamlits_private_names_are_still_there():
     assert callable(getattr(DeltaGenerator, "_enqueue", None)), "DeltaGenerator._enqueue"
     assert "fragment_ids_this_run" in ScriptRunContext.__dataclass_fields__, "ScriptRunContext.fragment_ids_this_run"
     assert hasattr(streamlit, "_main"), "st._main"
+    from streamlit.navigation.page import StreamlitPage
     from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.scriptrunner_utils.script_run_context import FragmentThreadState, ThreadState
 
+    assert callable(getattr(ThreadState, "get", None)), "ThreadState.get"
+    assert "fragment_id" in FragmentThreadState.__dataclass_fields__, "FragmentThreadState.fragment_id"
+    assert "self._can_be_called" in inspect.getsource(StreamlitPage.run), "StreamlitPage._can_be_called"
     handler = inspect.signature(AppSession._handle_scriptrunner_event_on_event_loop)
     assert inspect.signature(AppSession._on_scriptrunner_event) == handler, "AppSession._on_scriptrunner_event"
     assert "self._scriptrunner.on_event.connect(self._on_scriptrunner_event)" in inspect.getsource(AppSession), \

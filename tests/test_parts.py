@@ -12,6 +12,7 @@ import pytest
 
 from harness import browser as driver
 from harness.streamlit_client import MAIN, Session, run_sync
+from ui.pages import PAGES
 
 EXPLORER = ("home", "gate", "curves", "derivative", "steps", "approximations")
 SIDEBAR = 1  # delta_path[0] of the sidebar (RootContainer)
@@ -52,7 +53,6 @@ def test_a_move_reruns_its_part_alone(server, page):
             await s.run()
             await s.show_me()  # past the page's question: the whole page drawn
             first = len(s.drawn)
-            assert full_run(s)
             moved = []
             for _ in range(2):
                 await s.move()
@@ -64,6 +64,26 @@ def test_a_move_reruns_its_part_alone(server, page):
     assert not s.troubles
     for full, drawn, main_only in moved:
         assert not full and main_only and 0 < drawn < first
+
+
+@pytest.mark.parametrize("page", sorted(name for name, row in PAGES.items() if not row.waits))
+def test_show_me_reruns_the_page_alone_and_draws_it_whole(server, page):
+    """"Show me" reruns the page alone (draw.lesson.page_body): the frame around it (the sidebar, the lesson's top) is
+    not sent again, nor a part's second, whole-page run; and the page is drawn whole: what the client then holds is
+    what the same session's next full run draws (the reference), element by element."""
+    async def student():
+        async with Watched(server.base_url, "" if page == "home" else page, timeout_s=60) as s:
+            await s.run()
+            await s.show_me()
+            shown, held = list(s.drawn), dict(s.elements)
+            await s.run(list(s.moved.values()))  # a full run: the frame and the page
+            return s, shown, held, full_run(s)
+
+    s, shown, held, reference_full = run_sync(student())
+    assert not s.troubles
+    assert reference_full
+    assert shown and not any(path[0] == SIDEBAR for path in shown), "the frame was sent again"
+    assert held == s.elements
 
 
 # What a move of each page's first control draws, element by element (blocks aside): only what the live layer cannot

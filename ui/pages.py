@@ -31,6 +31,8 @@ class Page:
     card: str | None  # Home's where-next card: what a visitor finds there (None: no card)
     module: ModuleType | None = None  # the page's pure module: its CONTROLS, QUESTION and code(values)
     aside: bool = False  # off the lesson's path: in the sidebar's "Aside" section
+    waits: bool = False  # its run waits on long work that a button of its own stops (the race): it runs in the app's
+    # run, which a click interrupts, not as a fragment, whose click waits for the run in progress to end
 
     @property
     def file(self) -> str:
@@ -92,7 +94,7 @@ PAGES: dict[str, Page] = {p.url_path: p for p in (
          N_("watch ReLU and GELU learn the same task from the same start, and count the units that stop "
             "learning."),
          N_("ReLU and GELU learn the same task from the same start: watch units die."),
-         training),
+         training, waits=True),
     Page("approximations", N_("Approximations"), ":material/compare:",
          N_("see how close the cheaper formulas come to exact GELU, and what a framework really returns."),
          N_("Exact against tanh against sigmoid, and what your framework really computes."),

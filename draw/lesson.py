@@ -73,9 +73,9 @@ def page_body(page: st.Page, name: str) -> None:
     reruns the page alone, not the frame around it (the sidebar, the navigation, the lesson's top and foot), which
     they do not change: the first visit's "Show me" sends the page, not the frame's 35 elements again.
 
-    A page whose run waits on long work that its own button stops (the training race, ``Page.waits``) runs in the
-    app's run instead: Streamlit lets a click in a fragment wait until the run in progress ends, where the app's
-    rerun interrupts it."""
+    A page whose run can wait long on shared work (the training race, which its Stop ends; the lab's line:
+    ``Page.waits``) runs in the app's run instead: Streamlit lets a click in a fragment wait until the run in progress
+    ends, where the app's rerun interrupts it."""
     (_page if table.PAGES[name].waits else _page_alone)(page, name)
 
 

@@ -86,6 +86,21 @@ def test_show_me_reruns_the_page_alone_and_draws_it_whole(server, page):
     assert held == s.elements
 
 
+@pytest.mark.parametrize("page", ["ffn", "training"])  # the lab's line, the race: runs that can wait long
+def test_a_page_whose_run_waits_on_long_work_unfolds_in_a_run_of_the_app(server, page):
+    """The race and the lab: a click during their run (Stop, another input) must interrupt it, which Streamlit does
+    for a run of the app and not for a fragment's.  Reference: the sidebar, drawn only by a full run."""
+    async def student():
+        async with Watched(server.base_url, page, timeout_s=60) as s:
+            await s.run()
+            await s.show_me()
+            return s, full_run(s)
+
+    s, full = run_sync(student())
+    assert not s.troubles
+    assert full
+
+
 # What a move of each page's first control draws, element by element (blocks aside): only what the live layer cannot
 # keep at the thumb's value.  Everything else the move changes is drawn by the page's full run at the control's
 # value, outside the part, and written in the browser by the layer while the thumb goes (tests/e2e/test_live.py

@@ -31,8 +31,8 @@ class Page:
     card: str | None  # Home's where-next card: what a visitor finds there (None: no card)
     module: ModuleType | None = None  # the page's pure module: its CONTROLS, QUESTION and code(values)
     aside: bool = False  # off the lesson's path: in the sidebar's "Aside" section
-    waits: bool = False  # its run waits on long work that a button of its own stops (the race): it runs in the app's
-    # run, which a click interrupts, not as a fragment, whose click waits for the run in progress to end
+    waits: bool = False  # its run can wait long on shared work (the race and its Stop, the lab's line): it runs in
+    # the app's run, which a click interrupts, not as a fragment, whose click waits for the run in progress to end
 
     @property
     def file(self) -> str:
@@ -89,7 +89,7 @@ PAGES: dict[str, Page] = {p.url_path: p for p in (
     Page("ffn", N_("Feed-forward lab"), ":material/hub:",
          N_("run GPT-2's feed-forward block and see what the activation changes, forwards and backwards."),
          N_("GPT-2's 768 → 3072 → 768 block on tensors you upload, forwards and backwards."),
-         ffn),
+         ffn, waits=True),
     Page("training", N_("Training race"), ":material/sprint:",
          N_("watch ReLU and GELU learn the same task from the same start, and count the units that stop "
             "learning."),

@@ -231,7 +231,14 @@ def install_batched_events() -> None:
         if events.put((sender, event, fields)):
             self._call_soon_on_event_loop(lambda: _handle_all(self, events.take()))
 
+    on_event.streamlit = streamlit_on_event(AppSession)  # Streamlit's own, for tests/test_internals.py
     AppSession._on_scriptrunner_event = on_event
+
+
+def streamlit_on_event(app_session: type):
+    """Streamlit's own ``AppSession._on_scriptrunner_event``, whether or not ``install_batched_events`` ran."""
+    current = app_session._on_scriptrunner_event
+    return getattr(current, "streamlit", current)
 
 
 def _handle_all(session, events: list[tuple]) -> None:

@@ -509,6 +509,7 @@ def test_the_server_collects_the_runs_garbage_itself_streamlit_does_not(monkeypa
     assert config["runner"]["postScriptGC"] is False
     monkeypatch.setattr(warm, "start", lambda: None)  # no background imports in the test process
     monkeypatch.setattr(hosting.internals, "install_nodelay", lambda: None)
+    monkeypatch.setattr(hosting.internals, "install_batched_events", lambda: None)  # Streamlit's own, for the rest
     monkeypatch.setattr(hosting, "tune_allocator", lambda: True)
     monkeypatch.setattr(janitor, "COLLECT_PERIOD", 0.01)
 

@@ -52,29 +52,27 @@ st.caption(_("Change any input; the table and the chart follow. The defaults are
 
 # The places of the five inputs and what they move, made once a page run.  The inputs in a row that wraps (three and
 # two on a phone) rather than five columns stacked five high: the table stays close.  A move reruns
-# ``inputs_and_views`` alone, which fills the places of what the live layer cannot keep; the page fills the rest (the
-# table and the paragraphs: the layer writes them as a key is held or a number typed).
+# ``inputs_and_views`` alone, which draws the inputs in their row and the chart's words in its own place, below the
+# chart (a place of its own is drawn with it: one message a move fewer than a place the page made); the page fills
+# the rest (the table and the paragraphs: the layer writes them as a key is held or a number typed).
 inputs_row = st.container(horizontal=True, gap="small", key="home_inputs")
 table_box = st.container()
 st.caption(_("gate: how open GELU's door is. GELU = x · gate, both in the lesson's {form} form; the last column is "
              "GELU in the other form, for comparison.").format(form=form_name(form)))
-download_box, chart_box, words_box = st.container(), st.container(), st.container()
-layers_box = st.container(gap=None)  # the five live layers (below), in one slot: one gap above the paragraphs
-prose_box = st.container(key=PROSE)
+download_box, chart_box = st.container(), st.container()
 
 
 @part
 def inputs_and_views(form: str) -> tuple:
-    """The five inputs and what they move that the live layer cannot keep: the chart's words.  A number typed between
-    the inputs' steps, which the layer does not show, reruns the whole page.  The inputs' values and the chart's
-    figure at them (for the page's full run)."""
+    """The five inputs and what they move that the live layer cannot keep: the chart's words, here.  A number typed
+    between the inputs' steps, which the layer does not show, reruns the whole page.  The inputs' values and the
+    chart's figure at them (for the page's full run)."""
     with inputs_row:
         inputs = [st.number_input(**c.kwargs(), width=INPUT_WIDTH) for c in INPUTS]
     whole_page_while(not all(on_grid(x) for x in inputs))  # the page draws the table and paragraphs at them
     now["inputs"] = inputs  # the page's download makes its table at the click from them
     fig = overview_figure(inputs, form)
-    with words_box:
-        chart_words(fig, "home")
+    chart_words(fig, "home")
     return inputs, fig
 
 
@@ -85,6 +83,8 @@ def as_columns(table: dict) -> dict[str, list]:
 
 now = latest("home")  # the five inputs as the part last read them
 inputs, fig = inputs_and_views(form)
+layers_box = st.container(gap=None)  # the five live layers (below), in one slot: one gap above the paragraphs
+prose_box = st.container(key=PROSE)
 table = five_inputs_table(inputs, form)
 with table_box:  # five rows: a plain table (the interactive grid is a large chunk of code for a first page)
     text_table(on_screen(table), hide_index=True, width="content")

@@ -227,7 +227,7 @@ def install_batched_events() -> None:
     from streamlit.runtime.app_session import AppSession
 
     def on_event(self, sender, event, **fields) -> None:
-        events = self.__dict__.setdefault("_gelu_events", _Events())
+        events = self.__dict__.get("_gelu_events") or self.__dict__.setdefault("_gelu_events", _Events())
         if events.put((sender, event, fields)):
             self._call_soon_on_event_loop(lambda: _handle_all(self, events.take()))
 

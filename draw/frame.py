@@ -80,14 +80,23 @@ def part(function: Callable) -> Callable:
     @st.fragment
     @functools.wraps(function)
     def run(*args, **kwargs):
-        from draw.i18n import use_chosen
-
-        use_chosen()  # a part's rerun starts here, not in app.py: the session's language first
-        if internals.rerun_alone() and (st.session_state.get(CODE_OPEN) or st.session_state.get(LINK_NOTE)):
-            st.rerun()
+        fragment_start(code_outside=True)
         return function(*args, **kwargs)
 
     return run
+
+
+def fragment_start(code_outside: bool) -> None:
+    """The start of a fragment's run (a part's, the page's: draw.lesson.page_body), which app.py does not run
+    first: the session's language; then, where the fragment reruns alone, a rerun of the whole app instead while
+    the frame shows something that follows the fragment's controls: the link check's note (a full run after a bad
+    link drops it), and, when it is drawn outside the fragment (``code_outside``), the open code for this view."""
+    from draw.i18n import use_chosen
+
+    use_chosen()
+    follows = st.session_state.get(LINK_NOTE) or (code_outside and st.session_state.get(CODE_OPEN))
+    if follows and internals.rerun_alone():
+        st.rerun()
 
 
 def latest(name: str) -> dict:

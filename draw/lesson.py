@@ -24,7 +24,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from draw import class_poll
-from draw.frame import CLASS, LINK_NOTE, PRESENT, carried, code_for_view, page_link, presenting
+from draw.frame import CLASS, PRESENT, carried, code_for_view, fragment_start, page_link, presenting
 from hosting import internals
 from ui import pages as table
 from ui.controls import LESSON_FORM
@@ -80,14 +80,9 @@ def page_body(page: st.Page, name: str) -> None:
 
 
 def _page(page: st.Page, name: str) -> None:
-    from draw.i18n import use_chosen
-
-    use_chosen()  # a fragment's rerun starts here, not in app.py: the session's language first
-    alone = internals.rerun_alone()
-    if alone and st.session_state.get(LINK_NOTE):  # a bad link's note (the frame's) goes with a full run
-        st.rerun()
+    fragment_start(code_outside=False)  # the code for this view is drawn here, below the page
     try:
-        internals.run_page(page, again=alone)
+        internals.run_page(page, again=internals.rerun_alone())
     except NotYet:  # the page asked its question first: the rest of it waits for the student's answer
         pass
     row = table.PAGES[name]
